@@ -1,0 +1,1 @@
+"""torchlint's rules: one module per rule, found by :mod:`torchlint.registry`."""

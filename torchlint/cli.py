@@ -1,0 +1,243 @@
+"""The command line: ``torchlint check``, ``torchlint rules``, ``torchlint explain``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import click
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from torchlint import __version__
+from torchlint.config import ConfigError, Settings, resolve_settings
+from torchlint.diagnostic import Diagnostic
+from torchlint.discovery import discover
+from torchlint.registry import all_rules, find_rule, nearest_codes
+from torchlint.reporters import RENDERERS
+from torchlint.runner import FileOutcome, Mode, lint_one, run
+from torchlint.source import DecodeError, SourceFile
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split_codes(values: Sequence[str]) -> list[str]:
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+class _Codes(click.ParamType):
+    name = "CODES"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None
+                ) -> list[str]:
+        return _split_codes([str(value)])
+
+
+CODES = _Codes()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="torchlint")
+def main() -> None:
+    """torchlint: find and fix the PyTorch mistakes that cost days."""
+
+
+def _error(message: str) -> None:
+    click.echo(f"torchlint: error: {message}", err=True)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Also apply (with --fix) or show (with --diff) unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; "
+              "write nothing.")
+@click.option("--select", type=CODES, multiple=True,
+              help="Rule codes or prefixes to enable instead of the defaults (e.g. TL3, ALL).")
+@click.option("--ignore", type=CODES, multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", type=CODES, multiple=True,
+              help="Rule codes or prefixes to enable on top of the selection.")
+@click.option("--output-format", type=click.Choice(sorted(RENDERERS)), default="concise",
+              show_default=True, help="How findings are printed.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--stdin-filename", type=str, default=None,
+              help="The path to report (and match config against) when reading '-' (stdin).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), default=None, help="Use this pyproject.toml.")
+def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
+          select: tuple[list[str], ...], ignore: tuple[list[str], ...],
+          extend_select: tuple[list[str], ...], output_format: str, exit_zero: bool,
+          quiet: bool, stdin_filename: str | None, config_path: Path | None) -> None:
+    """Lint PATHS (files or directories; '-' reads stdin). Default: the current directory."""
+    paths = paths or (".",)
+    from_stdin = paths == ("-",)
+    if "-" in paths and not from_stdin:
+        _error("'-' (stdin) cannot be combined with other paths")
+        sys.exit(EXIT_ERROR)
+    start = Path(stdin_filename) if from_stdin and stdin_filename else Path(paths[0])
+    if from_stdin and not stdin_filename:
+        start = Path.cwd()
+    try:
+        settings = resolve_settings(
+            start if start.exists() else Path.cwd(),
+            config=config_path,
+            select=[c for group in select for c in group] if select else None,
+            ignore=[c for group in ignore for c in group],
+            extend_select=[c for group in extend_select for c in group],
+        )
+    except ConfigError as exc:
+        _error(str(exc))
+        sys.exit(EXIT_ERROR)
+    mode = Mode(fix=fix and not diff, unsafe=unsafe_fixes, diff=diff)
+    render = RENDERERS[output_format]
+
+    if from_stdin:
+        outcomes = [_check_stdin(stdin_filename or "-", settings, mode)]
+        files_checked = 1
+    else:
+        found = discover(list(paths), settings)
+        if found.missing:
+            for missing in found.missing:
+                _error(f"{missing}: no such file or directory")
+            sys.exit(EXIT_ERROR)
+        if not found.files:
+            if not quiet:
+                click.echo(f"No Python files found under {', '.join(paths)}.", err=True)
+            sys.exit(EXIT_CLEAN)
+        outcomes = list(run(found.files, settings, mode))
+        files_checked = len(found.files)
+    sys.exit(_finish(outcomes, files_checked, settings, mode, render, quiet, exit_zero,
+                     from_stdin))
+
+
+def _check_stdin(path: str, settings: Settings, mode: Mode) -> FileOutcome:
+    data = sys.stdin.buffer.read()
+    try:
+        source = SourceFile.from_bytes(path, data)
+    except DecodeError as exc:
+        diag = Diagnostic(path, exc.line, exc.column, exc.line, exc.column, "TL001",
+                          "syntax-error", str(exc))
+        return FileOutcome(path, [diag])
+    outcome = lint_one(source, settings, mode)
+    if mode.fix:
+        text = outcome.fixed_text if outcome.fixed_text is not None else source.text
+        sys.stdout.buffer.write(source.with_text(text).to_bytes())
+        sys.stdout.flush()
+    return outcome
+
+
+def _finish(outcomes: list[FileOutcome], files_checked: int, settings: Settings, mode: Mode,
+            render: object, quiet: bool, exit_zero: bool, from_stdin: bool) -> int:
+    diagnostics = sorted((d for o in outcomes for d in o.diagnostics), key=lambda d: d.sort_key)
+    errors = [o for o in outcomes if o.error]
+    fixed = sum(o.fixed for o in outcomes)
+    # with stdin --fix, the fixed code owns stdout; findings go to stderr
+    stream: TextIO = sys.stderr if (from_stdin and mode.fix) else sys.stdout
+    if mode.diff:
+        for outcome in outcomes:
+            if outcome.diff:
+                sys.stdout.write(outcome.diff)
+    else:
+        render(diagnostics, stream)  # type: ignore[operator]
+    stream.flush()
+    for outcome in errors:
+        _error(f"{outcome.path}: {outcome.error}")
+    if not quiet:
+        _summary(diagnostics, fixed, mode, files_checked)
+    if errors:
+        return EXIT_ERROR
+    if diagnostics and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checked: int) -> None:
+    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.is_safe)
+    unsafe = sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
+    lines: list[str] = []
+    if mode.diff:
+        would = safe + (unsafe if mode.unsafe else 0)
+        lines.append(f"Would fix {_plural(would, 'error')}" + (
+            f" ({unsafe} more with --unsafe-fixes)." if unsafe and not mode.unsafe else "."))
+    elif not diagnostics and not fixed:
+        lines.append(f"All checks passed! ({_plural(files_checked, 'file')} checked)")
+    elif mode.fix:
+        lines.append(f"Found {_plural(len(diagnostics) + fixed, 'error')} "
+                     f"({fixed} fixed, {len(diagnostics)} remaining).")
+    else:
+        lines.append(f"Found {_plural(len(diagnostics), 'error')}.")
+    if not mode.diff and diagnostics:
+        fixable_now = safe + (unsafe if mode.unsafe else 0)
+        if fixable_now:
+            lines.append(f"[*] {fixable_now} fixable with the `--fix` option"
+                         + (" (with `--unsafe-fixes`)." if mode.unsafe and unsafe else "."))
+        if unsafe and not mode.unsafe:
+            lines.append(f"{_plural(unsafe, 'more fix')} available with `--fix --unsafe-fixes`"
+                         " (review them first with `--diff --unsafe-fixes`).")
+    for line in lines:
+        click.echo(line, err=True)
+
+
+# ------------------------------------------------------------------ rules
+def _fix_label(rule: type) -> str:
+    return {"safe": "safe", "unsafe": "unsafe", "sometimes": "safe/unsafe",
+            "none": "-"}[rule.fix_safety]  # type: ignore[attr-defined]
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def rules_command(fmt: str) -> None:
+    """List every rule: code, name, default or opt-in, fix safety, summary."""
+    rules = all_rules()
+    if fmt == "json":
+        payload = [
+            {"code": code, "name": rule.name, "default": rule.default,
+             "fix": rule.fix_safety, "summary": rule.summary()}
+            for code, rule in rules.items()
+        ]
+        click.echo(json.dumps(payload, indent=2))
+        return
+    table = Table(show_lines=False, header_style="bold")
+    for column in ("Code", "Name", "Enabled", "Fix", "Summary"):
+        table.add_column(column, overflow="fold")
+    for code, rule in rules.items():
+        table.add_row(code, rule.name, "default" if rule.default else "opt-in",
+                      _fix_label(rule), rule.summary())
+    Console(width=max(120, _terminal_width())).print(table)
+
+
+def _terminal_width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 120
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Print the documentation of a rule (by code, e.g. TL301, or by name)."""
+    rule = find_rule(code)
+    if rule is None:
+        hint = nearest_codes(code)
+        suggestion = f"; did you mean {', '.join(hint)}?" if hint else ""
+        _error(f"unknown rule {code!r}{suggestion}")
+        sys.exit(EXIT_ERROR)
+    default = "on by default" if rule.default else "opt-in (enable with --select " + rule.code + ")"
+    header = f"# {rule.code} {rule.name}\n\n*{default}; fix: {_fix_label(rule)}*\n\n"
+    if sys.stdout.isatty():
+        Console().print(Markdown(header + rule.doc()))
+    else:
+        click.echo(header + rule.doc())

@@ -1,0 +1,545 @@
+"""FileContext: what names mean and where we are, shared by every rule of one file.
+
+Name resolution is done from the file's own import statements (no libcst
+scope analysis: it costs five times the parse, see ``benchmarks/``). A name
+resolves to a dotted qualified name only when every binding of it that could
+be visible says the same thing; anything doubtful resolves to ``None``, and
+rules stay silent on ``None``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.walk import semantic_children
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+# Classes whose subclasses are torch modules even though the base is not torch.nn.Module.
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+    }
+)
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.dataset.Dataset",
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                              "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+_AMBIGUOUS = "\0ambiguous"
+_LOOPS = (cst.For, cst.While)
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+def canonical(qualname: str) -> str:
+    """Fold re-export paths so rules compare one spelling (torch.nn.modules.conv.Conv2d)."""
+    if qualname.startswith("torch.nn.modules."):
+        return "torch.nn." + qualname.rsplit(".", 1)[1]
+    if qualname.startswith("torch.nn.parallel.") and qualname.count(".") == 4:
+        return "torch.nn.parallel." + qualname.rsplit(".", 1)[1]
+    return qualname
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
+    """(bound name, qualified name) pairs that an import statement creates."""
+    if isinstance(stmt, cst.Import):
+        for alias in stmt.names:
+            full = _dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value, full
+            else:
+                top = full.split(".", 1)[0]
+                yield top, top
+        return
+    if stmt.relative or stmt.module is None:
+        # relative imports name this project's own modules, never torch
+        if isinstance(stmt.names, Sequence):
+            for alias in stmt.names:
+                bound = alias.evaluated_alias or alias.evaluated_name
+                yield bound, _AMBIGUOUS
+        return
+    module = _dotted(stmt.module)
+    if module is None or isinstance(stmt.names, cst.ImportStar):
+        return
+    for alias in stmt.names:
+        name = alias.evaluated_name
+        bound = alias.evaluated_alias or name
+        yield bound, f"{module}.{name}"
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def bound_names(stmt: cst.CSTNode) -> Iterator[str]:
+    """Names a single (small or compound) statement binds at its own level."""
+    if isinstance(stmt, cst.Assign):
+        for t in stmt.targets:
+            yield from _target_names(t.target)
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        yield from _target_names(stmt.target)
+    elif isinstance(stmt, (cst.Import, cst.ImportFrom)):
+        for bound, _ in import_bindings(stmt):
+            yield bound
+    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        yield stmt.name.value
+    elif isinstance(stmt, cst.For):
+        yield from _target_names(stmt.target)
+    elif isinstance(stmt, cst.With):
+        for item in stmt.items:
+            if item.asname is not None:
+                yield from _target_names(item.asname.name)
+    elif isinstance(stmt, cst.Del):
+        yield from _target_names(stmt.target)
+    elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
+        for n in stmt.names:
+            yield n.name.value
+    elif isinstance(stmt, cst.NamedExpr):
+        yield from _target_names(stmt.target)
+    elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+        yield from _target_names(stmt.name.name)
+
+
+def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
+    """Does ``node`` (a statement or block) bind ``name`` anywhere inside, nested defs aside?"""
+    if name in bound_names(node):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(binds_anywhere(child, name) for child in semantic_children(node))
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a name was last bound to before a use, in straight-line code.
+
+    kind ``assign``: ``value`` is the right-hand side of ``name = value``.
+    kind ``for``: ``value`` is the iterable of the ``for`` whose target is the name.
+    kind ``with``: ``value`` is the context expression of ``with value as name``.
+    kind ``param``: ``node`` is the function's ``Param``.
+    """
+
+    kind: str
+    node: cst.CSTNode
+    value: cst.BaseExpression | None = None
+
+
+@dataclass
+class _Frame:
+    node: cst.FunctionDef | cst.Lambda | None
+    names: dict[str, str] = field(default_factory=dict)
+
+
+class FileContext:
+    """Shared facts about one file. The engine keeps ``ancestors`` current during the walk."""
+
+    def __init__(self, path: str, module: cst.Module) -> None:
+        self.path = path
+        self.module = module
+        self.ancestors: list[cst.CSTNode] = []
+        self._frames: list[_Frame] = []
+        self._module_names: dict[str, str] = {}
+        self._module_bound: set[str] = set()
+        self._module_classes: dict[str, cst.ClassDef] = {}
+        self._dataset_classes: dict[str, cst.ClassDef] = {}
+        self._class_nodes: list[cst.ClassDef] = []
+        self._scan_module(module.body)
+        self._find_classes()
+
+    # ------------------------------------------------------------------ setup
+    def _scan_module(self, body: Sequence[cst.CSTNode]) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self._bind_module_statement(small)
+            else:
+                self._bind_module_statement(stmt)
+                if isinstance(stmt, cst.ClassDef):
+                    self._class_nodes.append(stmt)
+                    self._collect_nested_classes(stmt.body)
+                elif not isinstance(stmt, cst.FunctionDef):
+                    for child in semantic_children(stmt):
+                        if isinstance(child, cst.BaseSuite):
+                            self._scan_module(child.body)
+                        elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally,
+                                                cst.If, cst.ExceptStarHandler)):
+                            self._scan_module([child])
+                        elif isinstance(child, cst.MatchCase):
+                            self._scan_module(child.body.body)
+
+    def _collect_nested_classes(self, suite: cst.BaseSuite) -> None:
+        for stmt in suite.body:
+            if isinstance(stmt, cst.ClassDef):
+                self._class_nodes.append(stmt)
+                self._collect_nested_classes(stmt.body)
+
+    def _bind_module_statement(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            for bound, qual in import_bindings(stmt):
+                previous = self._module_names.get(bound)
+                if bound in self._module_bound and previous is None:
+                    self._module_names[bound] = _AMBIGUOUS
+                elif previous is not None and previous != qual:
+                    self._module_names[bound] = _AMBIGUOUS
+                else:
+                    self._module_names[bound] = qual
+                self._module_bound.add(bound)
+            return
+        for bound in bound_names(stmt):
+            if bound in self._module_names:
+                self._module_names[bound] = _AMBIGUOUS
+            self._module_bound.add(bound)
+
+    def _find_classes(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for cls in self._class_nodes:
+                name = cls.name.value
+                if name in self._module_classes or name in self._dataset_classes:
+                    continue
+                for base in cls.bases:
+                    qual = self._resolve_module_level(base.value)
+                    local = base.value.value if isinstance(base.value, cst.Name) else None
+                    if qual in MODULE_BASES or local in self._module_classes:
+                        self._module_classes[name] = cls
+                        changed = True
+                        break
+                    if qual in DATASET_BASES or local in self._dataset_classes:
+                        self._dataset_classes[name] = cls
+                        changed = True
+                        break
+
+    def _resolve_module_level(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Name):
+            qual = self._module_names.get(expr.value)
+            return None if qual in (None, _AMBIGUOUS) else canonical(qual)
+        if isinstance(expr, cst.Attribute):
+            base = self._resolve_module_level(expr.value)
+            return canonical(f"{base}.{expr.attr.value}") if base else None
+        return None
+
+    # ------------------------------------------------------------ walk hooks
+    def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        frame = _Frame(node)
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            frame.names[param.name.value] = _AMBIGUOUS
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                frame.names[star.name.value] = _AMBIGUOUS
+        self._frames.append(frame)
+
+    def leave_function(self) -> None:
+        self._frames.pop()
+
+    def note_local_binding(self, stmt: cst.CSTNode) -> None:
+        """Record a binding made inside a function (imports resolve, anything else shadows)."""
+        if not self._frames:
+            return
+        names = self._frames[-1].names
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            for bound, qual in import_bindings(stmt):
+                names[bound] = qual
+        else:
+            for bound in bound_names(stmt):
+                names[bound] = _AMBIGUOUS
+
+    # ------------------------------------------------------- name resolution
+    def lookup(self, name: str) -> str | None:
+        """Qualified name a bare name refers to here, ``builtins.X`` for builtins, else None."""
+        for frame in reversed(self._frames):
+            if name in frame.names:
+                qual = frame.names[name]
+                return None if qual == _AMBIGUOUS else canonical(qual)
+        qual = self._module_names.get(name)
+        if qual is not None:
+            return None if qual == _AMBIGUOUS else canonical(qual)
+        if name in self._module_bound:
+            return None
+        if name in _BUILTIN_NAMES:
+            return f"builtins.{name}"
+        return None
+
+    def qualified_name(self, expr: cst.CSTNode) -> str | None:
+        """``torch.nn.Linear`` for ``nn.Linear`` after ``from torch import nn``; else None."""
+        if isinstance(expr, cst.Name):
+            return self.lookup(expr.value)
+        if isinstance(expr, cst.Attribute):
+            base = self.qualified_name(expr.value)
+            if base is None or base.startswith("builtins."):
+                return None
+            return canonical(f"{base}.{expr.attr.value}")
+        return None
+
+    def call_name(self, node: cst.CSTNode) -> str | None:
+        """Qualified name of the callee when ``node`` is a call, else None."""
+        return self.qualified_name(node.func) if isinstance(node, cst.Call) else None
+
+    def alias_for(self, qualname: str) -> str | None:
+        """Shortest expression this file already uses for ``qualname`` (``nn``, ``torch.nn``)."""
+        best: str | None = None
+        for bound, qual in self._module_names.items():
+            if qual == _AMBIGUOUS:
+                continue
+            if qual == qualname:
+                candidate = bound
+            elif qualname.startswith(qual + "."):
+                candidate = bound + qualname[len(qual):]
+            else:
+                continue
+            if self.lookup(bound) is None:
+                continue
+            if best is None or len(candidate) < len(best):
+                best = candidate
+        return best
+
+    def is_free(self, name: str) -> bool:
+        """True if binding ``name`` at module level cannot clash with anything in the file."""
+        return name not in self._module_bound and all(
+            name not in frame.names for frame in self._frames
+        ) and name not in _BUILTIN_NAMES
+
+    # --------------------------------------------------------------- classes
+    @property
+    def module_class_names(self) -> frozenset[str]:
+        return frozenset(self._module_classes)
+
+    def is_module_class(self, node: cst.ClassDef) -> bool:
+        return self._module_classes.get(node.name.value) is node
+
+    def is_dataset_class(self, node: cst.ClassDef) -> bool:
+        return self._dataset_classes.get(node.name.value) is node
+
+    def local_module_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The module class of this file that a bare name refers to, if any."""
+        if isinstance(expr, cst.Name) and self.lookup(expr.value) is None:
+            if all(expr.value not in frame.names for frame in self._frames):
+                return self._module_classes.get(expr.value)
+        return None
+
+    # ----------------------------------------------------------- scope facts
+    @property
+    def node(self) -> cst.CSTNode:
+        return self.ancestors[-1]
+
+    def parent(self, node: cst.CSTNode | None = None) -> cst.CSTNode | None:
+        """Parent of ``node`` (default: the node being visited), if it is on the walk stack."""
+        index = len(self.ancestors) - 1 if node is None else self._index(node)
+        return self.ancestors[index - 1] if index > 0 else None
+
+    def _index(self, node: cst.CSTNode) -> int:
+        for i in range(len(self.ancestors) - 1, -1, -1):
+            if self.ancestors[i] is node:
+                return i
+        return -1
+
+    def enclosing(self, types: type | tuple[type, ...], *, stop_at_scope: bool = False
+                  ) -> cst.CSTNode | None:
+        """Innermost ancestor (excluding the current node) of the given type(s)."""
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, types):
+                return anc
+            if stop_at_scope and isinstance(anc, _SCOPES):
+                return None
+        return None
+
+    @property
+    def current_function(self) -> cst.FunctionDef | None:
+        """The innermost function whose body we are in (lambdas are seen through)."""
+        for i in range(len(self.ancestors) - 1, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, cst.FunctionDef):
+                return anc
+            if isinstance(anc, cst.ClassDef):
+                return None
+        return None
+
+    def enclosing_class(self, function: cst.FunctionDef | None = None) -> cst.ClassDef | None:
+        """The class whose body directly holds ``function`` (default: the current function)."""
+        function = function or self.current_function
+        if function is None:
+            return None
+        index = self._index(function)
+        for i in range(index - 1, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, cst.ClassDef):
+                return anc
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                return None
+        return None
+
+    def in_module_class(self) -> bool:
+        """Inside a method (any depth of blocks) of a module class."""
+        cls = self.enclosing_class()
+        return cls is not None and self.is_module_class(cls)
+
+    def in_method(self, *names: str) -> bool:
+        function = self.current_function
+        return function is not None and function.name.value in names and self.in_module_class()
+
+    def in_forward(self) -> bool:
+        return self.in_method("forward")
+
+    def current_loop(self) -> cst.For | cst.While | None:
+        """Innermost loop whose *body* holds the current node, within the current scope."""
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, _SCOPES):
+                return None
+            if isinstance(anc, _LOOPS) and self.ancestors[i + 1] is anc.body:
+                return anc
+        return None
+
+    def loops(self) -> list[cst.For | cst.While]:
+        """All loops (innermost first) whose bodies hold the current node, in this scope."""
+        found: list[cst.For | cst.While] = []
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, _SCOPES):
+                break
+            if isinstance(anc, _LOOPS) and self.ancestors[i + 1] is anc.body:
+                found.append(anc)
+        return found
+
+    def is_no_grad_item(self, expr: cst.BaseExpression) -> bool:
+        """``torch.no_grad()`` / ``torch.inference_mode()`` (or without the call, as decorator)."""
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qual = self.qualified_name(target)
+        if qual in NO_GRAD_CONTEXTS:
+            if qual.endswith("inference_mode") and isinstance(expr, cst.Call):
+                mode = expr.args[0].value if expr.args else None
+                return not (isinstance(mode, cst.Name) and mode.value == "False")
+            return True
+        return False
+
+    def function_is_no_grad(self, function: cst.FunctionDef) -> bool:
+        return any(self.is_no_grad_item(d.decorator) for d in function.decorators)
+
+    def in_no_grad(self) -> bool:
+        """Inside a ``with torch.no_grad():`` body or a function decorated with no_grad."""
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, cst.With) and self.ancestors[i + 1] is anc.body:
+                if any(self.is_no_grad_item(item.item) for item in anc.items):
+                    return True
+            elif isinstance(anc, cst.FunctionDef):
+                return self.function_is_no_grad(anc)
+            elif isinstance(anc, (cst.Lambda, cst.ClassDef)):
+                return False
+        return False
+
+    def is_expression_statement(self, node: cst.CSTNode | None = None) -> bool:
+        """The node is a whole expression statement (its value is dropped)."""
+        node = node or self.node
+        parent = self.parent(node)
+        return isinstance(parent, cst.Expr) and parent.value is node
+
+    # ------------------------------------------------------------- bindings
+    def binding(self, name: str, at: cst.CSTNode | None = None) -> Binding | None:
+        """What ``name`` was last bound to before ``at`` (default: the current node).
+
+        Only straight-line code of the current scope counts: a binding inside a compound
+        statement in between, or a loop that rebinds the name, gives None.
+        """
+        index = len(self.ancestors) - 1 if at is None else self._index(at)
+        if index < 0:
+            return None
+        for i in range(index - 1, -1, -1):
+            block = self.ancestors[i]
+            child = self.ancestors[i + 1]
+            if isinstance(block, (cst.FunctionDef, cst.Lambda)):
+                return self._param_binding(block, name)
+            if isinstance(block, cst.ClassDef):
+                return None
+            if isinstance(block, _LOOPS) and child is block.body:
+                if isinstance(block, cst.For) and name in _target_names(block.target):
+                    return Binding("for", block, block.iter)
+                if binds_anywhere(block.body, name):
+                    return None
+                continue
+            if isinstance(block, cst.SimpleStatementLine):
+                found = self._search_statements(block.body, child, name)
+            elif isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)):
+                found = self._search_statements(block.body, child, name)
+            else:
+                continue
+            if found is not None:
+                return found or None
+        return None
+
+    def _search_statements(self, body: Sequence[cst.CSTNode], child: cst.CSTNode, name: str
+                           ) -> Binding | bool | None:
+        """Search statements before ``child``; False means 'bound in a way we cannot follow'."""
+        position = next((k for k, s in enumerate(body) if s is child), None)
+        if position is None:
+            return None
+        for stmt in reversed(body[:position]):
+            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+            for small in reversed(smalls):
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                    small.targets[0].target, cst.Name
+                ):
+                    if small.targets[0].target.value == name:
+                        return Binding("assign", small, small.value)
+                    if binds_anywhere(small.value, name):
+                        return False
+                    continue
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
+                    small.target.value == name
+                ):
+                    return Binding("assign", small, small.value) if small.value else False
+                if isinstance(small, cst.With) and any(
+                    item.asname is not None and isinstance(item.asname.name, cst.Name)
+                    and item.asname.name.value == name for item in small.items
+                ) and not binds_anywhere(small.body, name):
+                    item = next(it for it in small.items if it.asname is not None
+                                and isinstance(it.asname.name, cst.Name)
+                                and it.asname.name.value == name)
+                    return Binding("with", small, item.item)
+                if binds_anywhere(small, name):
+                    return False
+        return None
+
+    @staticmethod
+    def _param_binding(function: cst.FunctionDef | cst.Lambda, name: str) -> Binding | None:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name:
+                return Binding("param", param, param.default)
+        return None

@@ -1,0 +1,96 @@
+"""The one diagnostic type, and fixes as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal
+
+import libcst as cst
+
+
+class Applicability(str, Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (character offsets of the decoded source) by ``text``."""
+
+    start: int
+    end: int
+    text: str
+
+
+EditKind = Literal["replace", "insert_before", "insert_after", "insert_line_before", "delete_line"]
+
+
+@dataclass(frozen=True, eq=False)
+class NodeEdit:
+    """An edit expressed against a CST node; the engine resolves it to an :class:`Edit`.
+
+    ``replace``            the node's code becomes ``text``
+    ``insert_before``      ``text`` goes right before the node's first token
+    ``insert_after``       ``text`` goes right after the node's last token
+    ``insert_line_before`` ``text`` becomes a new line above the statement, same indentation
+    ``delete_line``        the statement's physical line(s) go away (comments above stay)
+    """
+
+    node: cst.CSTNode
+    text: str = ""
+    kind: EditKind = "replace"
+
+
+@dataclass(frozen=True)
+class ImportNeed:
+    """A top-level import line the fix needs, e.g. ``from torch import nn``."""
+
+    line: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    edits: tuple[Edit | NodeEdit, ...]
+    imports: tuple[ImportNeed, ...] = ()
+
+    @classmethod
+    def safe(cls, *edits: Edit | NodeEdit, imports: tuple[ImportNeed, ...] = ()) -> Fix:
+        return cls(Applicability.SAFE, tuple(edits), imports)
+
+    @classmethod
+    def unsafe(cls, *edits: Edit | NodeEdit, imports: tuple[ImportNeed, ...] = ()) -> Fix:
+        return cls(Applicability.UNSAFE, tuple(edits), imports)
+
+    @property
+    def is_safe(self) -> bool:
+        return self.applicability is Applicability.SAFE
+
+    def resolved_edits(self) -> tuple[Edit, ...]:
+        """Edits after the engine resolved them; only valid on a reported diagnostic's fix."""
+        assert all(isinstance(e, Edit) for e in self.edits), "fix not resolved"
+        return tuple(e for e in self.edits if isinstance(e, Edit))
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based, in characters
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    message: str
+    fix: Fix | None = None
+    cell: int | None = None  # notebooks: 1-based cell number
+    extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None

@@ -1,0 +1,225 @@
+"""Lint one source: parse once, one walk for all rules, positions only for findings."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from torchlint.context import FileContext
+from torchlint.diagnostic import Diagnostic, Edit, Fix, ImportNeed, NodeEdit
+from torchlint.positions import Locator
+from torchlint.rule import Report, Rule
+from torchlint.source import SourceFile
+from torchlint.suppression import parse_suppressions
+from torchlint.walk import Handler, Walker
+
+SYNTAX_ERROR = "TL001"
+UNUSED_NOQA = "TL002"
+
+_FUNCTIONS = (cst.FunctionDef, cst.Lambda)
+_LOCAL_BINDERS = (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For,
+                  cst.With, cst.FunctionDef, cst.ClassDef)
+
+
+@dataclass
+class LintResult:
+    diagnostics: list[Diagnostic]
+    parsed: bool = True
+    suppressed: int = 0
+    module: cst.Module | None = field(default=None, repr=False)
+
+
+def parse(text: str) -> cst.Module:
+    return cst.parse_module(text)
+
+
+def syntax_error(path: str, exc: BaseException, text: str) -> Diagnostic:
+    if isinstance(exc, cst.ParserSyntaxError):
+        line, column = exc.raw_line, exc.raw_column + 1
+        message = exc.message.strip().splitlines()[0] if exc.message.strip() else "invalid syntax"
+    elif isinstance(exc, RecursionError):
+        line, column, message = 1, 1, "the file is nested too deeply to be analysed"
+    else:
+        line, column = 1, 1
+        message = " ".join(str(exc).split()) or type(exc).__name__
+    lines = text.splitlines() or [""]
+    line = max(1, min(line, len(lines)))
+    column = max(1, min(column, len(lines[line - 1]) + 1))
+    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR, "syntax-error",
+                      f"cannot parse: {message}")
+
+
+def lint_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    *,
+    enabled_codes: Collection[str] | None = None,
+    unfixable: Collection[str] = (),
+) -> LintResult:
+    """Run ``rules`` over ``source``; ``enabled_codes`` decides TL001/TL002 (default: all)."""
+    enabled = set(enabled_codes) if enabled_codes is not None else {r.code for r in rules} | {
+        SYNTAX_ERROR}
+    try:
+        module = parse(source.text)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # libcst's native parser can raise a pyo3 PanicException
+        diagnostics = [syntax_error(source.path, exc, source.text)]
+        return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False)
+
+    try:
+        reports, context = _run_rules(source.path, module, rules)
+    except RecursionError as exc:
+        diagnostics = [syntax_error(source.path, exc, source.text)]
+        return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False,
+                          module=module)
+    suppressions = parse_suppressions(source.text)
+    diagnostics: list[Diagnostic] = []
+    suppressed = 0
+    if reports:
+        locator = Locator(module, source.text, _nodes_to_locate(reports, module))
+        for rule, report in reports:
+            diagnostic = _diagnostic(source, module, context, locator, rule, report, unfixable)
+            if diagnostic is None:
+                continue
+            if suppressions.is_suppressed(diagnostic.code, diagnostic.line):
+                suppressed += 1
+            else:
+                diagnostics.append(diagnostic)
+    if UNUSED_NOQA in enabled:
+        for directive in suppressions.lines.values():
+            if directive.codes is None:
+                continue
+            unused = sorted(c for c in directive.codes - directive.used if c in enabled)
+            if unused and not suppressions.is_suppressed(UNUSED_NOQA, directive.line):
+                diagnostics.append(Diagnostic(
+                    source.path, directive.line, directive.column, directive.line,
+                    directive.column + len("# noqa"), UNUSED_NOQA, "unused-noqa",
+                    f"unused noqa directive: {', '.join(unused)} is not reported on this line",
+                ))
+    diagnostics.sort(key=lambda d: d.sort_key)
+    return LintResult(diagnostics, suppressed=suppressed, module=module)
+
+
+def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]]
+               ) -> tuple[list[tuple[Rule, Report]], FileContext]:
+    context = FileContext(path, module)
+    instances = [rule(context) for rule in rules]
+    visit: dict[str, list[Handler]] = {}
+    leave: dict[str, list[Handler]] = {}
+    for instance in instances:
+        for method_name, method in instance.get_visitors().items():
+            kind, _, type_name = method_name.partition("_")
+            (visit if kind == "visit" else leave).setdefault(type_name, []).append(method)
+    ancestors = context.ancestors
+
+    def enter(node: cst.CSTNode) -> None:
+        ancestors.append(node)
+        if isinstance(node, _LOCAL_BINDERS) and context._frames:
+            context.note_local_binding(node)
+        if isinstance(node, _FUNCTIONS):
+            context.enter_function(node)
+
+    def leave_node(node: cst.CSTNode) -> None:
+        if isinstance(node, _FUNCTIONS):
+            context.leave_function()
+        ancestors.pop()
+
+    Walker(visit, leave, enter, leave_node).walk(module)
+    return [(instance, report) for instance in instances for report in instance.reports], context
+
+
+def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:
+    nodes: list[cst.CSTNode] = []
+    for _, report in reports:
+        nodes.append(report.node)
+        if report.fix is not None:
+            nodes.extend(e.node for e in report.fix.edits if isinstance(e, NodeEdit))
+            if report.fix.imports:
+                nodes.extend(_import_anchor(module))
+    return nodes
+
+
+def _import_anchor(module: cst.Module) -> list[cst.CSTNode]:
+    """The statement after which a new import line goes (and the first statement)."""
+    anchor: cst.CSTNode | None = None
+    for index, stmt in enumerate(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            is_doc = index == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+                and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+            if is_doc or all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                anchor = stmt
+                continue
+        break
+    if anchor is not None:
+        return [anchor]
+    return [module.body[0]] if module.body else []
+
+
+def _diagnostic(source: SourceFile, module: cst.Module, context: FileContext, locator: Locator,
+                rule: Rule, report: Report, unfixable: Collection[str]) -> Diagnostic | None:
+    start, end = locator.range(report.node)
+    line, column = locator.line_col(start)
+    end_line, end_column = locator.line_col(end)
+    fix = None
+    if report.fix is not None and rule.code not in unfixable:
+        fix = _resolve_fix(report.fix, module, locator)
+    return Diagnostic(source.path, line, column, end_line, end_column, rule.code, rule.name,
+                      report.message, fix)
+
+
+def _resolve_fix(fix: Fix, module: cst.Module, locator: Locator) -> Fix:
+    newline = module.default_newline
+    text = locator.text
+    edits: list[Edit] = []
+    for edit in fix.edits:
+        if isinstance(edit, Edit):
+            edits.append(edit)
+            continue
+        node = edit.node
+        is_statement = isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement))
+        start, end = locator.range(node) if is_statement else locator.raw_range(node)
+        if edit.kind == "replace":
+            edits.append(Edit(start, end, edit.text))
+        elif edit.kind == "insert_before":
+            edits.append(Edit(start, start, edit.text))
+        elif edit.kind == "insert_after":
+            edits.append(Edit(end, end, edit.text))
+        elif edit.kind == "insert_line_before":
+            line_start = locator.line_start(start)
+            indent = text[line_start:start]
+            if indent.strip():
+                edits.append(Edit(start, start, f"{edit.text}; "))
+            else:
+                edits.append(Edit(line_start, line_start, f"{indent}{edit.text}{newline}"))
+        elif edit.kind == "delete_line":
+            edits.append(Edit(locator.line_start(start), locator.line_end(end), ""))
+    for need in fix.imports:
+        edits.append(_import_edit(need, module, locator, newline))
+    return replace(fix, edits=tuple(edits), imports=fix.imports)
+
+
+def _import_edit(need: ImportNeed, module: cst.Module, locator: Locator, newline: str) -> Edit:
+    anchors = _import_anchor(module)
+    if not anchors:
+        return Edit(len(locator.text), len(locator.text), need.line + newline)
+    anchor = anchors[0]
+    text = locator.text
+    if anchor is not module.body[0] or _is_import_or_doc(anchor):
+        _, end = locator.raw_range(anchor)
+        prefix = "" if end > 0 and text[end - 1] in "\r\n" else newline
+        return Edit(end, end, f"{prefix}{need.line}{newline}")
+    start, _ = locator.range(anchor)
+    line_start = locator.line_start(start)
+    return Edit(line_start, line_start, need.line + newline)
+
+
+def _is_import_or_doc(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom))
+        or (isinstance(s, cst.Expr) and isinstance(s.value, (cst.SimpleString,
+                                                            cst.ConcatenatedString)))
+        for s in stmt.body
+    )

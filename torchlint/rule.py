@@ -1,0 +1,74 @@
+"""The base class of every rule."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import libcst as cst
+
+from torchlint.context import FileContext
+from torchlint.diagnostic import Fix
+
+FixSafety = Literal["safe", "unsafe", "sometimes", "none"]
+DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "Use instead:",
+                "## Fix safety")
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """A rule looks at nodes and calls :meth:`report`. It never filters, formats or writes.
+
+    Class attributes every rule sets:
+      ``code``     the public code, e.g. ``TL301``
+      ``name``     kebab-case name, e.g. ``create-then-move``
+      ``message``  a ``str.format`` template filled by :meth:`report`'s keyword arguments
+      ``default``  on unless deselected (False: opt-in)
+      ``fix_safety`` for the rule table: safe, unsafe, sometimes (safe or unsafe by case), none
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    default: ClassVar[bool] = True
+    fix_safety: ClassVar[FixSafety] = "none"
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+        self.reports: list[Report] = []
+
+    def report(self, node: cst.CSTNode, *, fix: Fix | None = None, message: str | None = None,
+               **values: object) -> None:
+        text = message if message is not None else self.message.format(**values)
+        self.reports.append(Report(node, text, fix))
+
+    # ---------------------------------------------------------------- docs
+    @classmethod
+    def doc(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """First sentence of the 'What it does' section."""
+        doc = cls.doc()
+        body = doc.split("## What it does", 1)[-1].split("##", 1)[0].strip()
+        first = re.split(r"(?<=\.)\s", " ".join(body.split()), maxsplit=1)[0]
+        return first
+
+    @classmethod
+    def doc_example(cls, heading: str) -> str:
+        """The code block after ``## Example`` or ``Use instead:``."""
+        doc = cls.doc()
+        part = doc.split(heading, 1)[1]
+        match = re.search(r"```python\n(.*?)```", part, re.S)
+        return match.group(1) if match else ""
