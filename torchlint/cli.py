@@ -73,12 +73,18 @@ def _plural(count: int, word: str) -> str:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--stdin-filename", type=str, default=None,
               help="The path to report (and match config against) when reading '-' (stdin).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the number of CPUs).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where results are cached (default: .torchlint_cache in the project root).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), default=None, help="Use this pyproject.toml.")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
           select: tuple[list[str], ...], ignore: tuple[list[str], ...],
           extend_select: tuple[list[str], ...], output_format: str, exit_zero: bool,
-          quiet: bool, stdin_filename: str | None, config_path: Path | None) -> None:
+          quiet: bool, stdin_filename: str | None, jobs: int | None, no_cache: bool,
+          cache_dir: Path | None, config_path: Path | None) -> None:
     """Lint PATHS (files or directories; '-' reads stdin). Default: the current directory."""
     paths = paths or (".",)
     from_stdin = paths == ("-",)
@@ -115,7 +121,11 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
             if not quiet:
                 click.echo(f"No Python files found under {', '.join(paths)}.", err=True)
             sys.exit(EXIT_CLEAN)
-        outcomes = list(run(found.files, settings, mode))
+        if no_cache:
+            cache_location = None
+        else:
+            cache_location = cache_dir or Path(settings.root) / ".torchlint_cache"
+        outcomes = list(run(found.files, settings, mode, jobs=jobs, cache_dir=cache_location))
         files_checked = len(found.files)
     sys.exit(_finish(outcomes, files_checked, settings, mode, render, quiet, exit_zero,
                      from_stdin))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic
@@ -82,7 +83,13 @@ def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
     return outcome
 
 
-def run(paths: Iterable[str], settings: Settings, mode: Mode) -> Iterator[FileOutcome]:
-    """Outcomes in the order of ``paths``."""
+def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | None = None,
+        cache_dir: Path | None = None) -> Iterator[FileOutcome]:
+    """Outcomes in the order of ``paths``.
+
+    ``jobs``: worker processes (None: CPU count). ``cache_dir``: where per-file results are
+    cached (None: no cache). Both are accepted here; parallelism and caching live in this
+    module so callers never change.
+    """
     for path in paths:
         yield process_file(path, settings, mode)

@@ -1,0 +1,44 @@
+"""Every rule documents itself, and its documented examples behave as documented."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchlint.engine import lint_source
+from torchlint.registry import all_rules
+from torchlint.rule import DOC_SECTIONS
+from torchlint.source import SourceFile
+
+RULES = list(all_rules().values())
+EXAMPLES_EXEMPT = {"TL001"}  # the syntax-error "rule" is reported by the engine itself
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_doc_has_every_section(rule) -> None:
+    doc = rule.doc()
+    for section in DOC_SECTIONS:
+        assert section in doc, f"{rule.code} doc lacks {section!r}"
+    assert rule.summary()
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_example_triggers_and_use_instead_does_not(rule) -> None:
+    if rule.code in EXAMPLES_EXEMPT:
+        pytest.skip("reported by the engine")
+    # every rule runs, so that rules about other findings (TL002) see them
+    codes = set(all_rules())
+    bad = SourceFile("example.py", rule.doc_example("## Example"))
+    good = SourceFile("example.py", rule.doc_example("Use instead:"))
+    assert bad.text.strip() and good.text.strip()
+    found_bad = lint_source(bad, RULES, enabled_codes=codes).diagnostics
+    found_good = lint_source(good, RULES, enabled_codes=codes).diagnostics
+    assert any(d.code == rule.code for d in found_bad), f"{rule.code}: Example does not trigger"
+    assert not [d for d in found_good if d.code == rule.code], f"{rule.code}: Use instead triggers"
+
+
+def test_codes_and_names_are_unique_and_well_formed() -> None:
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for code, rule in all_rules().items():
+        assert rule.code == code and code.startswith("TL") and len(code) == 5
+        assert rule.fix_safety in ("safe", "unsafe", "sometimes", "none")
