@@ -8,7 +8,7 @@ from pathlib import Path
 
 from torchlint.config import Settings
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass

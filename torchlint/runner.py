@@ -62,6 +62,10 @@ def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
 
 def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
     """Read, lint, maybe fix and write one file. Never raises for a bad file."""
+    if path.endswith(".ipynb"):
+        from torchlint.notebook import process_notebook
+
+        return process_notebook(path, settings, mode)
     if SYNTAX_ERROR not in settings.codes_for(path):
         enabled_tl001 = False
     else:
