@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import libcst as cst
 
@@ -110,9 +111,9 @@ def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]]
     visit: dict[str, list[Handler]] = {}
     leave: dict[str, list[Handler]] = {}
     for instance in instances:
-        for method_name, method in instance.get_visitors().items():
-            kind, _, type_name = method_name.partition("_")
-            (visit if kind == "visit" else leave).setdefault(type_name, []).append(method)
+        for kind, type_name, method_name in _handler_names(type(instance)):
+            (visit if kind == "visit" else leave).setdefault(type_name, []).append(
+                getattr(instance, method_name))
     ancestors = context.ancestors
 
     def enter(node: cst.CSTNode) -> None:
@@ -129,6 +130,24 @@ def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]]
 
     Walker(visit, leave, enter, leave_node).walk(module)
     return [(instance, report) for instance in instances for report in instance.reports], context
+
+
+@lru_cache(maxsize=None)
+def _handler_names(rule: type[Rule]) -> tuple[tuple[str, str, str], ...]:
+    """(visit|leave, node type name, method name) of each handler a rule class defines.
+
+    Like ``BatchableCSTVisitor.get_visitors`` but computed once per class, not per file.
+    Attribute-level handlers (``visit_Call_func``) are not supported.
+    """
+    found = []
+    for method_name in dir(rule):
+        kind, _, type_name = method_name.partition("_")
+        if kind not in ("visit", "leave") or not type_name or "_" in type_name:
+            continue
+        method = getattr(rule, method_name)
+        if callable(method) and not getattr(method, "_is_no_op", False):
+            found.append((kind, type_name, method_name))
+    return tuple(found)
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:
