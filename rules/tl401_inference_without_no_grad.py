@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_eval import (
+    file_facts,
+    is_eval_name,
+    is_grad_free_item,
+    is_pytest_test,
+    is_step_hook,
+    model_names,
+    scan_function,
+    torch_imported,
+)
+from torchlint.matchers import reference
+from torchlint.rule import Rule
+
+
+class InferenceWithoutNoGrad(Rule):
+    """## What it does
+    Flags an evaluation function (named like `evaluate`/`validate`/`predict`, or one that
+    calls `model.eval()`) that runs a model with autograd still recording.
+
+    ## Why is this bad?
+    `model.eval()` only changes how layers such as dropout and batch norm behave; it does
+    not stop autograd. Without `torch.no_grad()` (or `torch.inference_mode()`) every
+    forward pass during evaluation keeps its activations alive for a backward pass that
+    never comes: evaluation uses far more memory than needed, runs slower, and large
+    validation batches can run out of GPU memory.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for images, labels in loader:
+            logits = model(images)
+            correct += (logits.argmax(1) == labels).sum().item()
+        return correct
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+
+    @torch.no_grad()
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for images, labels in loader:
+            logits = model(images)
+            correct += (logits.argmax(1) == labels).sum().item()
+        return correct
+    ```
+
+    ## Fix safety
+    Unsafe: the fix adds `@torch.no_grad()` above the function. Results that the caller
+    meant to differentiate (a rare evaluation that feeds a loss) would lose their graph.
+    Functions that call `.backward()` or `torch.autograd.grad` are never reported.
+    """
+
+    code = "TL401"
+    name = "inference-without-no-grad"
+    message = ("evaluation function '{function}' calls '{model}' with autograd on; "
+               "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
+    fix_safety = "unsafe"
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        ctx = self.context
+        name = node.name.value
+        if ctx.function_is_no_grad(node) or is_pytest_test(ctx, node) or is_step_hook(name):
+            return
+        if any(is_grad_free_item(ctx, d.decorator) for d in node.decorators):
+            return
+        facts = scan_function(ctx, node)
+        if not (is_eval_name(name) or facts.eval_receivers):
+            return
+        if facts.backward or facts.needs_grad or facts.grad_off_call:
+            return
+        if not torch_imported(ctx):
+            return
+        models = model_names(ctx, node, facts)
+        exposed = [c for c in facts.calls if c.name in models and not c.grad_free]
+        if not exposed:
+            return
+        if name in file_facts(ctx).called_grad_free:
+            return
+        fix = None
+        spelled = reference(ctx, "torch.no_grad")
+        if spelled is not None:
+            spelling, need = spelled
+            fix = Fix.unsafe(NodeEdit(node, f"@{spelling}()", kind="insert_line_before"),
+                             imports=(need,) if need else ())
+        self.report(node.name, fix=fix, function=name, model=exposed[0].name)
