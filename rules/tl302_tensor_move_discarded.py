@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_devices import is_known_tensor_name
+from torchlint.matchers import method_call
+from torchlint.rule import Rule
+
+
+class TensorMoveDiscarded(Rule):
+    """## What it does
+    Flags `x.cuda()`, `x.cpu()` or `x.to(...)` written as a statement on its own when `x` is
+    known to be a tensor, so the moved copy is thrown away.
+
+    ## Why is this bad?
+    Unlike `nn.Module.to()`, which moves parameters in place, the tensor methods return a
+    new tensor and leave the original where it was. The statement does a transfer (or a
+    conversion) and then drops the result; the next line still works with the CPU tensor,
+    and usually fails later with a "tensors on different devices" error, far from the cause.
+
+    ## Example
+    ```python
+    import torch
+
+    def step(model, loader, device):
+        for images, labels in loader:
+            images.to(device)
+            labels.cuda()
+            model(images)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    def step(model, loader, device):
+        for images, labels in loader:
+            images = images.to(device)
+            labels = labels.cuda()
+            model(images)
+    ```
+
+    ## Fix safety
+    Safe: the statement becomes an assignment of the moved tensor back to the same name,
+    which is what the line was meant to do. Other references to the old tensor are untouched.
+    """
+
+    code = "TL302"
+    name = "tensor-move-discarded"
+    message = "`{name}.{method}()` returns a new tensor that is discarded; assign it: `{name} = {name}.{method}(...)`"
+    fix_safety = "safe"
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        attribute = method_call(call, "cuda", "cpu", "to")
+        if attribute is None or not isinstance(attribute.value, cst.Name):
+            return
+        assert isinstance(call, cst.Call)
+        target = attribute.value
+        if not is_known_tensor_name(self.context, target, node):
+            return
+        fix = Fix.safe(NodeEdit(node, f"{target.value} = ", kind="insert_before"))
+        self.report(call, fix=fix, name=target.value, method=attribute.attr.value)

@@ -1,0 +1,191 @@
+"""Device and data-movement facts shared by the TL3 rules (tensors, loaders, CUDA use)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from torchlint.context import FileContext
+from torchlint.matchers import (
+    TENSOR_FACTORIES,
+    get_arg,
+    is_device_like,
+    last_name_part,
+    method_call,
+    positional_args,
+    string_value,
+)
+from torchlint.walk import semantic_children
+
+DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+# torch functions that always return a tensor (beyond the factories)
+_TENSOR_OPS = frozenset(
+    f"torch.{name}"
+    for name in (
+        "from_numpy", "as_tensor", "asarray", "cat", "concat", "concatenate", "stack", "hstack",
+        "vstack", "matmul", "mm", "bmm", "einsum", "exp", "log", "sigmoid", "tanh", "softmax",
+        "log_softmax", "relu", "where", "clamp", "clip", "abs", "sqrt", "sum", "mean", "flatten",
+        "reshape", "transpose", "permute", "squeeze", "unsqueeze", "cumsum", "normal",
+        "bernoulli", "multinomial", "tril", "triu", "outer", "diag", "masked_fill", "gather",
+        "index_select", "flip", "roll", "repeat_interleave", "clone", "empty_strided",
+        "full_like", "tensor", "cdist", "argmax", "argmin", "bincount", "polar", "complex",
+    )
+) | TENSOR_FACTORIES
+# tensor methods that return a tensor
+_TENSOR_METHODS = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "bool", "byte", "view", "reshape",
+    "permute", "transpose", "contiguous", "clone", "detach", "unsqueeze", "squeeze", "flatten",
+    "t", "expand", "expand_as", "repeat", "type_as", "view_as", "reshape_as", "abs", "exp",
+    "sum", "mean", "softmax", "sigmoid", "pin_memory", "requires_grad_",
+})
+# packages whose batch objects have an in-place ``.to()`` (BatchEncoding, PyG Data, DGL graphs)
+_INPLACE_BATCH_PACKAGES = ("transformers", "torch_geometric", "dgl", "torch_sparse")
+_LOADER_WRAPPERS = frozenset({"builtins.iter", "tqdm.tqdm", "tqdm.auto.tqdm",
+                              "tqdm.notebook.tqdm", "tqdm"})
+_SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def walk_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, not entering nested functions, lambdas or classes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is not node and isinstance(current, _SCOPE_NODES):
+            continue
+        stack.extend(reversed(list(semantic_children(current))))
+
+
+def is_tensor_expression(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """A call known to produce a tensor: torch factory/op, F.* op, or a tensor method of one."""
+    if not isinstance(node, cst.Call):
+        return False
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:
+        if qual in _TENSOR_OPS:
+            return True
+        return qual.startswith("torch.nn.functional.") and qual.count(".") == 3 and \
+            not qual.endswith(("multi_head_attention_forward", "_with_indices"))
+    attribute = method_call(node, *_TENSOR_METHODS)
+    if attribute is not None:
+        return is_tensor_expression(ctx, attribute.value)
+    return False
+
+
+def loader_iterable(ctx: FileContext, iterable: cst.BaseExpression,
+                    target: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The part of a ``for`` target that holds batches when ``iterable`` is a data loader.
+
+    ``for x, y in loader`` -> the tuple; ``for i, (x, y) in enumerate(loader)`` -> ``(x, y)``.
+    """
+    while isinstance(iterable, cst.Call) and iterable.args:
+        qual = ctx.qualified_name(iterable.func)
+        first = positional_args(iterable)
+        if qual == "builtins.enumerate" and first and isinstance(target, cst.Tuple) and \
+                len(target.elements) == 2:
+            iterable, target = first[0].value, target.elements[1].value
+        elif qual in _LOADER_WRAPPERS and first:
+            iterable = first[0].value
+        else:
+            break
+    if is_loader(ctx, iterable):
+        return target
+    return None
+
+
+def is_loader(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call):
+        return ctx.qualified_name(node.func) in DATALOADERS
+    name = last_name_part(node)
+    if name is None or not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    if ctx.qualified_name(node) is not None:  # an imported thing, not a variable
+        return False
+    return "loader" in name.lower()
+
+
+def imports_inplace_batch_package(ctx: FileContext) -> bool:
+    for stmt in ctx.module.body:
+        for node in walk_scope(stmt):
+            if isinstance(node, cst.Import):
+                names = [_dotted(a.name) for a in node.names]
+            elif isinstance(node, cst.ImportFrom) and node.module is not None:
+                names = [_dotted(node.module)]
+            else:
+                continue
+            if any(n and n.split(".")[0] in _INPLACE_BATCH_PACKAGES for n in names):
+                return True
+    return False
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def in_target(name: str, target: cst.BaseExpression) -> tuple[bool, bool]:
+    """(name is bound by ``target``, it was unpacked from a tuple/list)."""
+    if isinstance(target, cst.Name):
+        return target.value == name, False
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            value = element.value
+            if isinstance(value, cst.StarredElement):
+                value = value.value
+            found, _ = in_target(name, value)
+            if found:
+                return True, True
+    return False, False
+
+
+def is_known_tensor_name(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> bool:
+    """``name`` is bound (straight-line, before ``at``) to a tensor or a loader's batch."""
+    bound = ctx.binding(name.value, at)
+    if bound is None or bound.value is None:
+        return False
+    if bound.kind == "assign":
+        return is_tensor_expression(ctx, bound.value)
+    if bound.kind == "for" and isinstance(bound.node, cst.For):
+        batch = loader_iterable(ctx, bound.value, bound.node.target)
+        if batch is None:
+            return False
+        found, unpacked = in_target(name.value, batch)
+        if not found:
+            return False
+        return unpacked or not imports_inplace_batch_package(ctx)
+    return False
+
+
+# ------------------------------------------------------------ CUDA use
+def is_cuda_string(node: cst.BaseExpression | None) -> bool:
+    text = string_value(node) if node is not None else None
+    return text is not None and (text == "cuda" or text.startswith("cuda:"))
+
+
+def is_cuda_device(ctx: FileContext, node: cst.BaseExpression | None) -> bool:
+    """A literal CUDA device: ``"cuda:0"`` or ``torch.device("cuda", ...)``."""
+    if node is None:
+        return False
+    if is_cuda_string(node):
+        return True
+    if isinstance(node, cst.Call) and ctx.qualified_name(node.func) == "torch.device":
+        first = get_arg(node, "type", 0)
+        return first is not None and is_cuda_string(first.value)
+    return False
+
+
+def move_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The device argument of ``x.to(device, ...)`` when it looks like a device."""
+    arg = get_arg(call, "device")
+    if arg is not None:
+        return arg.value
+    positional = positional_args(call)
+    if positional and is_device_like(ctx, positional[0].value):
+        return positional[0].value
+    return None
