@@ -41,6 +41,10 @@ class Settings:
     unfixable: tuple[str, ...] = ()
     root: str = "."  # directory that relative globs are matched against
     config_file: str | None = None
+    # command-line selection, applied after the file's (so it can re-enable what it ignores)
+    cli_select: tuple[str, ...] | None = None
+    cli_extend_select: tuple[str, ...] = ()
+    cli_ignore: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ rule sets
     def enabled_codes(self) -> frozenset[str]:
@@ -51,6 +55,10 @@ class Settings:
             base = set(expand_selectors(self.select))
         base |= set(expand_selectors(self.extend_select))
         base -= set(expand_selectors(self.ignore))
+        if self.cli_select is not None:
+            base = set(expand_selectors(self.cli_select))
+        base |= set(expand_selectors(self.cli_extend_select))
+        base -= set(expand_selectors(self.cli_ignore))
         return frozenset(base)
 
     def codes_for(self, path: str) -> frozenset[str]:
@@ -204,10 +212,9 @@ def resolve_settings(
         validate_selectors(codes, name)
     path = config if config is not None else find_config(start)
     settings = load_config(path) if path is not None else Settings(root=str(Path.cwd()))
-    if select is not None:
-        settings = replace(settings, select=tuple(select))
     return replace(
         settings,
-        ignore=(*settings.ignore, *ignore),
-        extend_select=(*settings.extend_select, *extend_select),
+        cli_select=tuple(select) if select is not None else None,
+        cli_extend_select=tuple(extend_select),
+        cli_ignore=tuple(ignore),
     )

@@ -42,7 +42,7 @@ def discover(paths: list[str], settings: Settings,
                     and not _is_virtualenv(os.path.join(directory, d))
                 )
                 for name in sorted(filenames):
-                    full = os.path.join(directory, name)
+                    full = os.path.normpath(os.path.join(directory, name))
                     if name.endswith(suffixes) and not settings.is_excluded(full):
                         add(full)
         elif os.path.lexists(raw):

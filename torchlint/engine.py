@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -37,7 +38,10 @@ def parse(text: str) -> cst.Module:
 
 
 def syntax_error(path: str, exc: BaseException, text: str) -> Diagnostic:
-    if isinstance(exc, cst.ParserSyntaxError):
+    python_error = _python_syntax_error(text) if not isinstance(exc, RecursionError) else None
+    if python_error is not None:
+        line, column, message = python_error
+    elif isinstance(exc, cst.ParserSyntaxError):
         line, column = exc.raw_line, exc.raw_column + 1
         message = exc.message.strip().splitlines()[0] if exc.message.strip() else "invalid syntax"
     elif isinstance(exc, RecursionError):
@@ -50,6 +54,17 @@ def syntax_error(path: str, exc: BaseException, text: str) -> Diagnostic:
     column = max(1, min(column, len(lines[line - 1]) + 1))
     return Diagnostic(path, line, column, line, column, SYNTAX_ERROR, "syntax-error",
                       f"cannot parse: {message}")
+
+
+def _python_syntax_error(text: str) -> tuple[int, int, str] | None:
+    """CPython's own position and message, which are more precise than the CST parser's."""
+    try:
+        compile(text, "<source>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc.lineno or 1, exc.offset or 1, exc.msg
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, deep nesting
+        return 1, 1, str(exc) or type(exc).__name__
+    return None
 
 
 def lint_source(

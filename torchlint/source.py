@@ -44,7 +44,9 @@ class SourceFile:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:
-            raise DecodeError(f"cannot determine the encoding: {exc}") from None
+            if "encoding problem" in str(exc) or "unknown encoding" in str(exc):
+                raise DecodeError(f"cannot determine the encoding: {exc}") from None
+            encoding = "utf-8"  # undecodable first lines: the decode below says where
         if encoding == "utf-8-sig":
             encoding = "utf-8"
         try:

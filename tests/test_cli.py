@@ -1,0 +1,314 @@
+"""The CLI contract: output lines, exit codes, stdout vs stderr, config, suppression, fixes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from torchlint.cli import main
+
+BAD = "import torch\n\nx = torch.ones(3).cuda()\n"
+GOOD = "import torch\n\nx = torch.ones(3, device='cuda')\n"
+
+
+def run(*args: str, cwd: Path | None = None, stdin: str | None = None):
+    runner = CliRunner()
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(main, list(args), input=stdin, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def write(path: Path, text: str, **kwargs) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, **kwargs)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    return tmp_path
+
+
+def test_finding_line_format_and_exit_1(project: Path) -> None:
+    write(project / "a.py", BAD)
+    result = run("check", "--no-cache", "a.py", cwd=project)
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "a.py:3:5: TL301 tensor created on the CPU, then moved to \"cuda\"; "
+        "pass device= to the factory\n"
+    )
+    assert "Found 1 error." in result.stderr
+    assert "1 fixable with the `--fix` option" in result.stderr
+
+
+def test_clean_file_exits_0_with_summary_on_stderr(project: Path) -> None:
+    write(project / "a.py", GOOD)
+    result = run("check", "--no-cache", "a.py", cwd=project)
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert "All checks passed" in result.stderr
+
+
+def test_exit_zero_and_quiet(project: Path) -> None:
+    write(project / "a.py", BAD)
+    result = run("check", "--no-cache", "--exit-zero", "--quiet", "a.py", cwd=project)
+    assert result.exit_code == 0
+    assert result.stdout.startswith("a.py:3:5: TL301")
+    assert result.stderr == ""
+
+
+def test_output_is_sorted_by_path_line_column(project: Path) -> None:
+    write(project / "b.py", BAD)
+    write(project / "a" / "z.py", "import torch\ny = torch.zeros(1).cuda(); z = torch.ones(1).cuda()\n")
+    result = run("check", "--no-cache", ".", cwd=project)
+    locations = [line.split(": ")[0] for line in result.stdout.splitlines()]
+    assert locations == ["a/z.py:2:5", "a/z.py:2:32", "b.py:3:5"]
+
+
+def test_fix_writes_and_reports(project: Path) -> None:
+    target = write(project / "a.py", BAD)
+    result = run("check", "--no-cache", "--fix", "a.py", cwd=project)
+    assert result.exit_code == 0
+    assert target.read_text() == 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+    assert "1 fixed, 0 remaining" in result.stderr
+
+
+def test_diff_writes_nothing(project: Path) -> None:
+    target = write(project / "a.py", BAD)
+    result = run("check", "--no-cache", "--diff", "a.py", cwd=project)
+    assert target.read_text() == BAD
+    assert result.exit_code == 1
+    assert "-x = torch.ones(3).cuda()" in result.stdout
+    assert '+x = torch.ones(3, device="cuda")' in result.stdout
+
+
+def test_select_ignore_extend_select(project: Path) -> None:
+    write(project / "a.py", BAD)
+    assert run("check", "--no-cache", "--ignore", "TL301", "a.py", cwd=project).exit_code == 0
+    assert run("check", "--no-cache", "--ignore", "TL3", "a.py", cwd=project).exit_code == 0
+    assert run("check", "--no-cache", "--select", "TL001", "a.py", cwd=project).exit_code == 0
+    assert run("check", "--no-cache", "--select", "TL001", "--extend-select", "TL301", "a.py",
+               cwd=project).exit_code == 1
+    assert run("check", "--no-cache", "--select", "ALL", "a.py", cwd=project).exit_code == 1
+
+
+def test_unknown_code_on_the_command_line_exits_2(project: Path) -> None:
+    write(project / "a.py", BAD)
+    result = run("check", "--no-cache", "--select", "TL3O1", "a.py", cwd=project)
+    assert result.exit_code == 2
+    assert "TL3O1" in result.stderr
+
+
+def test_config_file_settings(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", textwrap.dedent("""
+        [tool.torchlint]
+        ignore = ["TL301"]
+    """))
+    write(tmp_path / "pkg" / "a.py", BAD)
+    assert run("check", "--no-cache", "pkg", cwd=tmp_path).exit_code == 0
+    # the command line overrides the file
+    assert run("check", "--no-cache", "--select", "TL301", "pkg", cwd=tmp_path).exit_code == 1
+
+
+def test_config_is_found_from_a_subdirectory(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL301"]\n')
+    write(tmp_path / "pkg" / "a.py", BAD)
+    assert run("check", "--no-cache", "a.py", cwd=tmp_path / "pkg").exit_code == 0
+
+
+def test_per_file_ignores_and_exclude(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", textwrap.dedent("""
+        [tool.torchlint]
+        extend-exclude = ["generated"]
+        [tool.torchlint.per-file-ignores]
+        "scripts/*.py" = ["TL3"]
+    """))
+    write(tmp_path / "scripts" / "a.py", BAD)
+    write(tmp_path / "generated" / "b.py", BAD)
+    write(tmp_path / "src" / "c.py", BAD)
+    result = run("check", "--no-cache", ".", cwd=tmp_path)
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["src/c.py"]
+
+
+def test_unfixable(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nunfixable = ["TL301"]\n')
+    target = write(tmp_path / "a.py", BAD)
+    result = run("check", "--no-cache", "--fix", "a.py", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert target.read_text() == BAD
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[tool.torchlint]\nselct = ["TL3"]\n', "selct"),
+        ('[tool.torchlint]\nselect = ["TL999"]\n', "TL999"),
+        ('[tool.torchlint]\nignore = "TL301"\nunfixable = [1]\n', "unfixable"),
+        ("[tool.torchlint\n", "cannot read"),
+    ],
+)
+def test_bad_config_exits_2_naming_the_problem(tmp_path: Path, body: str, message: str) -> None:
+    write(tmp_path / "pyproject.toml", body)
+    write(tmp_path / "a.py", BAD)
+    result = run("check", "--no-cache", "a.py", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_noqa_comments(project: Path) -> None:
+    write(project / "a.py", textwrap.dedent("""
+        import torch
+        a = torch.ones(1).cuda()  # noqa
+        b = torch.ones(1).cuda()  # noqa: TL301
+        c = torch.ones(1).cuda()  # noqa:TL501, TL301
+        d = torch.ones(1).cuda()  # noqa: TL501
+        e = torch.ones(1).cuda()  # NOQA
+    """))
+    result = run("check", "--no-cache", "a.py", cwd=project)
+    assert [line.split(":")[1] for line in result.stdout.splitlines()] == ["6"]
+
+
+def test_file_level_noqa(project: Path) -> None:
+    write(project / "a.py", "# torchlint: noqa\n" + BAD)
+    assert run("check", "--no-cache", "a.py", cwd=project).exit_code == 0
+
+
+def test_fixer_leaves_suppressed_findings_alone(project: Path) -> None:
+    text = "import torch\nx = torch.ones(3).cuda()  # noqa: TL301\n"
+    target = write(project / "a.py", text)
+    run("check", "--no-cache", "--fix", "a.py", cwd=project)
+    assert target.read_text() == text
+
+
+def test_unused_noqa_is_opt_in(project: Path) -> None:
+    write(project / "a.py", "import torch\nx = torch.ones(3, device='cuda')  # noqa: TL301\n")
+    assert run("check", "--no-cache", "a.py", cwd=project).exit_code == 0
+    result = run("check", "--no-cache", "--extend-select", "TL002", "a.py", cwd=project)
+    assert result.exit_code == 1
+    assert "a.py:2:" in result.stdout and "TL002" in result.stdout
+
+
+def test_syntax_error_is_a_finding_and_other_files_go_on(project: Path) -> None:
+    write(project / "a.py", "def broken(:\n    pass\n")
+    write(project / "b.py", BAD)
+    result = run("check", "--no-cache", ".", cwd=project)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("a.py:1:") and "TL001" in lines[0]
+    assert lines[1].startswith("b.py:3:5: TL301")
+
+
+def test_undecodable_file_is_a_finding(project: Path) -> None:
+    (project / "a.py").write_bytes(b"x = '\xff\xfe'\n")
+    result = run("check", "--no-cache", "a.py", cwd=project)
+    assert result.exit_code == 1
+    assert "TL001" in result.stdout and "decode" in result.stdout
+
+
+def test_missing_path_exits_2_with_one_line(project: Path) -> None:
+    result = run("check", "--no-cache", "nope.py", cwd=project)
+    assert result.exit_code == 2
+    assert result.stderr.strip().count("\n") == 0 and "nope.py" in result.stderr
+
+
+def test_directory_without_python_files(project: Path) -> None:
+    (project / "empty").mkdir()
+    write(project / "empty" / "notes.txt", "hello")
+    result = run("check", "--no-cache", "empty", cwd=project)
+    assert result.exit_code == 0
+    assert "No Python files" in result.stderr
+
+
+def test_stdin_with_filename(project: Path) -> None:
+    result = run("check", "--no-cache", "--stdin-filename", "model.py", "-", cwd=project,
+                 stdin=BAD)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("model.py:3:5: TL301")
+
+
+def test_stdin_fix_prints_the_fixed_source(project: Path) -> None:
+    result = run("check", "--no-cache", "--fix", "-", cwd=project, stdin=BAD)
+    assert result.stdout == 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+    assert result.exit_code == 0
+
+
+def test_rules_table_and_json() -> None:
+    table = run("rules")
+    assert table.exit_code == 0 and "TL301" in table.stdout and "create-then-move" in table.stdout
+    payload = json.loads(run("rules", "--format", "json").stdout)
+    entry = next(r for r in payload if r["code"] == "TL301")
+    assert entry == {"code": "TL301", "name": "create-then-move", "default": True,
+                     "fix": "safe", "summary": entry["summary"]}
+    assert entry["summary"]
+
+
+def test_explain_and_unknown_code() -> None:
+    result = run("explain", "TL301")
+    assert result.exit_code == 0 and "## Why is this bad?" in result.stdout
+    assert run("explain", "create-then-move").exit_code == 0
+    unknown = run("explain", "TL3011")
+    assert unknown.exit_code == 2 and "did you mean" in unknown.stderr and "TL301" in unknown.stderr
+
+
+# ---------------------------------------------------------------- preservation
+def test_fix_keeps_crlf_bom_and_missing_final_newline(project: Path) -> None:
+    data = b"\xef\xbb\xbfimport torch\r\n# note\r\nx = torch.ones(3).cuda()"
+    target = project / "a.py"
+    target.write_bytes(data)
+    run("check", "--no-cache", "--fix", "a.py", cwd=project)
+    assert target.read_bytes() == (
+        b'\xef\xbb\xbfimport torch\r\n# note\r\nx = torch.ones(3, device="cuda")')
+
+
+def test_fix_keeps_latin1_encoding(project: Path) -> None:
+    text = "# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.ones(3).cuda()\n"
+    target = project / "a.py"
+    target.write_bytes(text.encode("latin-1"))
+    run("check", "--no-cache", "--fix", "a.py", cwd=project)
+    assert target.read_bytes() == text.replace(
+        "torch.ones(3).cuda()", 'torch.ones(3, device="cuda")').encode("latin-1")
+
+
+def test_fix_keeps_file_mode(project: Path) -> None:
+    target = write(project / "a.py", BAD)
+    target.chmod(0o750)
+    run("check", "--no-cache", "--fix", "a.py", cwd=project)
+    assert target.stat().st_mode & 0o777 == 0o750
+
+
+# ------------------------------------------------------------------ subprocess
+def test_real_process_exit_codes_and_streams(project: Path) -> None:
+    write(project / "a.py", BAD)
+    cmd = [sys.executable, "-m", "torchlint", "check", "--no-cache", "a.py"]
+    proc = subprocess.run(cmd, cwd=project, capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("a.py:3:5: TL301")
+    assert "Found 1 error." in proc.stderr
+    proc = subprocess.run([*cmd[:-1], "missing.py"], cwd=project, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "torchlint", "check", "--bogus"], cwd=project,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+
+
+def test_console_script_runs_the_demo() -> None:
+    demo = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+    proc = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", str(demo)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert " TL" in proc.stdout
