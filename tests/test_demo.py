@@ -1,0 +1,20 @@
+"""The bundled demo project shows a finding of every default rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchlint.config import Settings
+from torchlint.discovery import discover
+from torchlint.registry import all_rules
+from torchlint.runner import Mode, run
+
+DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+
+
+def test_demo_has_a_finding_of_every_default_rule() -> None:
+    settings = Settings(root=str(DEMO))
+    files = discover([str(DEMO)], settings).files
+    found = {d.code for outcome in run(files, settings, Mode()) for d in outcome.diagnostics}
+    defaults = {code for code, rule in all_rules().items() if rule.default}
+    assert defaults - found == set()
