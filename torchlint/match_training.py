@@ -1,0 +1,327 @@
+"""Matching helpers for the training-loop rules (TL201-TL205, TL209).
+
+"Graph value": an expression that holds an autograd graph in a training step: the result
+of a loss call, of a model call, or a name bound from one of those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from torchlint.context import FileContext, binds_anywhere, bound_names
+from torchlint.matchers import (
+    dotted_name,
+    is_layer_call,
+    is_loss_call,
+    is_loss_class,
+    last_name_part,
+    self_attribute,
+)
+from torchlint.walk import iter_nodes
+
+_MODEL_NAMES = frozenset({"model", "net", "network", "generator", "discriminator", "netg",
+                          "netd", "student", "teacher", "classifier", "backbone", "ddp_model"})
+_MODEL_SUFFIXES = ("_model", "_net", "_network")
+_MODEL_PREFIXES = ("model_", "net_")
+# methods that keep the graph of a loss (``loss.mean()``)
+_GRAPH_KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float",
+                                    "double", "half", "clone", "abs", "to", "cuda", "cpu"})
+_BACKWARD_NAMES = frozenset({"backward", "manual_backward"})
+_LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
+                            "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
+_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                               "torch.autograd.grad_mode.set_grad_enabled"})
+AUTOCAST_NAMES = frozenset({
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+    "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast",
+    "torch.xpu.amp.autocast",
+})
+
+
+# ---------------------------------------------------------------- bindings
+def last_assignment(ctx: FileContext, name: str, at: cst.CSTNode | None = None
+                    ) -> cst.BaseExpression | None:
+    """Right-hand side of the last ``name = value`` before ``at`` in straight-line code.
+
+    Like :meth:`FileContext.binding`, but also looks inside ``with`` blocks that run before
+    the use (``with autocast(): loss = ...`` then ``losses.append(loss)``).
+    """
+    found = ctx.binding(name, at)
+    if found is not None:
+        return found.value if found.kind == "assign" else None
+    ancestors = ctx.ancestors
+    index = len(ancestors) - 1
+    if at is not None:
+        index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is at), -1)
+    if index < 0:
+        return None
+    for i in range(index - 1, -1, -1):
+        block = ancestors[i]
+        child = ancestors[i + 1]
+        if isinstance(block, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(block, (cst.For, cst.While)) and child is block.body:
+            if isinstance(block, cst.For) and name in bound_names(block):
+                return None
+            if binds_anywhere(block.body, name):
+                return None
+            continue
+        if isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine,
+                              cst.SimpleStatementSuite)):
+            result = _search_back(ctx, block.body, child, name)
+            if result is False:
+                return None
+            if result is not None:
+                return result
+    return None
+
+
+def _search_back(ctx: FileContext, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
+                 name: str) -> cst.BaseExpression | bool | None:
+    """Search statements before ``child`` (all when None); False: bound in a way we can't follow."""
+    if child is None:
+        before = list(body)
+    else:
+        position = next((k for k, s in enumerate(body) if s is child), None)
+        if position is None:
+            return None
+        before = list(body[:position])
+    for stmt in reversed(before):
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+        for small in reversed(smalls):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                small.targets[0].target, cst.Name
+            ) and small.targets[0].target.value == name:
+                return small.value
+            if isinstance(small, cst.With) and isinstance(small.body, cst.IndentedBlock):
+                if any(item.asname is not None and binds_anywhere(item.asname.name, name)
+                       for item in small.items):
+                    return False
+                inner = _search_back(ctx, small.body.body, None, name)
+                if inner is not None and any(_grad_mode_item(ctx, item.item)
+                                             for item in small.items):
+                    return False  # computed without a graph (or maybe so)
+                if inner is not None:
+                    return inner
+                continue
+            if binds_anywhere(small, name):
+                return False
+    return None
+
+
+def _grad_mode_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """``torch.no_grad()``, ``torch.inference_mode()`` or ``torch.set_grad_enabled(...)``."""
+    target = item.func if isinstance(item, cst.Call) else item
+    return ctx.is_no_grad_item(item) or ctx.qualified_name(target) in _SET_GRAD_ENABLED
+
+
+# ------------------------------------------------------------- graph values
+def is_model_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``model(x)``, ``self.net(x)``, ``Net()(x)``, or a name bound to a module-class instance."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Call):
+        return is_layer_call(ctx, func)
+    qual = ctx.qualified_name(func)
+    if qual is not None:
+        return False
+    name = last_name_part(func)
+    if name is None:
+        return False
+    lowered = name.lower()
+    if lowered in _MODEL_NAMES or lowered.endswith(_MODEL_SUFFIXES) or lowered.startswith(
+            _MODEL_PREFIXES):
+        return not lowered.endswith(("_fn", "_func", "_name", "_path", "_cls", "_class"))
+    built = _instance_of(ctx, func)
+    return built is not None and is_layer_call(ctx, built)
+
+
+def self_attribute_values(ctx: FileContext, node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Values assigned to ``self.X`` anywhere in the enclosing class, for a ``self.X`` node."""
+    name = self_attribute(node)
+    cls = ctx.enclosing_class() if name is not None else None
+    if cls is None:
+        return []
+    values = []
+    for stmt in iter_nodes(cls):
+        if isinstance(stmt, cst.Assign):
+            for target in stmt.targets:
+                if self_attribute(target.target) == name:
+                    values.append(stmt.value)
+        elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and self_attribute(
+                stmt.target) == name:
+            values.append(stmt.value)
+    return values
+
+
+def _instance_of(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What the called object was built from: ``crit`` after ``crit = nn.L1Loss()``."""
+    if isinstance(func, cst.Name):
+        return last_assignment(ctx, func.value)
+    values = self_attribute_values(ctx, func)
+    if len(values) == 1:
+        return values[0]
+    return None
+
+
+def is_loss_value_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """:func:`is_loss_call`, also for instances bound earlier or stored on ``self``."""
+    if is_loss_call(ctx, node):
+        return True
+    if not isinstance(node, cst.Call) or ctx.qualified_name(node.func) is not None:
+        return False
+    built = _instance_of(ctx, node.func)
+    if isinstance(built, cst.Call):
+        qual = ctx.qualified_name(built.func)
+        return qual is not None and is_loss_class(qual)
+    return False
+
+
+def is_graph_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return is_loss_value_call(ctx, node) or is_model_call(ctx, node)
+
+
+def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -> bool:
+    """A loss-named value built from a graph call: ``out.loss``, ``out[0]``, ``a + b``..."""
+    if depth > 4:
+        return False
+    if is_graph_call(ctx, node):
+        return True
+    if isinstance(node, (cst.Attribute, cst.Subscript)):
+        return _graph_derived(ctx, node.value, depth + 1)
+    if isinstance(node, cst.BinaryOperation):
+        return _graph_derived(ctx, node.left, depth + 1) or _graph_derived(
+            ctx, node.right, depth + 1)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in _GRAPH_KEEPING_METHODS):
+        return _graph_derived(ctx, node.func.value, depth + 1)
+    if isinstance(node, cst.Name):
+        value = last_assignment(ctx, node.value)
+        return value is not None and _graph_derived(ctx, value, depth + 1)
+    return False
+
+
+def graph_value(ctx: FileContext, node: cst.BaseExpression) -> str | None:
+    """Why ``node`` holds a graph: "loss" (a scalar loss), "model" (a model output), or None."""
+    if is_loss_value_call(ctx, node):
+        return "loss"
+    if is_model_call(ctx, node):
+        return "model"
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)):
+        sides = (graph_value(ctx, node.left), graph_value(ctx, node.right))
+        return "loss" if "loss" in sides else None
+    if not isinstance(node, cst.Name):
+        return None
+    value = last_assignment(ctx, node.value)
+    if value is None:
+        return None
+    if "loss" in node.value.lower():
+        return "loss" if _graph_derived(ctx, value) else None
+    if is_loss_value_call(ctx, value):
+        return "loss"
+    if is_model_call(ctx, value):
+        return "model"
+    return None
+
+
+# --------------------------------------------------------- where graphs live
+def grad_surely_enabled(ctx: FileContext) -> bool:
+    """Not inside no_grad/inference_mode, set_grad_enabled, or a Lightning no-grad hook."""
+    if ctx.in_no_grad():
+        return False
+    ancestors = ctx.ancestors
+    for i in range(len(ancestors) - 2, -1, -1):
+        anc = ancestors[i]
+        if isinstance(anc, cst.With) and ancestors[i + 1] is anc.body:
+            if any(_grad_mode_item(ctx, item.item) for item in anc.items):
+                return False
+        if isinstance(anc, cst.FunctionDef):
+            if anc.name.value.startswith(_LIGHTNING_NO_GRAD_HOOKS) and ctx.in_module_class():
+                return False
+            if anc.name.value == "forward" and ctx.in_module_class():
+                return False
+            break
+    return True
+
+
+def mentioned_names(node: cst.CSTNode) -> Iterator[str]:
+    """Dotted names (``losses``, ``self.losses``) read anywhere in ``node``."""
+    for child in iter_nodes(node):
+        if isinstance(child, (cst.Name, cst.Attribute)):
+            dotted = dotted_name(child)
+            if dotted is not None:
+                yield dotted
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(n in names for n in mentioned_names(node))
+
+
+def _targets(stmt: cst.CSTNode) -> list[str]:
+    if isinstance(stmt, cst.Assign):
+        exprs = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+        exprs = [stmt.target]
+    else:
+        return []
+    names = []
+    for expr in exprs:
+        for child in iter_nodes(expr):
+            if isinstance(child, (cst.Name, cst.Attribute)):
+                dotted = dotted_name(child)
+                if dotted is not None:
+                    names.append(dotted)
+    return names
+
+
+def graph_is_wanted(scope: cst.CSTNode, name: str) -> bool:
+    """``name`` (or a value computed from it in ``scope``) is backpropagated or returned."""
+    derived = {name}
+    statements = [n for n in iter_nodes(scope)
+                  if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
+    changed = True
+    while changed:
+        changed = False
+        for stmt in statements:
+            value = stmt.value
+            if value is None or not _mentions(value, derived):
+                continue
+            for target in _targets(stmt):
+                if target not in derived:
+                    derived.add(target)
+                    changed = True
+    returned = False
+    backprop_here = False
+    for node in iter_nodes(scope):
+        if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+            returned = returned or _mentions(node.value, derived)
+        if isinstance(node, cst.Call):
+            func = node.func
+            called = last_name_part(func)
+            if called in _BACKWARD_NAMES or called == "grad" and dotted_name(func) in (
+                    "torch.autograd.grad", "autograd.grad", "grad"):
+                backprop_here = True
+                if _mentions(node, derived):
+                    return True
+    # a helper that builds loss terms and hands them back: the caller backpropagates
+    return returned and not backprop_here
+
+
+def function_scope(ctx: FileContext) -> cst.CSTNode:
+    """The innermost function around the current node, or the module."""
+    return ctx.current_function or ctx.module
+
+
+def item_call(value: cst.BaseExpression) -> str:
+    """Source of ``value.item()``, parenthesised when needed."""
+    from torchlint.matchers import code
+
+    inner = value
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not (
+            value.lpar):
+        inner = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return code(cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("item"))))
