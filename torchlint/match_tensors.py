@@ -1,0 +1,114 @@
+"""Matching helpers for the tensor-operation rules (layouts, squares, parameters, optimizers)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.context import FileContext
+from torchlint.matchers import DTYPE_NAMES, get_arg, is_dtype, last_name_part, method_call
+
+# Methods whose result is (in general) not contiguous in memory.
+NON_CONTIGUOUS_METHODS = frozenset({
+    "permute", "transpose", "t", "swapaxes", "swapdims", "movedim", "moveaxis", "expand",
+    "expand_as", "narrow",
+})
+NON_CONTIGUOUS_ATTRIBUTES = frozenset({"T", "mT"})
+NON_CONTIGUOUS_FUNCTIONS = frozenset(
+    f"torch.{name}" for name in NON_CONTIGUOUS_METHODS - {"expand", "expand_as"})
+
+
+def non_contiguous_producer(ctx: FileContext, node: cst.BaseExpression) -> str | None:
+    """``.permute()`` when ``node`` is ``<x>.permute(...)``, ``.T`` for ``<x>.T``,
+    ``torch.transpose()`` for ``torch.transpose(x, ...)`` ...; else None."""
+    attribute = method_call(node, *NON_CONTIGUOUS_METHODS)
+    if attribute is not None:
+        qual = ctx.qualified_name(attribute)
+        if qual is not None:
+            if qual in NON_CONTIGUOUS_FUNCTIONS:
+                return qual + "()"
+            return None
+        if attribute.attr.value == "t" and isinstance(node, cst.Call) and node.args:
+            return None  # .t() takes no arguments on a tensor
+        if attribute.attr.value == "narrow" and isinstance(node, cst.Call):
+            dim = get_arg(node, "dim", 0)
+            if dim is not None and isinstance(dim.value, cst.Integer) and dim.value.value == "0":
+                return None  # narrowing the outermost dimension keeps a contiguous layout
+        return f".{attribute.attr.value}()"
+    if isinstance(node, cst.Attribute) and node.attr.value in NON_CONTIGUOUS_ATTRIBUTES:
+        if ctx.qualified_name(node) is None:
+            return f".{node.attr.value}"
+    return None
+
+
+def is_dtype_like(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``torch.float16``, ``np.int32``, ``x.dtype``, ``dtype``, ``"float32"``: a dtype, not a shape."""
+    if is_dtype(ctx, node):
+        return True
+    if isinstance(node, cst.SimpleString):
+        return True
+    name = last_name_part(node)
+    if name is None or not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    lowered = name.lower()
+    if lowered in DTYPE_NAMES or lowered.endswith("dtype") or lowered.startswith("dtype"):
+        return True
+    qual = ctx.qualified_name(node)
+    if qual is not None and not qual.startswith("builtins.") and not qual.startswith("torch."):
+        return True  # numpy scalar types and other imported types
+    return name[:1].isupper() and not name.isupper()  # a class such as np.ndarray
+
+
+def square_base(ctx: FileContext, node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` when ``node`` squares it: ``x ** 2``, ``x.pow(2)``, ``torch.pow(x, 2)``,
+    ``torch.square(x)``, ``x.square()``, ``x * x`` (same spelling both sides)."""
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, cst.Power) and _is_two(node.right):
+            return node.left
+        if isinstance(node.operator, cst.Multiply):
+            from torchlint.matchers import code
+
+            left, right = node.left, node.right
+            if isinstance(left, (cst.Name, cst.Attribute, cst.Subscript)) and code(
+                    _bare(left)) == code(_bare(right)):
+                return left
+        return None
+    if not isinstance(node, cst.Call):
+        return None
+    attribute = method_call(node, "pow", "square")
+    if attribute is not None and ctx.qualified_name(node.func) is None:
+        if attribute.attr.value == "square" and not node.args:
+            return attribute.value
+        if attribute.attr.value == "pow" and len(node.args) == 1 and node.args[0].keyword is None \
+                and not node.args[0].star and _is_two(node.args[0].value):
+            return attribute.value
+        return None
+    qual = ctx.qualified_name(node.func)
+    if qual == "torch.square" and len(node.args) == 1 and node.args[0].keyword is None:
+        return node.args[0].value if not node.args[0].star else None
+    if qual == "torch.pow":
+        base = get_arg(node, "input", 0)
+        exponent = get_arg(node, "exponent", 1)
+        if base is not None and exponent is not None and _is_two(exponent.value) and len(
+                node.args) == 2:
+            return base.value
+    return None
+
+
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.with_changes(lpar=[], rpar=[]) if node.lpar else node
+
+
+def _is_two(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value == 2
+    if isinstance(node, cst.Float):
+        return node.evaluated_value == 2.0
+    return False
+
+
+def is_parameters_iter(node: cst.BaseExpression | None) -> str | None:
+    """``parameters``/``named_parameters`` ... when ``node`` is ``M.parameters()`` and kin."""
+    attribute = method_call(node, "parameters", "named_parameters") if node is not None else None
+    if attribute is not None:
+        return attribute.attr.value
+    return None
