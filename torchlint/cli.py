@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -19,7 +20,9 @@ from torchlint.config import ConfigError, Settings, resolve_settings
 from torchlint.diagnostic import Diagnostic
 from torchlint.discovery import discover
 from torchlint.registry import all_rules, find_rule, nearest_codes
-from torchlint.reporters import RENDERERS
+from torchlint.reporters import RENDERERS, Renderer, Sources
+from torchlint.progress import with_progress
+from torchlint.reporters.statistics import render_statistics
 from torchlint.runner import FileOutcome, Mode, lint_one, run
 from torchlint.source import DecodeError, SourceFile
 
@@ -67,8 +70,17 @@ def _plural(count: int, word: str) -> str:
 @click.option("--ignore", type=CODES, multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", type=CODES, multiple=True,
               help="Rule codes or prefixes to enable on top of the selection.")
-@click.option("--output-format", type=click.Choice(sorted(RENDERERS)), default="concise",
-              show_default=True, help="How findings are printed.")
+@click.option("--output-format", type=click.Choice(list(RENDERERS)), default="concise",
+              show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT",
+              help="How findings are printed: concise (one line each), full (with source, "
+              "fix diff and hint), json, json-lines, sarif, github (workflow commands), "
+              "gitlab (Code Quality), pylint.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True,
+              path_type=Path), default=None,
+              help="Write the findings (or statistics) to this file instead of stdout.")
+@click.option("--statistics", is_flag=True,
+              help="Print the number of findings per rule, and whether they are fixable, "
+              "instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--stdin-filename", type=str, default=None,
@@ -82,8 +94,8 @@ def _plural(count: int, word: str) -> str:
               path_type=Path), default=None, help="Use this pyproject.toml.")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
           select: tuple[list[str], ...], ignore: tuple[list[str], ...],
-          extend_select: tuple[list[str], ...], output_format: str, exit_zero: bool,
-          quiet: bool, stdin_filename: str | None, jobs: int | None, no_cache: bool,
+          extend_select: tuple[list[str], ...], output_format: str,
+          output_file: Path | None, statistics: bool, exit_zero: bool, quiet: bool, stdin_filename: str | None, jobs: int | None, no_cache: bool,
           cache_dir: Path | None, config_path: Path | None) -> None:
     """Lint PATHS (files or directories; '-' reads stdin). Default: the current directory."""
     paths = paths or (".",)
@@ -108,8 +120,11 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
     mode = Mode(fix=fix and not diff, unsafe=unsafe_fixes, diff=diff)
     render = RENDERERS[output_format]
 
+    sources = Sources()
     if from_stdin:
-        outcomes = [_check_stdin(stdin_filename or "-", settings, mode)]
+        outcome, text = _check_stdin(stdin_filename or "-", settings, mode)
+        sources.overrides[outcome.path] = text
+        outcomes = [outcome]
         files_checked = 1
     else:
         found = discover(list(paths), settings)
@@ -125,30 +140,45 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
             cache_location = None
         else:
             cache_location = cache_dir or Path(settings.root) / ".torchlint_cache"
-        outcomes = list(run(found.files, settings, mode, jobs=jobs, cache_dir=cache_location))
+        results = run(found.files, settings, mode, jobs=jobs, cache_dir=cache_location)
+        outcomes = list(with_progress(results, len(found.files), sys.stderr))
         files_checked = len(found.files)
-    sys.exit(_finish(outcomes, files_checked, settings, mode, render, quiet, exit_zero,
+    report = Report(render, sources, output_file, statistics, output_format)
+    sys.exit(_finish(outcomes, files_checked, settings, mode, report, quiet, exit_zero,
                      from_stdin))
 
 
-def _check_stdin(path: str, settings: Settings, mode: Mode) -> FileOutcome:
+@dataclass(frozen=True)
+class Report:
+    """Where and how findings are written."""
+
+    render: Renderer
+    sources: Sources
+    output_file: Path | None = None
+    statistics: bool = False
+    output_format: str = "concise"
+
+
+def _check_stdin(path: str, settings: Settings, mode: Mode) -> tuple[FileOutcome, str]:
+    """The outcome, and the text its remaining findings refer to."""
     data = sys.stdin.buffer.read()
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
         diag = Diagnostic(path, exc.line, exc.column, exc.line, exc.column, "TL001",
                           "syntax-error", str(exc))
-        return FileOutcome(path, [diag])
+        return FileOutcome(path, [diag]), ""
     outcome = lint_one(source, settings, mode)
+    text = source.text
     if mode.fix:
         text = outcome.fixed_text if outcome.fixed_text is not None else source.text
         sys.stdout.buffer.write(source.with_text(text).to_bytes())
         sys.stdout.flush()
-    return outcome
+    return outcome, text
 
 
 def _finish(outcomes: list[FileOutcome], files_checked: int, settings: Settings, mode: Mode,
-            render: object, quiet: bool, exit_zero: bool, from_stdin: bool) -> int:
+            report: Report, quiet: bool, exit_zero: bool, from_stdin: bool) -> int:
     diagnostics = sorted((d for o in outcomes for d in o.diagnostics), key=lambda d: d.sort_key)
     errors = [o for o in outcomes if o.error]
     fixed = sum(o.fixed for o in outcomes)
@@ -158,8 +188,15 @@ def _finish(outcomes: list[FileOutcome], files_checked: int, settings: Settings,
         for outcome in outcomes:
             if outcome.diff:
                 sys.stdout.write(outcome.diff)
+    elif report.output_file is not None:
+        try:
+            with open(report.output_file, "w", encoding="utf-8", newline="\n") as handle:
+                _write_findings(diagnostics, handle, report)
+        except OSError as exc:
+            _error(f"cannot write {report.output_file}: {exc.strerror or exc}")
+            return EXIT_ERROR
     else:
-        render(diagnostics, stream)  # type: ignore[operator]
+        _write_findings(diagnostics, stream, report)
     stream.flush()
     for outcome in errors:
         _error(f"{outcome.path}: {outcome.error}")
@@ -170,6 +207,14 @@ def _finish(outcomes: list[FileOutcome], files_checked: int, settings: Settings,
     if diagnostics and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _write_findings(diagnostics: list[Diagnostic], stream: TextIO, report: Report) -> None:
+    if report.statistics:
+        render_statistics(diagnostics, stream, as_json=report.output_format in ("json",
+                                                                                 "json-lines"))
+    else:
+        report.render(diagnostics, stream, report.sources)
 
 
 def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checked: int) -> None:

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from torchlint.diagnostic import Diagnostic
 
+if TYPE_CHECKING:
+    from torchlint.reporters.sources import Sources
+
+
+def location(diagnostic: Diagnostic) -> str:
+    if diagnostic.cell is not None:
+        return f"{diagnostic.path}:cell {diagnostic.cell}:{diagnostic.line}:{diagnostic.column}"
+    return f"{diagnostic.path}:{diagnostic.line}:{diagnostic.column}"
+
 
 def format_concise(diagnostic: Diagnostic) -> str:
-    location = f"{diagnostic.path}:{diagnostic.line}:{diagnostic.column}"
-    if diagnostic.cell is not None:
-        location = f"{diagnostic.path}:cell {diagnostic.cell}:{diagnostic.line}:{diagnostic.column}"
-    return f"{location}: {diagnostic.code} {diagnostic.message}"
+    return f"{location(diagnostic)}: {diagnostic.code} {diagnostic.message}"
 
 
-def render_concise(diagnostics: Sequence[Diagnostic], stream: TextIO) -> None:
+def render_concise(diagnostics: Sequence[Diagnostic], stream: TextIO,
+                   sources: Sources | None = None) -> None:
     for diagnostic in diagnostics:
         stream.write(format_concise(diagnostic) + "\n")

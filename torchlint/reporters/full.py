@@ -1,0 +1,94 @@
+"""The full format: each finding with its source lines, the span marked, the fix as a diff
+and a pointer to ``torchlint explain``. Colour only on a terminal; ``NO_COLOR`` is honoured
+(by rich)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from torchlint.diagnostic import Diagnostic
+from torchlint.fixer import apply_edits
+from torchlint.reporters.concise import location
+from torchlint.reporters.sources import Sources
+
+CONTEXT = 1  # lines shown around the finding
+
+
+def _snippet(d: Diagnostic, lines: list[str]) -> list[Text]:
+    if not 0 < d.line <= len(lines):
+        return []
+    end_line = min(max(d.end_line, d.line), len(lines))
+    first = max(1, d.line - CONTEXT)
+    last = min(len(lines), end_line + CONTEXT)
+    width = len(str(last))
+    gutter = " " * width + " |"
+    out = [Text(gutter, style="blue")]
+    for number in range(first, last + 1):
+        line = lines[number - 1].expandtabs(1)
+        row = Text(f"{number:>{width}} | ", style="blue")
+        row.append(line)
+        out.append(row)
+        if d.line <= number <= end_line:
+            start = d.column - 1 if number == d.line else len(line) - len(line.lstrip())
+            end = d.end_column - 1 if number == end_line else len(line.rstrip())
+            if end <= start:
+                end = start + 1
+            marker = Text(gutter + " ", style="blue")
+            marker.append(" " * start)
+            marker.append("^" * (end - start), style="bold red")
+            if number == end_line:
+                marker.append(f" {d.code}", style="bold red")
+            out.append(marker)
+    out.append(Text(gutter, style="blue"))
+    return out
+
+
+def _fix_diff(d: Diagnostic, sources: Sources) -> list[Text]:
+    if d.fix is None:
+        return []
+    text = sources.text(d.path)
+    if text is None:
+        return []
+    try:
+        fixed = apply_edits(text, d.fix.resolved_edits())
+    except (AssertionError, IndexError):
+        return []
+    label = "Safe fix" if d.fix.is_safe else "Unsafe fix (with --fix --unsafe-fixes)"
+    out = [Text(f"  = help: {label}:", style="bold cyan")]
+    for line in difflib.unified_diff(text.splitlines(), fixed.splitlines(), n=0, lineterm=""):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        if line.startswith("#@torchlint-cell"):
+            continue
+        style = "red" if line.startswith("-") else "green"
+        out.append(Text(f"    {line}", style=style))
+    return out
+
+
+def render_full(diagnostics: Sequence[Diagnostic], stream: TextIO,
+                sources: Sources | None = None) -> None:
+    sources = sources or Sources()
+    console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
+                      markup=False)
+    for number, d in enumerate(diagnostics):
+        if number:
+            console.print()
+        header = Text()
+        header.append(location(d), style="bold")
+        header.append(": ")
+        header.append(d.code, style="bold red")
+        if d.fix is not None:
+            header.append(" [*]" if d.fix.is_safe else " [-]", style="cyan")
+        header.append(f" {d.message}")
+        console.print(header)
+        for row in _snippet(d, sources.lines(d)):
+            console.print(row)
+        for row in _fix_diff(d, sources):
+            console.print(row)
+        console.print(Text(f"  = note: {d.name}; run `torchlint explain {d.code}` for why "
+                           "and how to fix it", style="dim"))

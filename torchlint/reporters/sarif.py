@@ -1,0 +1,119 @@
+"""SARIF 2.1.0, with the metadata of every rule; columns count characters, like ``check``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote
+
+from torchlint import __version__
+from torchlint.diagnostic import Diagnostic
+from torchlint.registry import all_rules
+from torchlint.reporters.sources import Sources
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+INFORMATION_URI = "https://pypi.org/project/torchlint/"
+
+
+def _artifact(path: str) -> dict[str, str]:
+    resolved = Path(path).resolve()
+    try:
+        relative = resolved.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return {"uri": resolved.as_uri()}
+    return {"uri": quote(relative.as_posix()), "uriBaseId": SRCROOT}
+
+
+def _rules() -> list[dict[str, Any]]:
+    described = []
+    for code, rule in all_rules().items():
+        doc = rule.doc()
+        why = doc.split("## Why is this bad?", 1)[-1].split("##", 1)[0].strip() if doc else ""
+        described.append({
+            "id": code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary() or rule.name},
+            "fullDescription": {"text": " ".join(why.split()) or rule.summary() or rule.name},
+            "help": {"text": doc or rule.name, "markdown": doc or rule.name},
+            "helpUri": f"{INFORMATION_URI}#{code.lower()}",
+            "defaultConfiguration": {"enabled": bool(rule.default), "level": "error"},
+            "properties": {"fixSafety": rule.fix_safety,
+                           "tags": ["pytorch", "default" if rule.default else "opt-in"]},
+        })
+    return described
+
+
+def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
+    region = {"startLine": line, "startColumn": column, "endLine": end_line,
+              "endColumn": end_column}
+    if (end_line, end_column) < (line, column):
+        region["endLine"], region["endColumn"] = line, column
+    return region
+
+
+def _fixes(d: Diagnostic, sources: Sources, artifact: dict[str, str]) -> list[dict[str, Any]]:
+    if d.fix is None:
+        return []
+    replacements = []
+    for edit in d.fix.resolved_edits():
+        span = sources.edit_range(d.path, edit)
+        if span is None:
+            return []
+        start, end = span
+        replacements.append({
+            "deletedRegion": _region(start.line, start.column, end.line, end.column),
+            "insertedContent": {"text": edit.text},
+        })
+    label = "safe" if d.fix.is_safe else "unsafe (apply with --fix --unsafe-fixes)"
+    return [{"description": {"text": f"{d.code} fix: {label}"},
+             "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+             "properties": {"applicability": d.fix.applicability.value}}]
+
+
+def sarif_log(diagnostics: Sequence[Diagnostic], sources: Sources | None = None
+              ) -> dict[str, Any]:
+    sources = sources or Sources()
+    rules = _rules()
+    index = {rule["id"]: number for number, rule in enumerate(rules)}
+    results = []
+    for d in diagnostics:
+        artifact = _artifact(d.path)
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": artifact,
+                "region": _region(d.line, d.column, d.end_line, d.end_column),
+            }}],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.cell is not None:  # SARIF has no cells: the region is within this cell
+            result["properties"] = {"cell": d.cell}
+            result["locations"][0]["message"] = {"text": f"cell {d.cell}"}
+        fixes = _fixes(d, sources, artifact)
+        if fixes and d.cell is None:
+            result["fixes"] = fixes
+        results.append(result)
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "torchlint", "version": __version__,
+                                "semanticVersion": __version__,
+                                "informationUri": INFORMATION_URI, "rules": rules}},
+            "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().resolve().as_uri().rstrip("/") + "/"}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def render_sarif(diagnostics: Sequence[Diagnostic], stream: TextIO,
+                 sources: Sources | None = None) -> None:
+    json.dump(sarif_log(diagnostics, sources), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")
