@@ -1,0 +1,428 @@
+"""Helpers shared by the module-definition rules (TL101-TL106)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from torchlint.context import FileContext
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.matchers import is_layer_call, reference, self_attribute
+from torchlint.rule import Rule
+from torchlint.walk import semantic_children
+
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+# Attribute names an nn.ModuleDict key may not take: add_module refuses names that
+# already exist as attributes of the container.
+MODULE_DICT_RESERVED = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children",
+    "clear", "compile", "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr", "float",
+    "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half", "ipu",
+    "items", "keys", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+    "named_modules", "named_parameters", "parameters", "pop", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook",
+    "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_module",
+    "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to",
+    "to_empty", "train", "training", "type", "update", "values", "xpu", "zero_grad",
+})
+
+
+def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, pre-order, not entering nested functions/classes/lambdas."""
+    stack: list[cst.CSTNode] = [node]
+    first = True
+    while stack:
+        current = stack.pop()
+        yield current
+        if not first and isinstance(current, _NESTED_SCOPES):
+            continue
+        first = False
+        stack.extend(reversed(list(semantic_children(current))))
+
+
+def single_target(stmt: cst.CSTNode) -> cst.BaseExpression | None:
+    """The one target of ``a = v`` / ``a: T = v``; None for chained or tuple targets."""
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+        return stmt.targets[0].target
+    if isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+        return stmt.target
+    return None
+
+
+def assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        return stmt.value
+    return None
+
+
+def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
+    """Local names that every binding in ``function`` sets to a layer call."""
+    params = function.params
+    param_names = {p.name.value for p in (*params.posonly_params, *params.params,
+                                          *params.kwonly_params)}
+    good: set[str] = set()
+    bad: set[str] = set(param_names)
+    from torchlint.context import bound_names
+
+    for node in iter_scope(function.body):
+        if node is function:
+            continue
+        target = single_target(node)
+        if isinstance(target, cst.Name):
+            if is_layer_call(ctx, assigned_value(node)):
+                good.add(target.value)
+            else:
+                bad.add(target.value)
+            continue
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.With,
+                             cst.FunctionDef, cst.ClassDef, cst.NamedExpr, cst.Del,
+                             cst.CompFor, cst.Import, cst.ImportFrom)):
+            if isinstance(node, cst.CompFor):
+                bad.update(_names_in(node.target))
+            else:
+                bad.update(bound_names(node))
+    return frozenset(good - bad)
+
+
+def _names_in(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in(element.value)
+
+
+def is_layerish(ctx: FileContext, expr: cst.CSTNode | None, layer_names: frozenset[str]) -> bool:
+    """A layer construction call, or a local name always bound to one."""
+    if expr is None:
+        return False
+    if isinstance(expr, cst.Name):
+        return expr.value in layer_names
+    return is_layer_call(ctx, expr)
+
+
+def is_clearly_not_module(expr: cst.BaseExpression) -> bool:
+    """Literals and containers: values nn.ModuleList/ModuleDict would refuse."""
+    return isinstance(expr, (cst.BaseNumber, cst.BaseString, cst.List, cst.Tuple, cst.Dict,
+                             cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.BinaryOperation,
+                             cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)) or (
+        isinstance(expr, cst.Name) and expr.value in ("True", "False"))
+
+
+def mentions_self_attr(node: cst.CSTNode, attr: str) -> bool:
+    return any(self_attribute(n) == attr for n in iter_scope(node)
+               if isinstance(n, cst.Attribute))
+
+
+def is_torch_nn(ctx: FileContext, expr: cst.BaseExpression, *leaves: str) -> bool:
+    qual = ctx.qualified_name(expr)
+    return qual is not None and qual.startswith("torch.nn.") and qual[len("torch.nn."):] in leaves
+
+
+def string_key(expr: cst.BaseExpression) -> bool:
+    """A key nn.ModuleDict accepts for sure: a string literal without dots, not reserved."""
+    if isinstance(expr, cst.SimpleString):
+        try:
+            value = expr.evaluated_value
+        except Exception:
+            return False
+        return isinstance(value, str) and bool(value) and "." not in value and (
+            value not in MODULE_DICT_RESERVED)
+    if isinstance(expr, cst.FormattedString):
+        return all("." not in part.value for part in expr.parts
+                   if isinstance(part, cst.FormattedStringText)) and any(
+            isinstance(part, cst.FormattedStringText) and part.value for part in expr.parts)
+    return False
+
+
+# --------------------------------------------------- unregistered containers
+LIST_ONLY_METHODS = frozenset({"remove", "reverse", "sort", "index", "count", "copy", "clear"})
+DICT_ONLY_METHODS = frozenset({"get", "setdefault", "copy", "popitem", "fromkeys"})
+
+
+class Finding:
+    """A plain list/dict of layers stored on ``self``: where to report, how to fix."""
+
+    def __init__(self, kind: str, target: cst.BaseExpression, value: cst.BaseExpression,
+                 fix: str | None) -> None:
+        self.kind = kind  # "list" | "dict"
+        self.target = target
+        self.value = value
+        # "wrap": nn.ModuleX(<value>); "empty": nn.ModuleX(); "call": replace the func of
+        # list(...)/dict(...) by nn.ModuleX; None: no fix
+        self.fix = fix
+
+
+class _Growth:
+    def __init__(self) -> None:
+        self.layers = 0
+        self.unknown = 0
+        self.bad = 0
+        self.keys_ok = True
+        self.after: list[int] = []
+
+    def item(self, ctx: FileContext, expr: cst.BaseExpression | None,
+             layer_names: frozenset[str]) -> None:
+        if expr is None:
+            self.unknown += 1
+        elif is_layerish(ctx, expr, layer_names):
+            self.layers += 1
+        elif is_clearly_not_module(expr):
+            self.bad += 1
+        else:
+            self.unknown += 1
+
+    def sequence(self, ctx: FileContext, expr: cst.BaseExpression,
+                 layer_names: frozenset[str]) -> None:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            for element in expr.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.unknown += 1
+                else:
+                    self.item(ctx, element.value, layer_names)
+        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            self.item(ctx, expr.elt, layer_names)
+        else:
+            self.unknown += 1
+
+
+def _subject_matches(expr: cst.BaseExpression, subject: str | tuple[str]) -> bool:
+    if isinstance(subject, tuple):
+        return self_attribute(expr) == subject[0]
+    return isinstance(expr, cst.Name) and expr.value == subject
+
+
+def _growth(ctx: FileContext, nodes: list[cst.CSTNode], start: int,
+            subject: str | tuple[str], kind: str, layer_names: frozenset[str]) -> _Growth:
+    """How the list/dict named by ``subject`` is filled in ``nodes[start:]``."""
+    growth = _Growth()
+    for index in range(start, len(nodes)):
+        node = nodes[index]
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            _subject_matches(node.func.value, subject)
+        ):
+            method = node.func.attr.value
+            args = [a for a in node.args]
+            before = (growth.layers, growth.unknown, growth.bad)
+            if kind == "list" and method == "append" and len(args) == 1:
+                growth.item(ctx, args[0].value, layer_names)
+            elif kind == "list" and method == "insert" and len(args) == 2:
+                growth.item(ctx, args[1].value, layer_names)
+            elif kind == "list" and method == "extend" and len(args) == 1:
+                growth.sequence(ctx, args[0].value, layer_names)
+            elif kind == "dict" and method == "update" and len(args) == 1 and isinstance(
+                args[0].value, cst.Dict
+            ):
+                for element in args[0].value.elements:
+                    if isinstance(element, cst.DictElement):
+                        growth.item(ctx, element.value, layer_names)
+                        growth.keys_ok &= string_key(element.key)
+                    else:
+                        growth.unknown += 1
+            if (growth.layers, growth.unknown, growth.bad) != before:
+                growth.after.append(index)
+        elif kind == "list" and isinstance(node, cst.AugAssign) and isinstance(
+            node.operator, cst.AddAssign
+        ) and _subject_matches(node.target, subject):
+            growth.sequence(ctx, node.value, layer_names)
+            growth.after.append(index)
+        elif kind == "dict" and isinstance(node, cst.Assign):
+            for target in node.targets:
+                sub = target.target
+                if isinstance(sub, cst.Subscript) and _subject_matches(sub.value, subject):
+                    growth.item(ctx, node.value, layer_names)
+                    index_node = sub.slice[0].slice if len(sub.slice) == 1 else None
+                    growth.keys_ok &= isinstance(index_node, cst.Index) and string_key(
+                        index_node.value)
+                    growth.after.append(index)
+    return growth
+
+
+def _is_empty(ctx: FileContext, value: cst.BaseExpression, kind: str) -> bool:
+    if kind == "list" and isinstance(value, cst.List):
+        return not value.elements
+    if kind == "dict" and isinstance(value, cst.Dict):
+        return not value.elements
+    if isinstance(value, cst.Call) and not value.args:
+        return ctx.qualified_name(value.func) == f"builtins.{kind}"
+    return False
+
+
+def _direct(ctx: FileContext, value: cst.BaseExpression, kind: str,
+            layer_names: frozenset[str]) -> tuple[bool, bool, str] | None:
+    """(is a container of layers, fixable, fix kind) for a literal/comprehension/list(...)."""
+    if kind == "list" and isinstance(value, cst.List):
+        growth = _Growth()
+        growth.sequence(ctx, value, layer_names)
+        if growth.layers and not growth.bad:
+            return True, not growth.unknown, "wrap"
+        return None
+    if kind == "list" and isinstance(value, cst.ListComp):
+        if is_layerish(ctx, value.elt, layer_names):
+            return True, True, "wrap"
+        return None
+    if kind == "list" and isinstance(value, cst.Call) and len(value.args) == 1 and (
+        value.args[0].keyword is None and not value.args[0].star
+    ) and ctx.qualified_name(value.func) == "builtins.list":
+        inner = value.args[0].value
+        if isinstance(inner, (cst.GeneratorExp, cst.ListComp)) and is_layerish(
+            ctx, inner.elt, layer_names
+        ):
+            return True, True, "call"
+        return None
+    if kind == "dict" and isinstance(value, cst.Dict):
+        growth = _Growth()
+        for element in value.elements:
+            if isinstance(element, cst.DictElement):
+                growth.item(ctx, element.value, layer_names)
+                growth.keys_ok &= string_key(element.key)
+            else:
+                growth.unknown += 1
+        if growth.layers and not growth.bad:
+            return True, not growth.unknown and growth.keys_ok, "wrap"
+        return None
+    if kind == "dict" and isinstance(value, cst.DictComp):
+        if is_layerish(ctx, value.value, layer_names):
+            return True, string_key(value.key), "wrap"
+        return None
+    return None
+
+
+def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
+                            kind: str) -> list[Finding]:
+    """Plain lists (kind "list") or dicts ("dict") of layers stored on ``self`` in ``function``."""
+    nodes = list(iter_scope(function.body))
+    layer_names = layer_locals(ctx, function)
+    wrapped, odd_methods = _class_uses(ctx, cls, kind)
+    self_assigns: list[tuple[str, int]] = []
+    for index, node in enumerate(nodes):
+        attr = self_attribute(single_target(node))
+        if attr is not None:
+            self_assigns.append((attr, index))
+    findings: list[Finding] = []
+    for attr, index in self_assigns:
+        if attr in wrapped or any(a == attr and i > index for a, i in self_assigns):
+            continue
+        node = nodes[index]
+        target = single_target(node)
+        value = assigned_value(node)
+        assert target is not None and value is not None
+        fixable_api = attr not in odd_methods
+        direct = _direct(ctx, value, kind, layer_names)
+        if direct is not None:
+            _, fixable, how = direct
+            findings.append(Finding(kind, target, value, how if fixable and fixable_api else None))
+            continue
+        if _is_empty(ctx, value, kind):
+            growth = _growth(ctx, nodes, index + 1, (attr,), kind, layer_names)
+            if growth.layers and not growth.bad:
+                ok = not growth.unknown and growth.keys_ok and fixable_api
+                findings.append(Finding(kind, target, value, "empty" if ok else None))
+            continue
+        if isinstance(value, cst.Name):
+            local = _local_container(ctx, nodes, index, value.value, kind, layer_names)
+            if local is not None:
+                findings.append(Finding(kind, target, value,
+                                        "wrap" if local and fixable_api else None))
+    return findings
+
+
+def _local_container(ctx: FileContext, nodes: list[cst.CSTNode], use: int, name: str, kind: str,
+                     layer_names: frozenset[str]) -> bool | None:
+    """For ``self.X = name``: None unless ``name`` is surely a plain container of layers
+    (then: whether wrapping it is a safe fix)."""
+    binding: int | None = None
+    for index, node in enumerate(nodes):
+        target = single_target(node)
+        if isinstance(target, cst.Name) and target.value == name:
+            if binding is not None:
+                return None
+            binding = index
+        elif isinstance(node, (cst.For, cst.With, cst.AugAssign, cst.Del, cst.CompFor,
+                               cst.NamedExpr, cst.Assign, cst.AnnAssign)):
+            from torchlint.context import bound_names
+
+            names = _names_in(node.target) if isinstance(node, cst.CompFor) else bound_names(node)
+            if name in names and not (isinstance(node, cst.AugAssign) and kind == "list"):
+                return None
+        elif isinstance(node, cst.Call) and _passes(node, name):
+            # handed to some call (nn.Sequential(*name), helper(name)...): leave it alone
+            return None
+    if binding is None or binding > use:
+        return None
+    value = assigned_value(nodes[binding])
+    assert value is not None
+    direct = _direct(ctx, value, kind, layer_names)
+    growth = _growth(ctx, nodes, binding + 1, name, kind, layer_names)
+    if any(index > use for index in growth.after) or growth.bad:
+        return None
+    if direct is not None:
+        return direct[1] and not growth.unknown and growth.keys_ok
+    if _is_empty(ctx, value, kind) and growth.layers:
+        return not growth.unknown and growth.keys_ok
+    return None
+
+
+def _passes(call: cst.Call, name: str) -> bool:
+    return any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args)
+
+
+def _class_uses(ctx: FileContext, cls: cst.ClassDef, kind: str) -> tuple[set[str], set[str]]:
+    """Attributes handed to a call anywhere in the class (``nn.Sequential(*self.X)``,
+    ``nn.ModuleList(self.X)``), and attributes used with a method the nn container lacks."""
+    from torchlint.walk import iter_nodes
+
+    wrapped: set[str] = set()
+    odd: set[str] = set()
+    missing = LIST_ONLY_METHODS if kind == "list" else DICT_ONLY_METHODS
+    for node in iter_nodes(cls.body):
+        if isinstance(node, cst.Call):
+            for arg in node.args:
+                attr = self_attribute(arg.value)
+                if attr is not None and (is_layer_call(ctx, node) or arg.star):
+                    wrapped.add(attr)
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in missing:
+                attr = self_attribute(node.func.value)
+                if attr is not None:
+                    odd.add(attr)
+    return wrapped, odd
+
+
+class UnregisteredContainerRule(Rule):
+    """Shared logic of TL101/TL102 (no code: not a rule by itself)."""
+
+    kind = "list"
+    container = "ModuleList"
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.context.enclosing_class(node)
+        if cls is None or not self.context.is_module_class(cls):
+            return
+        for finding in unregistered_containers(self.context, cls, node, self.kind):
+            self.report(finding.target, fix=self._fix(finding),
+                        attr=self_attribute(finding.target))
+
+    def _fix(self, finding: Finding) -> Fix | None:
+        if finding.fix is None:
+            return None
+        ref = reference(self.context, "torch.nn")
+        if ref is None:
+            return None
+        spelling, need = ref
+        imports = (need,) if need is not None else ()
+        container = f"{spelling}.{self.container}"
+        value = finding.value
+        if finding.fix == "wrap":
+            # two insertions keep the value's own lines and indentation untouched
+            return Fix.safe(NodeEdit(value, f"{container}(", "insert_before"),
+                            NodeEdit(value, ")", "insert_after"), imports=imports)
+        elif finding.fix == "empty":
+            edit = NodeEdit(value, f"{container}()")
+        else:
+            assert isinstance(value, cst.Call)
+            edit = NodeEdit(value.func, container)
+        return Fix.safe(edit, imports=imports)
