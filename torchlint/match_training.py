@@ -325,3 +325,17 @@ def item_call(value: cst.BaseExpression) -> str:
             value.lpar):
         inner = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return code(cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("item"))))
+
+
+def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
+    """``0``, ``0.0``, ``-1``, ``torch.zeros(1)``, ``torch.tensor(0.0, device=d)``."""
+    from torchlint.matchers import is_tensor_factory
+
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Call):
+        qual = ctx.qualified_name(value.func)
+        return is_tensor_factory(ctx, value) or qual in ("builtins.float", "builtins.int")
+    return False

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_training import (
+    function_scope,
+    grad_surely_enabled,
+    graph_is_wanted,
+    graph_value,
+    is_number_or_tensor,
+    item_call,
+    last_assignment,
+)
+from torchlint.matchers import code
+from torchlint.rule import Rule
+
+
+class LossSummedWithGraph(Rule):
+    """## What it does
+    Flags a running total built with `total += loss` inside a loop, where `loss` still
+    carries its autograd graph and the total is never backpropagated.
+
+    ## Why is this bad?
+    Adding a tensor that requires grad to the total turns the total into a tensor that
+    is itself part of a graph, and that graph links back to every step's loss. Nothing
+    is freed until the total goes away, so memory climbs step after step, and the
+    bookkeeping slows the loop down. A number to print or average is all the total
+    needs: take it with `.item()`.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+    def train(model, loader, optimizer):
+        criterion = nn.CrossEntropyLoss()
+        epoch_loss = 0.0
+        for images, labels in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            epoch_loss += loss
+        print(epoch_loss / len(loader))
+    ```
+
+    Use instead:
+    ```python
+    import torch.nn as nn
+
+    def train(model, loader, optimizer):
+        criterion = nn.CrossEntropyLoss()
+        epoch_loss = 0.0
+        for images, labels in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            epoch_loss += loss.item()
+        print(epoch_loss / len(loader))
+    ```
+
+    ## Fix safety
+    Unsafe: the total becomes a Python float, so code that later treats it as a tensor
+    (`.item()`, `.cpu()`, `torch.distributed.all_reduce`) has to change, and `.item()`
+    waits for the GPU at every step. Model outputs, which are usually not scalars, are
+    reported without a fix.
+    """
+
+    code = "TL202"
+    name = "loss-summed-with-graph"
+    message = ("{value} is added to {total} with its autograd graph; the total keeps every "
+               "step's graph alive: add {suggestion}")
+    fix_safety = "unsafe"
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not isinstance(node.operator, cst.AddAssign) or not isinstance(node.target, cst.Name):
+            return
+        ctx = self.context
+        loops = ctx.loops()
+        if not loops:
+            return
+        total = node.target.value
+        if not any(is_number_or_tensor(ctx, last_assignment(ctx, total, loop))
+                   for loop in loops):
+            return
+        value = node.value
+        kind = graph_value(ctx, value)
+        if kind is None or not grad_surely_enabled(ctx):
+            return
+        if graph_is_wanted(function_scope(ctx), total):
+            return
+        shown = code(value)
+        fix = Fix.unsafe(NodeEdit(value, item_call(value))) if kind == "loss" else None
+        suggestion = item_call(value) if kind == "loss" else f"{shown}.detach()"
+        self.report(value, fix=fix, value=shown, total=total, suggestion=suggestion)
