@@ -189,3 +189,32 @@ def move_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
     if positional and is_device_like(ctx, positional[0].value):
         return positional[0].value
     return None
+
+
+# torch.cuda functions that do not create a CUDA context or fix the visible devices
+_LAZY_CUDA_CALLS = frozenset({
+    "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all", "device", "stream",
+    "device_of", "nvtx", "set_sync_debug_mode", "get_sync_debug_mode",
+})
+
+
+def initialises_cuda(ctx: FileContext, call: cst.Call) -> bool:
+    """A call that starts the CUDA runtime: ``torch.cuda.device_count()``, ``x.cuda()``,
+    ``x.to("cuda")``, ``torch.zeros(3, device="cuda")``."""
+    qual = ctx.qualified_name(call.func)
+    if qual is not None:
+        if qual.startswith("torch.cuda.") and qual.count(".") == 2:
+            leaf = qual.rsplit(".", 1)[1]
+            if leaf[:1].islower() and not leaf.startswith("_") and leaf not in _LAZY_CUDA_CALLS:
+                return True
+        if qual.startswith("torch."):
+            device = get_arg(call, "device")
+            return device is not None and is_cuda_device(ctx, device.value)
+        return False
+    attribute = method_call(call, "cuda", "to")
+    if attribute is None:
+        return False
+    if attribute.attr.value == "cuda":
+        return not any(a.keyword is not None and a.keyword.value not in (
+            "device", "non_blocking", "memory_format") for a in call.args)
+    return is_cuda_device(ctx, move_device(ctx, call))
