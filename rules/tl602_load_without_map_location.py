@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_api import add_keywords, code_at
+from torchlint.matchers import get_arg, has_keyword, has_star_args
+from torchlint.rule import Rule
+
+LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
+
+
+class LoadWithoutMapLocation(Rule):
+    """## What it does
+    Flags `torch.load(...)` calls that give no `map_location`.
+
+    ## Why is this bad?
+    Saved tensors remember the device they lived on. Without `map_location`, loading puts
+    every tensor back on that device: a checkpoint written on `cuda:3` lands on `cuda:3`
+    again (filling memory on a card another process is using), and on a machine without
+    a GPU the load fails outright. Loading to the CPU first and moving the model afterwards
+    works everywhere.
+
+    ## Example
+    ```python
+    import torch
+
+    weights = torch.load("model.pt", weights_only=True)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    weights = torch.load("model.pt", map_location="cpu", weights_only=True)
+    ```
+
+    ## Fix safety
+    Unsafe: `map_location="cpu"` changes where the loaded tensors live; code that relied on
+    them coming back on the GPU must now move them (`model.to(device)`) itself.
+    """
+
+    code = "TL602"
+    name = "load-without-map-location"
+    message = "torch.load() without map_location=; tensors return to the device they were saved from"
+    fix_safety = "unsafe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
+            return
+        if has_keyword(node, "map_location") or get_arg(node, None, 1) is not None:
+            return
+        if has_star_args(node):
+            return
+        new = add_keywords(node, ("map_location", cst.SimpleString('"cpu"')))
+        self.report(node, fix=Fix.unsafe(NodeEdit(node, code_at(self.context, new))))
+

@@ -1,0 +1,247 @@
+"""Helpers for the API-migration rules (TL6xx/TL7xx): imported names and the fixes that
+rewrite every use of one, so the import can go away with the last use."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.context import FileContext, import_bindings
+from torchlint.diagnostic import NodeEdit
+from torchlint.matchers import code
+from torchlint.walk import semantic_children
+
+# Expressions that never need parentheses when they replace an atom (a call).
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
+          cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+          cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Ellipsis)
+# Parents in which any expression may stand without parentheses.
+_OPEN_PARENTS = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr,
+                 cst.Element, cst.DictElement, cst.WithItem, cst.AssignTarget)
+
+
+@dataclass
+class ImportSite:
+    """One ``from M import N [as A]`` binding a name, and every other use of that name."""
+
+    line: cst.SimpleStatementLine
+    statement: cst.ImportFrom
+    alias: cst.ImportAlias
+    bound: str
+    uses: list[cst.Name] = field(default_factory=list)
+
+
+class ModuleIndex:
+    """Parents, names and imports of one module, built once on first use."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.names: dict[str, list[cst.Name]] = {}
+        self.imports: dict[str, list[tuple[cst.SimpleStatementLine | None, cst.CSTNode,
+                                           cst.ImportAlias | None]]] = {}
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            for child in semantic_children(node):
+                self.parents[child] = node
+                stack.append(child)
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                self._note_import(node)
+            elif isinstance(node, cst.Name) and self._is_use(node):
+                self.names.setdefault(node.value, []).append(node)
+
+    def _note_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        line = self.parents.get(node)
+        line = line if isinstance(line, cst.SimpleStatementLine) else None
+        if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.evaluated_alias or alias.evaluated_name
+                self.imports.setdefault(bound, []).append((line, node, alias))
+            return
+        for bound, _ in import_bindings(node):
+            self.imports.setdefault(bound, []).append((line, node, None))
+
+    def _is_use(self, node: cst.Name) -> bool:
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return False
+        return not isinstance(parent, (cst.ImportAlias, cst.AsName, cst.ImportFrom, cst.Import))
+
+    def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        current = self.parents.get(node)
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = self.parents.get(current)
+        return False
+
+    def import_site(self, name: str) -> ImportSite | None:
+        """The single ``from M import name`` binding ``name`` in the whole file, if exactly one."""
+        sites = self.imports.get(name, [])
+        if len(sites) != 1:
+            return None
+        line, statement, alias = sites[0]
+        if line is None or alias is None or not isinstance(statement, cst.ImportFrom):
+            return None
+        return ImportSite(line, statement, alias, name, list(self.names.get(name, [])))
+
+
+def index_for(cache: dict[int, ModuleIndex], ctx: FileContext) -> ModuleIndex:
+    index = cache.get(id(ctx.module))
+    if index is None or index.module is not ctx.module:
+        cache.clear()
+        index = cache[id(ctx.module)] = ModuleIndex(ctx.module)
+    return index
+
+
+def called_use(index: ModuleIndex, name: cst.Name) -> cst.Call | None:
+    """The call whose callee is this use of the name (``Variable`` in ``Variable(x)``)."""
+    parent = index.parents.get(name)
+    if isinstance(parent, cst.Call) and parent.func is name:
+        return parent
+    return None
+
+
+def import_cleanup(index: ModuleIndex, name: str,
+                   fixable: Callable[[cst.Call], bool]) -> NodeEdit | None:
+    """The edit removing ``from M import name`` once every use is a call fixed away.
+
+    Every fix of one name carries this same edit, so they all apply together in one pass.
+    None (keep the import) unless each use is a fixable call and none sits inside another.
+    """
+    site = index.import_site(name)
+    if site is None or not site.uses:
+        return None
+    calls = []
+    for use in site.uses:
+        call = called_use(index, use)
+        if call is None or not fixable(call):
+            return None
+        calls.append(call)
+    for call in calls:
+        if any(other is not call and index.inside(other, call) for other in calls):
+            return None
+    return removal_edit(index, site)
+
+
+def removal_edit(index: ModuleIndex, site: ImportSite) -> NodeEdit | None:
+    names = site.statement.names
+    assert not isinstance(names, cst.ImportStar)
+    remaining = [alias for alias in names if alias is not site.alias]
+    if remaining:
+        last = remaining[-1]
+        if site.statement.lpar is None and not isinstance(last.comma, cst.MaybeSentinel):
+            remaining[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        elif site.statement.lpar is not None and remaining[-1] is not names[-1]:
+            remaining[-1] = last.with_changes(comma=names[-1].comma)
+        return NodeEdit(site.statement, code(site.statement.with_changes(names=remaining)))
+    if len(site.line.body) != 1:
+        return None
+    block = index.parents.get(site.line)
+    if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+        return NodeEdit(site.statement, "pass")
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    return NodeEdit(site.line, kind="delete_line")
+
+
+def comments_in(text: str) -> list[str]:
+    try:
+        return sorted(tok.string.rstrip() for tok in tokenize.generate_tokens(
+            io.StringIO("(" + text + "\n)").readline) if tok.type == tokenize.COMMENT)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return ["<untokenizable>"]
+
+
+def keeps_comments(old: cst.CSTNode, new_text: str) -> bool:
+    """The replacement text holds every comment of the node it replaces."""
+    before = comments_in(code(old))
+    if not before:
+        return True
+    after = comments_in(new_text)
+    return all(after.count(c) >= before.count(c) for c in set(before))
+
+
+def as_atom(expr: cst.BaseExpression, parent: cst.CSTNode | None) -> str:
+    """Source of ``expr`` fit to stand where a call stood (parenthesised when needed)."""
+    text = code(expr)
+    if isinstance(expr, _ATOMS) or expr.lpar or isinstance(parent, _OPEN_PARENTS):
+        return text
+    if isinstance(expr, cst.Tuple) and expr.lpar:
+        return text
+    return f"({text})"
+
+
+def receiver_text(expr: cst.BaseExpression) -> str:
+    """Source of ``expr`` fit to have ``.method()`` appended."""
+    text = code(expr)
+    if isinstance(expr, _ATOMS) and not isinstance(expr, (cst.Integer, cst.Float)) or expr.lpar:
+        return text
+    return f"({text})"
+
+
+def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    from torchlint.walk import iter_nodes
+
+    for child in iter_nodes(node):
+        if isinstance(child, cst.Call):
+            yield child
+
+
+# ------------------------------------------------------------ rendering
+def code_at(ctx: FileContext, node: cst.CSTNode) -> str:
+    """Source of ``node`` (a descendant of the node being visited, or a changed copy of one),
+    indented for where it stands: continuation lines keep the block's indentation."""
+    from libcst._nodes.internal import CodegenState
+
+    module = ctx.module
+    state = CodegenState(default_indent=module.default_indent,
+                         default_newline=module.default_newline)
+    for ancestor in ctx.ancestors:
+        if isinstance(ancestor, cst.IndentedBlock):
+            state.increase_indent(module.default_indent if ancestor.indent is None
+                                  else ancestor.indent)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def _plain_line(last_line: cst.SimpleWhitespace) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=True,
+                                       last_line=last_line)
+
+
+def add_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst.Call:
+    """``call`` with ``name=value`` arguments appended, one per line in a call laid out one
+    argument per line with a trailing comma, else on the same line."""
+    args = list(call.args)
+    last = args[-1] if args else None
+    if last is None or not isinstance(last.comma, cst.Comma) or not isinstance(
+            last.comma.whitespace_after, cst.ParenthesizedWhitespace):
+        from torchlint.matchers import with_keywords
+
+        return with_keywords(call, *pairs)
+    separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(
+        args[-2].comma, cst.Comma) else call.whitespace_before_args
+    if not isinstance(separator, cst.ParenthesizedWhitespace):
+        from torchlint.matchers import with_keywords
+
+        return with_keywords(call, *pairs)
+    closing = last.comma.whitespace_after
+    args[-1] = last.with_changes(comma=last.comma.with_changes(
+        whitespace_after=closing.with_changes(last_line=separator.last_line)))
+    for index, (name, value) in enumerate(pairs):
+        final = index == len(pairs) - 1
+        after = _plain_line(closing.last_line) if final else _plain_line(separator.last_line)
+        args.append(cst.Arg(
+            value=value, keyword=cst.Name(name),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                  whitespace_after=cst.SimpleWhitespace("")),
+            comma=cst.Comma(whitespace_after=after)))
+    return call.with_changes(args=args)
