@@ -244,6 +244,17 @@ def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checke
         click.echo(line, err=True)
 
 
+@main.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (needs the 'lsp' extra)."""
+    try:
+        from torchlint.lsp import serve
+    except ImportError as exc:
+        _error(f"the language server needs pygls: pip install 'torchlint[lsp]' ({exc})")
+        sys.exit(EXIT_ERROR)
+    serve()
+
+
 # ------------------------------------------------------------------ rules
 def _fix_label(rule: type) -> str:
     return {"safe": "safe", "unsafe": "unsafe", "sometimes": "safe/unsafe",
