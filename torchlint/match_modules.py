@@ -426,3 +426,60 @@ class UnregisteredContainerRule(Rule):
             assert isinstance(value, cst.Call)
             edit = NodeEdit(value.func, container)
         return Fix.safe(edit, imports=imports)
+
+
+# ------------------------------------------------------- conv + batch norm
+def conv_dimension(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """``2d`` for ``nn.Conv2d(...)``/``nn.ConvTranspose2d(...)``/``nn.LazyConv2d(...)``."""
+    if not isinstance(node, cst.Call):
+        return None
+    qual = ctx.qualified_name(node.func)
+    if qual is None or not qual.startswith("torch.nn.") or qual.count(".") != 2:
+        return None
+    leaf = qual.rsplit(".", 1)[1]
+    for prefix in ("Conv", "ConvTranspose", "LazyConv", "LazyConvTranspose"):
+        rest = leaf[len(prefix):]
+        if leaf.startswith(prefix) and rest in ("1d", "2d", "3d"):
+            return rest
+    return None
+
+
+def batchnorm_dimension(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    if not isinstance(node, cst.Call):
+        return None
+    qual = ctx.qualified_name(node.func)
+    if qual is None or not qual.startswith("torch.nn.") or qual.count(".") != 2:
+        return None
+    leaf = qual.rsplit(".", 1)[1]
+    for prefix in ("BatchNorm", "LazyBatchNorm"):
+        rest = leaf[len(prefix):]
+        if leaf.startswith(prefix) and rest in ("1d", "2d", "3d"):
+            return rest
+    return None
+
+
+def conv_bias_fix(ctx: FileContext, conv: cst.Call) -> Fix | None | bool:
+    """False when the conv surely has no bias or we cannot tell; else the fix (or None)."""
+    if any(arg.star for arg in conv.args):
+        return False
+    qual = ctx.qualified_name(conv.func) or ""
+    position = 6 if ".Lazy" in qual else 7
+    from torchlint.matchers import get_arg, is_literal_true
+
+    arg = get_arg(conv, "bias", position)
+    if arg is not None:
+        if not is_literal_true(arg.value):
+            return False
+        return Fix.unsafe(NodeEdit(arg.value, "False"))
+    if not conv.args:
+        return None
+    return Fix.unsafe(NodeEdit(conv.args[-1].value, ", bias=False", "insert_after"))
+
+
+def sequence_item(element: cst.BaseExpression) -> cst.BaseExpression:
+    """The layer of an ``("name", layer)`` pair (``OrderedDict([...])`` style), else itself."""
+    if isinstance(element, cst.Tuple) and len(element.elements) == 2 and isinstance(
+        element.elements[0].value, (cst.SimpleString, cst.FormattedString)
+    ):
+        return element.elements[1].value
+    return element
