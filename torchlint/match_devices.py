@@ -218,3 +218,62 @@ def initialises_cuda(ctx: FileContext, call: cst.Call) -> bool:
         return not any(a.keyword is not None and a.keyword.value not in (
             "device", "non_blocking", "memory_format") for a in call.args)
     return is_cuda_device(ctx, move_device(ctx, call))
+
+
+# numpy functions that always return an ndarray: no np.load (npz), reductions or scalars, and
+# nothing that makes negative strides (np.flip) or read-only memory (np.frombuffer), which
+# torch.from_numpy refuses or warns about
+_NUMPY_ARRAY_FUNCTIONS = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "array", "asarray", "ascontiguousarray", "asfortranarray", "zeros", "ones", "empty",
+        "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+        "logspace", "eye", "identity", "stack", "vstack", "hstack", "dstack", "concatenate",
+        "column_stack", "fromfile", "loadtxt", "genfromtxt", "tile", "repeat", "expand_dims",
+        "transpose", "pad", "tril", "triu", "outer", "diag", "copy", "argsort", "cumsum",
+    )
+)
+# numpy.random functions that return an array only when given a shape
+_NUMPY_RANDOM_SHAPED = frozenset({"rand", "randn"})
+_NUMPY_RANDOM_SIZED = frozenset({"random", "uniform", "normal", "randint", "choice",
+                                 "random_sample", "standard_normal", "binomial", "poisson",
+                                 "beta", "gamma", "exponential", "permutation"})
+_ARRAY_METHODS = frozenset({"astype", "reshape", "transpose", "copy", "squeeze", "flatten",
+                            "ravel", "swapaxes"})
+
+
+def is_numpy_array_expression(ctx: FileContext, node: cst.BaseExpression,
+                              at: cst.CSTNode | None = None) -> bool:
+    """A call that evidently returns a NumPy array (``np.zeros(3)``, ``np.array(x).astype(f)``).
+
+    With ``at``, a method call on a name bound to an array before ``at`` counts too."""
+    if not isinstance(node, cst.Call):
+        return False
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:
+        if qual in _NUMPY_ARRAY_FUNCTIONS:
+            return True
+        if qual.startswith("numpy.random.") and qual.count(".") == 2:
+            leaf = qual.rsplit(".", 1)[1]
+            if leaf in _NUMPY_RANDOM_SHAPED:
+                return bool(positional_args(node))
+            if leaf == "permutation":
+                return True
+            if leaf in _NUMPY_RANDOM_SIZED:
+                return get_arg(node, "size") is not None
+        return False
+    attribute = method_call(node, *_ARRAY_METHODS)
+    if attribute is not None:
+        if at is not None and isinstance(attribute.value, cst.Name):
+            return is_numpy_array(ctx, attribute.value, at)
+        return is_numpy_array_expression(ctx, attribute.value, at)
+    return False
+
+
+def is_numpy_array(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """An expression that is a NumPy array: a numpy call, or a name bound to one before ``at``."""
+    if isinstance(node, cst.Name):
+        bound = ctx.binding(node.value, at)
+        return bound is not None and bound.kind == "assign" and bound.value is not None and \
+            is_numpy_array_expression(ctx, bound.value, bound.node)
+    return is_numpy_array_expression(ctx, node, at)
