@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
+from torchlint.matchers import get_arg, last_name_part, reference
+from torchlint.rule import Rule
+
+_ADAM = frozenset({"torch.optim.Adam", "torch.optim.adam.Adam"})
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        try:
+            return float(node.evaluated_value) == 0.0
+        except (TypeError, ValueError):
+            return False
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "False")
+    return False
+
+
+class AdamWeightDecay(Rule):
+    """## What it does
+    Flags `torch.optim.Adam` created with a non-zero `weight_decay`.
+
+    ## Why is this bad?
+    In `Adam`, `weight_decay` is an L2 penalty: the decay term is added to the gradient
+    before the adaptive moments are computed, so it is divided by the same running RMS of
+    the gradient as everything else. Parameters with large gradients are hardly decayed and
+    the regularisation no longer behaves like weight decay (Loshchilov and Hutter,
+    "Decoupled Weight Decay Regularization"). `AdamW` applies the decay directly to the
+    weights, separately from the adaptive step, which is almost always what was meant.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(16, 4)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-2)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    model = torch.nn.Linear(16, 4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)
+    ```
+
+    ## Fix safety
+    Unsafe: `Adam` becomes `AdamW` with the same arguments. This changes the optimisation
+    (decoupled decay of the same strength is much stronger than the L2 term was), so the
+    learning rate and decay may need re-tuning and results will not match earlier runs.
+    """
+
+    code = "TL208"
+    name = "adam-weight-decay"
+    message = "Adam with weight_decay adds an L2 penalty, not decoupled weight decay; use AdamW"
+    fix_safety = "unsafe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.call_name(node) not in _ADAM:
+            return
+        decay = get_arg(node, "weight_decay", 4)
+        if decay is None or _is_zero(decay.value):
+            return
+        named = last_name_part(decay.value)
+        if named is not None and "l2" in named.lower():
+            return  # weight_decay=args.l2: an L2 penalty is what the author asked for
+        decoupled = get_arg(node, "decoupled_weight_decay")
+        if decoupled is not None and not _is_zero(decoupled.value):
+            return  # Adam(decoupled_weight_decay=True) is AdamW already
+        if any(arg.star == "**" for arg in node.args):
+            return
+        self.report(node, fix=self._fix(node))
+
+    def _fix(self, node: cst.Call) -> Fix | None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if self.context.qualified_name(func) != "torch.optim.Adam":
+                return None
+            return Fix.unsafe(NodeEdit(func.attr, "AdamW"))
+        if isinstance(func, cst.Name):
+            if self.context.lookup("AdamW") == "torch.optim.AdamW":
+                return Fix.unsafe(NodeEdit(func, "AdamW"))
+            if func.value == "Adam" and self.context.is_free("AdamW"):
+                return Fix.unsafe(NodeEdit(func, "AdamW"),
+                                  imports=(ImportNeed("from torch.optim import AdamW"),))
+            spelled = reference(self.context, "torch.optim.AdamW")
+            if spelled is None:
+                return None
+            text, need = spelled
+            return Fix.unsafe(NodeEdit(func, text), imports=(need,) if need else ())
+        return None
+
+
