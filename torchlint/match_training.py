@@ -339,3 +339,26 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
         qual = ctx.qualified_name(value.func)
         return is_tensor_factory(ctx, value) or qual in ("builtins.float", "builtins.int")
     return False
+
+
+def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.With
+                     ) -> bool | None:
+    """True: an enabled autocast; False: ``autocast(enabled=False)``; None: not autocast."""
+    from torchlint.matchers import get_arg, is_literal_false
+
+    if isinstance(item, cst.IfExp):
+        branches = (is_autocast_item(ctx, item.body, with_node),
+                    is_autocast_item(ctx, item.orelse, with_node))
+        return True if True in branches else None
+    if isinstance(item, cst.Name):
+        found = ctx.binding(item.value, with_node)
+        if found is not None and found.kind == "assign" and found.value is not None and not (
+                isinstance(found.value, cst.Name)):
+            return is_autocast_item(ctx, found.value, with_node)
+        return None
+    if not isinstance(item, cst.Call) or ctx.qualified_name(item.func) not in AUTOCAST_NAMES:
+        return None
+    enabled = get_arg(item, "enabled")
+    if enabled is not None and is_literal_false(enabled.value):
+        return False
+    return True
