@@ -245,3 +245,84 @@ def add_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst.
                                   whitespace_after=cst.SimpleWhitespace("")),
             comma=cst.Comma(whitespace_after=after)))
     return call.with_changes(args=args)
+
+
+# ------------------------------------------------------------- bindings
+def earlier_assignment(ctx: FileContext, statement: cst.CSTNode, name: str
+                       ) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
+    """The statement and value of ``name = value`` straight before ``statement`` (an Assign found through
+    ``ctx.binding``) in the same block; None when not a plain assignment or unsure."""
+    for block in reversed(ctx.ancestors):
+        if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+            continue
+        position = next((k for k, line in enumerate(block.body)
+                         if isinstance(line, cst.SimpleStatementLine)
+                         and any(small is statement for small in line.body)), None)
+        if position is None:
+            continue
+        for line in reversed(block.body[:position]):
+            if not isinstance(line, cst.SimpleStatementLine):
+                from torchlint.context import binds_anywhere
+
+                if binds_anywhere(line, name):
+                    return None
+                continue
+            for small in reversed(line.body):
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                        small.targets[0].target, cst.Name):
+                    if small.targets[0].target.value == name:
+                        return small, small.value
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(
+                        small.target, cst.Name) and small.target.value == name:
+                    if isinstance(small, cst.AnnAssign) and small.value is not None:
+                        return small, small.value
+                    return None
+        return None
+    return None
+
+
+def global_assignment(ctx: FileContext, name: str) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
+    """``name = value`` when that is the only binding of ``name`` at module level and the
+    current function (and those around it) never bind ``name`` themselves."""
+    from torchlint.context import binds_anywhere, bound_names
+
+    for ancestor in ctx.ancestors:
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            params = ancestor.params
+            every = (*params.posonly_params, *params.params, *params.kwonly_params,
+                     params.star_arg, params.star_kwarg)
+            if any(isinstance(p, cst.Param) and p.name.value == name for p in every):
+                return None
+            if isinstance(ancestor, cst.FunctionDef) and binds_anywhere(ancestor.body, name):
+                return None
+        elif isinstance(ancestor, cst.ClassDef):
+            return None
+    found: list[cst.CSTNode] = []
+    lines: list[cst.CSTNode] = list(ctx.module.body)
+    while lines:
+        stmt = lines.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            found.extend(small for small in stmt.body if name in bound_names(small))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            if stmt.name.value == name:
+                return None
+        else:
+            if name in bound_names(stmt):
+                return None
+            for child in semantic_children(stmt):
+                lines.extend(_statements_of(child))
+    if len(found) != 1:
+        return None
+    only = found[0]
+    if isinstance(only, cst.Assign) and len(only.targets) == 1 and isinstance(
+            only.targets[0].target, cst.Name):
+        return only, only.value
+    return None
+
+
+def _statements_of(node: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(node, cst.BaseSuite):
+        return list(node.body)
+    if isinstance(node, (cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):
+        return [node]
+    return []
