@@ -112,3 +112,29 @@ def is_parameters_iter(node: cst.BaseExpression | None) -> str | None:
     if attribute is not None:
         return attribute.attr.value
     return None
+
+
+def plus_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of ``+`` (``a + b + c`` -> [a, b, c]); [node] otherwise."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return plus_terms(node.left) + plus_terms(node.right)
+    return [node]
+
+
+def sum_of_squares(ctx: FileContext, node: cst.BaseExpression
+                   ) -> tuple[cst.BaseExpression, list[cst.Arg]] | None:
+    """For ``(x**2).sum(...)`` / ``torch.sum(x**2, ...)``: ``x`` and the reduction's own
+    arguments (dim, keepdim, dtype as written, positions normalised to keywords order)."""
+    if not isinstance(node, cst.Call):
+        return None
+    attribute = method_call(node, "sum")
+    if attribute is not None and ctx.qualified_name(node.func) is None:
+        base = square_base(ctx, attribute.value)
+        return (base, list(node.args)) if base is not None else None
+    if ctx.qualified_name(node.func) == "torch.sum" and node.args:
+        first = node.args[0]
+        if first.keyword is not None and first.keyword.value != "input" or first.star:
+            return None
+        base = square_base(ctx, first.value)
+        return (base, list(node.args[1:])) if base is not None else None
+    return None
