@@ -1,0 +1,76 @@
+"""The pre-commit hooks, run by real pre-commit (``try-repo`` against this repository)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(os.environ.get("TORCHLINT_HOOKS_REPO") or Path(__file__).resolve().parents[1])
+PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
+
+pytestmark = pytest.mark.skipif(
+    not Path(PRE_COMMIT).exists() or shutil.which("git") is None,
+    reason="pre-commit and git are needed")
+
+BAD = "import torch\n\nmask = torch.ones(3).cuda()\n"
+NOTEBOOK = ('{"cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, '
+            '"outputs": [], "source": ["import torch\\n", "x = torch.zeros(2).cuda()"]}], '
+            '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+
+
+def test_hook_definitions() -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"torchlint", "torchlint-fix"}
+    assert hooks["torchlint"]["entry"] == "torchlint check"
+    assert hooks["torchlint-fix"]["entry"] == "torchlint check --fix"
+    for hook in hooks.values():
+        assert hook["types_or"] == ["python", "pyi", "jupyter"]
+        assert hook["require_serial"] is True
+        assert hook["language"] == "python"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _try_repo(project: Path) -> subprocess.CompletedProcess[str]:
+    # try-repo installs the hooks' environment into a fresh store each time: one run, both hooks
+    env = dict(os.environ, PRE_COMMIT_COLOR="never")
+    env.pop("CI", None)
+    return subprocess.run([PRE_COMMIT, "try-repo", str(REPO), "--all-files", "--verbose"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_try_repo_check_then_fix(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / "train.py").write_text(BAD)
+    (project / "explore.ipynb").write_text(NOTEBOOK)
+    (project / "notes.txt").write_text("torch.ones(3).cuda()\n")
+    _git(project, "add", ".")
+
+    result = _try_repo(project)
+    output = result.stdout + result.stderr
+    if "Could not find a version" in output or "No matching distribution" in output:
+        pytest.skip("the hook environment could not be installed (no package index)")
+    assert result.returncode == 1, output
+    # the config try-repo writes lists the hooks in manifest order: check, then fix
+    check_part, _, fix_part = output.partition("torchlint (fix)")
+    assert fix_part, output
+    assert "train.py:3:8: TL301" in check_part
+    assert "explore.ipynb:cell 1:2:5: TL301" in check_part
+    assert "notes.txt" not in output
+    assert "files were modified by this hook" in fix_part
+    assert (project / "train.py").read_text() == (
+        'import torch\n\nmask = torch.ones(3, device="cuda")\n')
+    notebook = (project / "explore.ipynb").read_text()
+    assert 'torch.zeros(2, device=\\"cuda\\")' in notebook
+    assert notebook.replace('torch.zeros(2, device=\\"cuda\\")',
+                            "torch.zeros(2).cuda()") == NOTEBOOK
