@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import difflib
+import multiprocessing
+import multiprocessing.context
+import os
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic
 from torchlint.engine import lint_source
-from torchlint.fixer import fix_source
+from torchlint.cache import Cache, open_cache
+from torchlint.fixer import applicable, fix_source
 from torchlint.source import DecodeError, SourceFile, write_atomic
 
 SYNTAX_ERROR = "TL001"
@@ -62,38 +68,204 @@ def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
 
 def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
     """Read, lint, maybe fix and write one file. Never raises for a bad file."""
+    return _process(path, settings, mode, None)
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _usable(diagnostics: list[Diagnostic], mode: Mode) -> bool:
+    """A cached lint result stands for the whole outcome unless there is a fix to apply."""
+    if not (mode.fix or mode.diff):
+        return True
+    return not any(applicable(d, mode.unsafe) for d in diagnostics)
+
+
+def _process(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
     if path.endswith(".ipynb"):
         from torchlint.notebook import process_notebook
 
         return process_notebook(path, settings, mode)
-    if SYNTAX_ERROR not in settings.codes_for(path):
-        enabled_tl001 = False
-    else:
-        enabled_tl001 = True
     try:
-        source = SourceFile.read(path)
-    except DecodeError as exc:
-        diags = [_unreadable(path, str(exc), exc.line, exc.column)] if enabled_tl001 else []
-        return FileOutcome(path, diags)
+        data = _read_bytes(path)
     except OSError as exc:
         return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
+    key = cache.key(path, data) if cache is not None else None
+    if cache is not None and key is not None:
+        cached = cache.get(path, key)
+        if cached is not None and _usable(cached, mode):
+            return FileOutcome(path, cached)
+    try:
+        source = SourceFile.from_bytes(path, data)
+    except DecodeError as exc:
+        enabled_tl001 = SYNTAX_ERROR in settings.codes_for(path)
+        diags = [_unreadable(path, str(exc), exc.line, exc.column)] if enabled_tl001 else []
+        if cache is not None and key is not None:
+            cache.put(key, diags)
+        return FileOutcome(path, diags)
     outcome = lint_one(source, settings, mode)
     if mode.fix and not mode.diff and outcome.fixed_text is not None:
+        fixed_bytes = source.with_text(outcome.fixed_text).to_bytes()
         try:
-            write_atomic(path, source.with_text(outcome.fixed_text).to_bytes())
+            write_atomic(path, fixed_bytes)
         except (OSError, UnicodeEncodeError) as exc:
             return FileOutcome(path, outcome.diagnostics,
                                error=f"cannot write the fixes: {exc}")
+        if cache is not None:
+            # what remains is the lint of the bytes now on disk
+            cache.put(cache.key(path, fixed_bytes), outcome.diagnostics)
+    elif cache is not None and key is not None and not outcome.error:
+        cache.put(key, outcome.diagnostics)
     return outcome
+
+
+def _guarded(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
+    """:func:`_process`, turning a bug anywhere (a rule, the engine) into a one-line error."""
+    try:
+        return _process(path, settings, mode, cache)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except RecursionError:
+        return FileOutcome(path, error="internal error: the file is nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        where = _innermost_frame(exc)
+        return FileOutcome(path, error=f"internal error: {type(exc).__name__}: {exc}{where}")
+
+
+def _innermost_frame(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f" (at {os.path.basename(code.co_filename)}:{tb.tb_lineno} in {code.co_name})"
+
+
+# ------------------------------------------------------------------ many files
+_SMALL_RUN = 4  # fewer files to compute than this: no worker processes
+
+
+def _worker_chunk(paths: list[str], settings: Settings, mode: Mode,
+                  cache: Cache | None) -> list[FileOutcome]:
+    return [_guarded(path, settings, mode, cache) for path in paths]
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
+    """Largest files first (so no worker is left with a big one at the end), in small chunks."""
+    by_size = sorted(paths, key=_file_size, reverse=True)
+    total = sum(_file_size(p) for p in paths) or 1
+    budget = max(total // (jobs * 16), 1)  # about 16 chunks a worker
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    current_size = 0
+    for path in by_size:
+        current.append(path)
+        current_size += _file_size(path)
+        if current_size >= budget or len(current) >= 32:
+            chunks.append(current)
+            current, current_size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    # fork: workers start in milliseconds with the rules already imported
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache | None,
+                  jobs: int) -> Iterator[tuple[str, FileOutcome]]:
+    """Outcomes of ``paths`` in completion order; a dying worker costs only its files."""
+    pending = _chunks(paths, jobs)
+    attempts: dict[str, int] = {}
+    while pending:
+        broken: list[list[str]] = []
+        workers = min(jobs, len(pending))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+            futures = {pool.submit(_worker_chunk, chunk, settings, mode, cache): chunk
+                       for chunk in pending}
+            for future in as_completed(futures):
+                chunk = futures[future]
+                try:
+                    outcomes = future.result()
+                except BrokenProcessPool:
+                    broken.append(chunk)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. an outcome that cannot pickle
+                    outcomes = [FileOutcome(p, error=f"internal error: {exc}") for p in chunk]
+                for outcome in outcomes:
+                    yield outcome.path, outcome
+        pending = []
+        for chunk in broken:
+            for path in chunk:
+                attempts[path] = attempts.get(path, 0) + 1
+                if attempts[path] > 2 or (attempts[path] > 1 and len(chunk) == 1):
+                    yield path, FileOutcome(path, error="internal error: the worker process "
+                                            "checking this file died")
+                else:
+                    pending.append([path])
 
 
 def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | None = None,
         cache_dir: Path | None = None) -> Iterator[FileOutcome]:
-    """Outcomes in the order of ``paths``.
+    """Outcomes in the order of ``paths``, whatever ``jobs`` is.
 
-    ``jobs``: worker processes (None: CPU count). ``cache_dir``: where per-file results are
-    cached (None: no cache). Both are accepted here; parallelism and caching live in this
-    module so callers never change.
+    ``jobs``: worker processes (None: CPU count). ``cache_dir``: where per-file lint results
+    are cached (None: no cache). Cache hits are answered here without parsing; the rest go
+    to worker processes unless there are only a few.
     """
+    paths = list(paths)
+    cache = open_cache(cache_dir, settings) if paths else None
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    done: dict[str, FileOutcome] = {}
+    todo: list[str] = []
+    queued: set[str] = set()
     for path in paths:
-        yield process_file(path, settings, mode)
+        if path in done or path in queued:
+            continue
+        queued.add(path)
+        hit = _from_cache(path, mode, cache)
+        if hit is not None:
+            done[path] = hit
+        else:
+            todo.append(path)
+    if jobs <= 1 or len(todo) < _SMALL_RUN:
+        computed: Iterator[tuple[str, FileOutcome]] = (
+            (path, _guarded(path, settings, mode, cache)) for path in todo)
+    else:
+        computed = _run_parallel(todo, settings, mode, cache, jobs)
+    # yield in the order of ``paths`` as soon as each next outcome is known
+    index = 0
+    for path, outcome in computed:
+        done[path] = outcome
+        while index < len(paths) and paths[index] in done:
+            yield done[paths[index]]
+            index += 1
+    while index < len(paths):
+        yield done[paths[index]]
+        index += 1
+
+
+def _from_cache(path: str, mode: Mode, cache: Cache | None) -> FileOutcome | None:
+    if cache is None or path.endswith(".ipynb"):
+        return None
+    try:
+        data = _read_bytes(path)
+    except OSError:
+        return None  # the worker reports it
+    cached = cache.get(path, cache.key(path, data))
+    if cached is None or not _usable(cached, mode):
+        return None
+    return FileOutcome(path, cached)
