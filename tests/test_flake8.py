@@ -1,0 +1,66 @@
+"""The flake8 plugin, through real flake8 in a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("flake8")
+
+SOURCE = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def build(device):\n"
+    "    mask = torch.ones(3).cuda()\n"
+    "    steps = torch.arange(4).to(device)  # noqa: TL301\n"
+    "    grid = torch.zeros(2).cuda()  # noqa\n"
+    "    fine = torch.zeros(2, device=device)  # noqa: TL301\n"
+    "    return mask, steps, grid, fine\n"
+)
+
+
+def _run(cwd: Path, *args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-m", "flake8", "--isolated", *args, "mod.py"],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout.splitlines()
+
+
+def _check(cwd: Path, *args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "-q", *args,
+                           "mod.py"], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return done.stdout.splitlines()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "mod.py").write_text(SOURCE)
+    return tmp_path
+
+
+def test_same_lines_and_columns_as_check(project: Path) -> None:
+    flake8 = _run(project, "--select", "TL")
+    assert flake8 == _check(project)
+    assert flake8 == ["mod.py:5:12: TL301 tensor created on the CPU, then moved to \"cuda\"; "
+                      "pass device= to the factory"]
+
+
+def test_plugin_is_on_by_default_and_noqa_works(project: Path) -> None:
+    lines = _run(project)
+    assert [line.split(": ", 1)[1][:5] for line in lines if ": TL" in line] == ["TL301"]
+    assert _run(project, "--ignore", "TL301") == []
+
+
+def test_opt_in_rules_only_when_selected(project: Path) -> None:
+    assert not any("TL002" in line for line in _run(project, "--select", "TL"))
+    selected = _run(project, "--select", "TL")
+    extended = _run(project, "--extend-select", "TL002")
+    assert [line for line in extended if "TL002" in line] == _check(
+        project, "--extend-select", "TL002")[1:]
+    assert any(line.startswith("mod.py:8:43: TL002") for line in extended)
+    assert not any("TL002" in line for line in selected)
+    assert any("TL002" in line for line in _run(project, "--select", "TL002,TL301"))
