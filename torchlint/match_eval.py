@@ -33,6 +33,16 @@ _GRAD_FREE_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "enable_gra
 _SCOPES = (cst.FunctionDef, cst.ClassDef)
 
 
+BACKWARD_METHODS = ("backward", "manual_backward")
+
+
+def is_backward_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    if method_call(node, *BACKWARD_METHODS) is not None:
+        return True
+    return isinstance(node, cst.Call) and ctx.qualified_name(node.func) == (
+        "torch.autograd.backward")
+
+
 def is_eval_name(name: str) -> bool:
     name = name.lstrip("_")
     return bool(EVAL_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
@@ -71,9 +81,9 @@ def is_grad_free_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
     return any(word in text for word in _GRAD_FREE_WORDS)
 
 
-def own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
-    """Nodes of ``function``'s body, without nested functions and classes."""
-    stack: list[cst.CSTNode] = [function.body]
+def own_nodes(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes of ``function``'s body (or a loop's), without nested functions and classes."""
+    stack: list[cst.CSTNode] = [function.body]  # type: ignore[attr-defined]
     while stack:
         current = stack.pop()
         yield current
@@ -201,6 +211,7 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
 class FileFacts:
     called_grad_free: set[str] = field(default_factory=set)
     called_after_eval: set[str] = field(default_factory=set)
+    train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
 
 
 _FILE_CACHE: dict[int, tuple[cst.Module, FileFacts]] = {}
@@ -233,6 +244,8 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         per_scope.append(inner_scope)
         for child in semantic_children(node):
             _file_scan(ctx, child, decorated, facts, per_scope, inner_scope)
+        if any(method_call(n, "train") is not None for n in own_nodes(node)):
+            facts.train_setters.add(node.name.value)
         return
     if isinstance(node, cst.With):
         inner = grad_free or any(is_grad_free_item(ctx, item.item) for item in node.items)
