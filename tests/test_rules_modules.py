@@ -1,0 +1,105 @@
+"""Unit tests for the module-definition rules (TL101-TL106) beyond the fixtures."""
+
+from __future__ import annotations
+
+from torchlint.engine import lint_source
+from torchlint.fixer import fix_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+
+def _lint(code: str, text: str) -> list:
+    rule = all_rules()[code]
+    return lint_source(SourceFile("t.py", text), [rule], enabled_codes={code}).diagnostics
+
+
+def _fix(code: str, text: str) -> str:
+    rule = all_rules()[code]
+    return fix_source(SourceFile("t.py", text), [rule], unsafe=True,
+                      enabled_codes={code}).source.text
+
+
+def test_module_list_fix_adds_nn_import_when_missing() -> None:
+    text = (
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = [torch.nn.Linear(2, 2)]\n"
+    )
+    fixed = _fix("TL101", text)
+    assert "self.fc = torch.nn.ModuleList([torch.nn.Linear(2, 2)])" in fixed
+
+
+def test_module_list_import_added_in_from_style() -> None:
+    text = (
+        "from torch.nn import Module, Linear\n\n\nclass M(Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = []\n"
+        "        self.fc.append(Linear(2, 2))\n"
+    )
+    fixed = _fix("TL101", text)
+    assert "self.fc = nn.ModuleList()" in fixed
+    assert "from torch import nn" in fixed or "import torch.nn as nn" in fixed
+
+
+def test_module_list_reported_at_target() -> None:
+    text = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = [nn.Linear(2, 2)]\n"
+    )
+    [d] = _lint("TL101", text)
+    assert (d.line, d.column) == (7, 9)
+
+
+def test_module_list_wrapped_in_other_method_is_silent() -> None:
+    text = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = [nn.Linear(2, 2)]\n        self.build()\n\n"
+        "    def build(self):\n        self.fc = nn.ModuleList(self.fc)\n"
+    )
+    assert _lint("TL101", text) == []
+
+
+def test_module_dict_int_keys_have_no_fix() -> None:
+    text = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.d = {1: nn.Linear(2, 2)}\n"
+    )
+    [d] = _lint("TL102", text)
+    assert d.fix is None
+
+
+def test_conv_bn_forward_with_bias_read_is_silent() -> None:
+    text = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(3, 3, 3)\n"
+        "        self.bn = nn.BatchNorm2d(3)\n        print(self.conv.bias)\n\n"
+        "    def forward(self, x):\n        return self.bn(self.conv(x))\n"
+    )
+    assert _lint("TL106", text) == []
+
+
+def test_conv_bn_forward_pair_reported_at_conv_construction() -> None:
+    text = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = nn.Conv1d(3, 3, 3)\n"
+        "        self.bn = nn.BatchNorm1d(3)\n\n"
+        "    def forward(self, x):\n        h = self.conv(x)\n        h = self.bn(h)\n"
+        "        return h\n"
+    )
+    [d] = _lint("TL106", text)
+    assert (d.line, d.column) == (7, 21)
+    assert "nn.Conv1d(3, 3, 3, bias=False)" in _fix("TL106", text)
+
+
+def test_tensor_attribute_fix_is_register_buffer() -> None:
+    text = (
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.m = torch.ones(3)\n"
+    )
+    assert 'self.register_buffer("m", torch.ones(3))' in _fix("TL104", text)
+
+
+def test_layer_in_nested_helper_of_forward_is_silent() -> None:
+    text = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        def make():\n            return nn.Linear(2, 2)\n        return x\n"
+    )
+    assert _lint("TL105", text) == []
