@@ -362,3 +362,96 @@ def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.
     if enabled is not None and is_literal_false(enabled.value):
         return False
     return True
+
+
+# ------------------------------------------------------------ training loops
+def is_optimizer_name(node: cst.BaseExpression) -> bool:
+    """``optimizer``, ``self.opt``, ``optimizers[i]``, ``optimizerD``, ``opt_g``..."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    name = last_name_part(node)
+    if name is None:
+        return False
+    lowered = name.lower()
+    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
+        "opt_") or lowered.endswith("_opt")
+
+
+def optimizer_step(node: cst.CSTNode) -> str | None:
+    """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
+    from torchlint.matchers import code
+
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return None
+    if node.func.attr.value != "step":
+        return None
+    receiver = node.func.value
+    if is_optimizer_name(receiver):
+        return code(node)
+    name = last_name_part(receiver)
+    if name is not None and "scaler" in name.lower() and node.args and is_optimizer_name(
+            node.args[0].value):
+        return code(node)
+    return None
+
+
+def _is_grad_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+def clears_gradients(node: cst.CSTNode) -> bool:
+    """``zero_grad(...)``, ``p.grad = None``, ``p.grad.zero_()``, ``del p.grad``."""
+    if isinstance(node, cst.Call):
+        name = last_name_part(node.func)
+        if name is not None and name.endswith("zero_grad"):
+            return True
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "zero_", "detach_", "fill_"):
+            receiver = node.func.value
+            while isinstance(receiver, cst.Attribute):
+                if receiver.attr.value == "grad":
+                    return True
+                receiver = receiver.value
+        return False
+    if isinstance(node, cst.Assign):
+        return any(_is_grad_attribute(t.target) for t in node.targets)
+    if isinstance(node, cst.Del):
+        return any(_is_grad_attribute(n) for n in iter_nodes(node.target))
+    return False
+
+
+class LoopFacts:
+    def __init__(self, step: str, clears: bool, inner_loop_steps: bool) -> None:
+        self.step = step
+        self.clears = clears
+        self.inner_loop_steps = inner_loop_steps
+
+
+def _backward_and_step(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
+    backward = False
+    step: str | None = None
+    clears = False
+    for child in iter_nodes(body):
+        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and (
+                child.func.attr.value == "backward"):
+            # distributed autograd keeps gradients per context, nothing to clear
+            qual = ctx.qualified_name(child.func)
+            backward = backward or not (qual or "").startswith("torch.distributed.")
+        step = step or optimizer_step(child)
+        clears = clears or clears_gradients(child)
+    return backward, step, clears
+
+
+def loop_training_facts(ctx: FileContext, body: cst.CSTNode) -> LoopFacts | None:
+    """For a loop body that backpropagates and steps an optimizer: what else it does."""
+    backward, step, clears = _backward_and_step(ctx, body)
+    if not backward or step is None:
+        return None
+    inner = False
+    for child in iter_nodes(body):
+        if isinstance(child, (cst.For, cst.While)):
+            inner_backward, inner_step, _ = _backward_and_step(ctx, child.body)
+            if inner_backward and inner_step is not None:
+                inner = True
+                break
+    return LoopFacts(step, clears, inner)
