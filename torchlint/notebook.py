@@ -193,11 +193,13 @@ def neutralise(cell_text: str) -> tuple[str, list[str]]:
     replaced: list[str] = []
     state: str | None = None
     continuing = False
+    indent = ""
     for line in lines:
         body = line.rstrip("\r\n")
         stripped = body.strip()
         if state is None and (continuing or _is_ipython_line(stripped)):
-            indent = body[: len(body) - len(body.lstrip())]
+            if not continuing:  # a continued magic keeps the indentation of its first line
+                indent = body[: len(body) - len(body.lstrip())]
             out.append(_placeholder(line, indent))
             replaced.append(line)
             continuing = body.endswith("\\")
