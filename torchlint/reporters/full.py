@@ -1,10 +1,11 @@
 """The full format: each finding with its source lines, the span marked, the fix as a diff
 and a pointer to ``torchlint explain``. Colour only on a terminal; ``NO_COLOR`` is honoured
-(by rich)."""
+(no escape codes at all)."""
 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -73,8 +74,10 @@ def _fix_diff(d: Diagnostic, sources: Sources) -> list[Text]:
 def render_full(diagnostics: Sequence[Diagnostic], stream: TextIO,
                 sources: Sources | None = None) -> None:
     sources = sources or Sources()
+    # NO_COLOR (no-color.org): no colour and, as users expect from it, no other escapes
+    plain = bool(os.environ.get("NO_COLOR"))
     console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
-                      markup=False)
+                      markup=False, **({"color_system": None} if plain else {}))
     for number, d in enumerate(diagnostics):
         if number:
             console.print()

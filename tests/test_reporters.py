@@ -1,0 +1,110 @@
+"""Reporter details: escaping, statistics, the progress bar's on/off rules."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchlint.diagnostic import Diagnostic, Edit, Fix
+from torchlint.progress import MIN_FILES, wants_progress, with_progress
+from torchlint.reporters import RENDERERS, Sources
+from torchlint.reporters.github import format_github
+from torchlint.reporters.statistics import count_by_rule, render_statistics
+
+
+def _diag(code: str = "TL301", fix: Fix | None = None, cell: int | None = None,
+          message: str = "m", path: str = "a.py") -> Diagnostic:
+    return Diagnostic(path, 2, 3, 2, 7, code, "some-rule", message, fix, cell)
+
+
+def test_github_escapes_data_and_properties() -> None:
+    line = format_github(_diag(message="100% bad\nreally, truly: bad", path="dir,x/a:b.py"))
+    assert line.startswith("::error title=torchlint (TL301),file=dir%2Cx/a%3Ab.py,line=2,")
+    assert line.endswith("::dir,x/a:b.py:2:3: TL301 100%25 bad%0Areally, truly: bad")
+    assert "\n" not in line
+
+
+def test_github_notebook_cells_go_in_the_message() -> None:
+    line = format_github(_diag(cell=4, path="nb.ipynb"))
+    assert "line=" not in line
+    assert line.endswith("::nb.ipynb:cell 4:2:3: TL301 m")
+
+
+def test_statistics_markers() -> None:
+    safe = Fix.safe(Edit(0, 1, "x"))
+    unsafe = Fix.unsafe(Edit(0, 1, "x"))
+    diagnostics = [_diag("TL301", safe), _diag("TL301", safe), _diag("TL101", unsafe),
+                   _diag("TL001")]
+    counts = {c.code: (c.count, c.marker) for c in count_by_rule(diagnostics)}
+    assert counts == {"TL301": (2, "[*]"), "TL101": (1, "[-]"), "TL001": (1, "[ ]")}
+    stream = io.StringIO()
+    render_statistics(diagnostics, stream)
+    assert stream.getvalue().splitlines()[0] == "2\tTL301\t[*] some-rule"
+
+
+@pytest.mark.parametrize("name", sorted(RENDERERS))
+def test_every_renderer_handles_no_findings(name: str) -> None:
+    stream = io.StringIO()
+    RENDERERS[name]([], stream, Sources())
+    assert stream.getvalue().strip() in ("", "[]") or name == "sarif"
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal_outside_ci() -> None:
+    assert wants_progress(MIN_FILES, _Tty(), {})
+    assert not wants_progress(MIN_FILES - 1, _Tty(), {})
+    assert not wants_progress(MIN_FILES, io.StringIO(), {})
+    assert not wants_progress(MIN_FILES, _Tty(), {"CI": "true"})
+    assert not wants_progress(MIN_FILES, _Tty(), {"CI": "1"})
+    assert wants_progress(MIN_FILES, _Tty(), {"CI": "false"})
+    assert not wants_progress(MIN_FILES, _Tty(), {"TERM": "dumb"})
+    assert list(with_progress(iter(range(3)), 3, io.StringIO(), {})) == [0, 1, 2]
+
+
+def _stderr_on_a_terminal(project: Path, env: dict[str, str]) -> str:
+    pty = pytest.importorskip("pty")
+    import select
+
+    main_fd, child_fd = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k != "CI"}
+    environ.update(env, TERM="xterm-256color", COLUMNS="100")
+    proc = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "--no-cache", "-j",
+                             "1", "."], cwd=project, stdout=subprocess.DEVNULL,
+                            stderr=child_fd, env=environ)
+    os.close(child_fd)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([main_fd], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(main_fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(main_fd)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_on_a_real_terminal(tmp_path: Path) -> None:
+    for number in range(MIN_FILES + 10):
+        (tmp_path / f"m{number}.py").write_text("import torch\nx = torch.ones(1)\n")
+    shown = _stderr_on_a_terminal(tmp_path, {})
+    assert "checking" in shown and "All checks passed" in shown
+    in_ci = _stderr_on_a_terminal(tmp_path, {"CI": "true"})
+    assert "checking" not in in_ci and "All checks passed" in in_ci
+    piped = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "."],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "checking" not in piped.stderr
