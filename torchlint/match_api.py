@@ -102,10 +102,15 @@ def index_for(cache: dict[int, ModuleIndex], ctx: FileContext) -> ModuleIndex:
 
 
 def called_use(index: ModuleIndex, name: cst.Name) -> cst.Call | None:
-    """The call whose callee is this use of the name (``Variable`` in ``Variable(x)``)."""
+    """The call whose callee is this use of the name: ``Variable`` in ``Variable(x)``, or
+    ``amp`` in ``amp.autocast()``."""
     parent = index.parents.get(name)
     if isinstance(parent, cst.Call) and parent.func is name:
         return parent
+    if isinstance(parent, cst.Attribute) and parent.value is name:
+        grand = index.parents.get(parent)
+        if isinstance(grand, cst.Call) and grand.func is parent:
+            return grand
     return None
 
 

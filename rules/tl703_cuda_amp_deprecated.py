@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_api import ModuleIndex, code_at, import_cleanup, index_for
+from torchlint.matchers import reference
+from torchlint.rule import Rule
+
+DEPRECATED = {
+    "torch.cuda.amp.autocast": "autocast",
+    "torch.cuda.amp.autocast_mode.autocast": "autocast",
+    "torch.cuda.amp.GradScaler": "GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler": "GradScaler",
+}
+# torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
+# torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
+_AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")
+
+
+class CudaAmpDeprecated(Rule):
+    """## What it does
+    Flags each call of `torch.cuda.amp.autocast(...)` and `torch.cuda.amp.GradScaler(...)`,
+    however the names were imported.
+
+    ## Why is this bad?
+    The `torch.cuda.amp` entry points are deprecated and emit a `FutureWarning` on every
+    use; the device-generic `torch.amp.autocast("cuda", ...)` and
+    `torch.amp.GradScaler("cuda", ...)` replace them with the same behaviour, and the same
+    code then works for other devices by changing one string.
+
+    ## Example
+    ```python
+    import torch
+    from torch.cuda.amp import autocast, GradScaler
+
+    scaler = GradScaler()
+    with autocast(dtype=torch.float16):
+        pass
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.amp.autocast("cuda", dtype=torch.float16):
+        pass
+    ```
+
+    ## Fix safety
+    Safe: the new call receives `"cuda"` as its device and every other argument unchanged
+    (positional arguments of `autocast` are passed by keyword, since the new signature
+    orders them differently). Imported names that no call uses any more are removed.
+    """
+
+    code = "TL703"
+    name = "cuda-amp-deprecated"
+    message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
+    fix_safety = "safe"
+
+    def __init__(self, context: object) -> None:
+        super().__init__(context)  # type: ignore[arg-type]
+        self._index: dict[int, ModuleIndex] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = DEPRECATED.get(self.context.qualified_name(node.func) or "")
+        if name is None:
+            return
+        self.report(node, fix=self._fix(node, name), name=name)
+
+    def _fix(self, node: cst.Call, name: str) -> Fix | None:
+        new_call = self._rewrite(node, name)
+        spelled = reference(self.context, f"torch.amp.{name}")
+        if new_call is None or spelled is None:
+            return None
+        spelling, need = spelled
+        new_call = new_call.with_changes(func=cst.parse_expression(spelling))
+        edits = [NodeEdit(node, code_at(self.context, new_call))]
+        imported = node.func
+        if isinstance(imported, cst.Attribute) and isinstance(imported.value, cst.Name):
+            imported = imported.value  # from torch.cuda import amp; amp.autocast()
+        if isinstance(imported, cst.Name):
+            index = index_for(self._index, self.context)
+
+            def fixable(call: cst.Call) -> bool:
+                if isinstance(call.func, cst.Attribute):
+                    if call.func.attr.value not in ("autocast", "GradScaler"):
+                        return False
+                    return self._rewrite(call, call.func.attr.value) is not None
+                return self._rewrite(call, name) is not None
+
+            cleanup = import_cleanup(index, imported.value, fixable)
+            if cleanup is not None:
+                edits.append(cleanup)
+        return Fix.safe(*edits, imports=(need,) if need else ())
+
+    @staticmethod
+    def _rewrite(node: cst.Call, name: str) -> cst.Call | None:
+        args = list(node.args)
+        if name == "autocast":
+            position = 0
+            for index, arg in enumerate(args):
+                if arg.star:
+                    return None
+                if arg.keyword is None:
+                    if position >= len(_AUTOCAST_POSITIONS):
+                        return None
+                    args[index] = arg.with_changes(
+                        keyword=cst.Name(_AUTOCAST_POSITIONS[position]),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))
+                    position += 1
+        elif any(arg.star == "*" for arg in args):
+            return None
+        spacing: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
+        if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
+            spacing = cst.ParenthesizedWhitespace(
+                first_line=cst.TrailingWhitespace(), indent=True,
+                last_line=node.whitespace_before_args.last_line)
+        device = cst.Arg(cst.SimpleString('"cuda"'),
+                         comma=cst.Comma(whitespace_after=spacing) if args else
+                         cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(args=[device, *args])
