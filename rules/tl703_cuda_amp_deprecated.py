@@ -3,8 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import ModuleIndex, code_at, import_cleanup, index_for
-from torchlint.matchers import reference
+from torchlint.match_api import ModuleIndex, code_at, import_cleanup, index_for, torch_spelling
 from torchlint.rule import Rule
 
 DEPRECATED = {
@@ -71,7 +70,7 @@ class CudaAmpDeprecated(Rule):
 
     def _fix(self, node: cst.Call, name: str) -> Fix | None:
         new_call = self._rewrite(node, name)
-        spelled = reference(self.context, f"torch.amp.{name}")
+        spelled = torch_spelling(self.context, node.func, f"torch.amp.{name}")
         if new_call is None or spelled is None:
             return None
         spelling, need = spelled

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.context import FileContext, import_bindings
-from torchlint.diagnostic import NodeEdit
+from torchlint.diagnostic import ImportNeed, NodeEdit
 from torchlint.matchers import code
 from torchlint.walk import semantic_children
 
@@ -331,3 +331,17 @@ def _statements_of(node: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(node, (cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):
         return [node]
     return []
+
+
+def torch_spelling(ctx: FileContext, func: cst.BaseExpression, qualname: str
+                   ) -> tuple[str, ImportNeed | None] | None:
+    """Spell ``qualname`` (``torch.…``) the way ``func`` spells torch (``T.float32`` after
+    ``T.FloatTensor``), else as :func:`torchlint.matchers.reference` would."""
+    from torchlint.matchers import reference
+
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if root is not func and isinstance(root, cst.Name) and ctx.lookup(root.value) == "torch":
+        return root.value + qualname[len("torch"):], None
+    return reference(ctx, qualname)

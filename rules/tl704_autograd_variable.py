@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_api import (
+    ModuleIndex, as_atom, import_cleanup, index_for, keeps_comments, receiver_text,
+)
+from torchlint.matchers import is_literal_true
+from torchlint.rule import Rule
+
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+class AutogradVariable(Rule):
+    """## What it does
+    Flags calls of `torch.autograd.Variable(...)`.
+
+    ## Why is this bad?
+    Since PyTorch 0.4 tensors carry autograd state themselves and `Variable` is a leftover
+    that just hands back a tensor. Wrapping adds noise, suggests the tensor would otherwise
+    not be tracked, and its old options (`volatile=True`) silently do nothing any more:
+    use `torch.no_grad()` for those.
+
+    ## Example
+    ```python
+    import torch
+    from torch.autograd import Variable
+
+    weights = Variable(torch.randn(3, 3), requires_grad=True)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    weights = torch.randn(3, 3).requires_grad_()
+    ```
+
+    ## Fix safety
+    Safe for `Variable(x)`, which becomes `x`, and `Variable(x, requires_grad=True)`, which
+    becomes `x.requires_grad_()`; the import of `Variable` goes once no use remains. Other
+    forms (`volatile=`, `requires_grad=` with a variable) are reported without a fix.
+    """
+
+    code = "TL704"
+    name = "autograd-variable"
+    message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
+    fix_safety = "safe"
+
+    def __init__(self, context: object) -> None:
+        super().__init__(context)  # type: ignore[arg-type]
+        self._index: dict[int, ModuleIndex] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.qualified_name(node.func) not in VARIABLE:
+            return
+        index = index_for(self._index, self.context)
+        replacement = self._replacement(index, node)
+        fix = None
+        if replacement is not None:
+            edits = [NodeEdit(node, replacement)]
+            if isinstance(node.func, cst.Name):
+                cleanup = import_cleanup(index, node.func.value,
+                                         lambda call: self._replacement(index, call) is not None)
+                if cleanup is not None:
+                    edits.append(cleanup)
+            fix = Fix.safe(*edits)
+        self.report(node, fix=fix)
+
+    @staticmethod
+    def _replacement(index: ModuleIndex, node: cst.Call) -> str | None:
+        args = node.args
+        if not args or args[0].keyword is not None or args[0].star:
+            return None
+        value = args[0].value
+        if len(args) == 1:
+            text = as_atom(value, index.parents.get(node))
+        elif len(args) == 2 and args[1].keyword is not None and (
+                args[1].keyword.value == "requires_grad") and is_literal_true(args[1].value):
+            text = f"{receiver_text(value)}.requires_grad_()"
+        else:
+            return None
+        if node.lpar:
+            text = f"({text})"
+        return text if keeps_comments(node, text) else None
