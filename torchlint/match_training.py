@@ -43,72 +43,100 @@ AUTOCAST_NAMES = frozenset({
 # ---------------------------------------------------------------- bindings
 def last_assignment(ctx: FileContext, name: str, at: cst.CSTNode | None = None
                     ) -> cst.BaseExpression | None:
-    """Right-hand side of the last ``name = value`` before ``at`` in straight-line code.
+    """Right-hand side of the last ``name = value`` before ``at`` in straight-line code."""
+    chain = assignment_chain(ctx, name, at)
+    return chain[0] if chain else None
 
-    Like :meth:`FileContext.binding`, but also looks inside ``with`` blocks that run before
-    the use (``with autocast(): loss = ...`` then ``losses.append(loss)``).
+
+def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
+                     limit: int = 4) -> list[cst.BaseExpression]:
+    """Values ``name`` was assigned before ``at`` in straight-line code, latest first.
+
+    Like :meth:`FileContext.binding` (``at`` must be on the walk stack), but it also looks
+    inside ``with`` blocks that ran before the use (``with autocast(): loss = ...``), reads
+    ``loss, out = model(x)`` as ``loss`` bound from that call, sees through ``loss /= k``,
+    and goes on past ``loss = loss / k`` to the earlier value. It stops at the first
+    binding it cannot follow (an ``if``, a loop that rebinds the name, a parameter...).
     """
-    found = ctx.binding(name, at)
-    if found is not None:
-        return found.value if found.kind == "assign" else None
     ancestors = ctx.ancestors
     index = len(ancestors) - 1
     if at is not None:
         index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is at), -1)
+    chain: list[cst.BaseExpression] = []
     if index < 0:
-        return None
+        return chain
     for i in range(index - 1, -1, -1):
         block = ancestors[i]
         child = ancestors[i + 1]
         if isinstance(block, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
+            return chain
         if isinstance(block, (cst.For, cst.While)) and child is block.body:
             if isinstance(block, cst.For) and name in bound_names(block):
-                return None
+                return chain
             if binds_anywhere(block.body, name):
-                return None
+                return chain
             continue
         if isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine,
                               cst.SimpleStatementSuite)):
-            result = _search_back(ctx, block.body, child, name)
-            if result is False:
-                return None
-            if result is not None:
-                return result
+            if _search_back(ctx, block.body, child, name, chain, limit):
+                return chain
+    return chain
+
+
+def _assigned_value(small: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name) and target.value == name:
+            return small.value
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(small.value, cst.Call) and any(
+                isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements):
+            return small.value
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
+            small.target.value == name):
+        return small.value
     return None
 
 
 def _search_back(ctx: FileContext, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
-                 name: str) -> cst.BaseExpression | bool | None:
-    """Search statements before ``child`` (all when None); False: bound in a way we can't follow."""
+                 name: str, chain: list[cst.BaseExpression], limit: int) -> bool:
+    """Collect assignments before ``child`` (all when None); True when the search must stop."""
     if child is None:
         before = list(body)
     else:
         position = next((k for k, s in enumerate(body) if s is child), None)
         if position is None:
-            return None
+            return True
         before = list(body[:position])
     for stmt in reversed(before):
         smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
         for small in reversed(smalls):
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
-                small.targets[0].target, cst.Name
-            ) and small.targets[0].target.value == name:
-                return small.value
+            value = _assigned_value(small, name)
+            if value is not None:
+                chain.append(value)
+                if len(chain) >= limit or not _mentions_name(value, name):
+                    return True
+                continue
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and (
+                    small.target.value == name):
+                continue  # ``loss /= steps`` keeps what ``loss`` was
             if isinstance(small, cst.With) and isinstance(small.body, cst.IndentedBlock):
                 if any(item.asname is not None and binds_anywhere(item.asname.name, name)
                        for item in small.items):
-                    return False
-                inner = _search_back(ctx, small.body.body, None, name)
-                if inner is not None and any(_grad_mode_item(ctx, item.item)
-                                             for item in small.items):
-                    return False  # computed without a graph (or maybe so)
-                if inner is not None:
-                    return inner
+                    return True
+                if not binds_anywhere(small.body, name):
+                    continue
+                if any(_grad_mode_item(ctx, item.item) for item in small.items):
+                    return True  # computed without a graph (or maybe so)
+                if _search_back(ctx, small.body.body, None, name, chain, limit):
+                    return True
                 continue
             if binds_anywhere(small, name):
-                return False
-    return None
+                return True
+    return False
+
+
+def _mentions_name(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(node))
 
 
 def _grad_mode_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
@@ -184,23 +212,27 @@ def is_graph_call(ctx: FileContext, node: cst.CSTNode) -> bool:
     return is_loss_value_call(ctx, node) or is_model_call(ctx, node)
 
 
-def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -> bool:
+def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
+                   env: dict[str, list[cst.BaseExpression]] | None = None) -> bool:
     """A loss-named value built from a graph call: ``out.loss``, ``out[0]``, ``a + b``..."""
-    if depth > 4:
+    if depth > 6:
         return False
+    env = env or {}
     if is_graph_call(ctx, node):
         return True
     if isinstance(node, (cst.Attribute, cst.Subscript)):
-        return _graph_derived(ctx, node.value, depth + 1)
+        return _graph_derived(ctx, node.value, depth + 1, env)
     if isinstance(node, cst.BinaryOperation):
-        return _graph_derived(ctx, node.left, depth + 1) or _graph_derived(
-            ctx, node.right, depth + 1)
+        return _graph_derived(ctx, node.left, depth + 1, env) or _graph_derived(
+            ctx, node.right, depth + 1, env)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
             node.func.attr.value in _GRAPH_KEEPING_METHODS):
-        return _graph_derived(ctx, node.func.value, depth + 1)
+        return _graph_derived(ctx, node.func.value, depth + 1, env)
     if isinstance(node, cst.Name):
-        value = last_assignment(ctx, node.value)
-        return value is not None and _graph_derived(ctx, value, depth + 1)
+        chain = env[node.value] if node.value in env else assignment_chain(ctx, node.value)
+        if not chain:
+            return False
+        return _graph_derived(ctx, chain[0], depth + 1, {**env, node.value: chain[1:]})
     return False
 
 
@@ -216,11 +248,12 @@ def graph_value(ctx: FileContext, node: cst.BaseExpression) -> str | None:
         return "loss" if "loss" in sides else None
     if not isinstance(node, cst.Name):
         return None
-    value = last_assignment(ctx, node.value)
-    if value is None:
+    chain = assignment_chain(ctx, node.value)
+    if not chain:
         return None
     if "loss" in node.value.lower():
-        return "loss" if _graph_derived(ctx, value) else None
+        return "loss" if _graph_derived(ctx, node) else None
+    value = chain[0]
     if is_loss_value_call(ctx, value):
         return "loss"
     if is_model_call(ctx, value):
