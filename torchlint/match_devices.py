@@ -16,7 +16,7 @@ from torchlint.matchers import (
     positional_args,
     string_value,
 )
-from torchlint.walk import semantic_children
+from torchlint.walk import iter_nodes, semantic_children
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -277,3 +277,48 @@ def is_numpy_array(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) 
         return bound is not None and bound.kind == "assign" and bound.value is not None and \
             is_numpy_array_expression(ctx, bound.value, bound.node)
     return is_numpy_array_expression(ctx, node, at)
+
+
+def target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found: set[str] = set()
+        for element in target.elements:
+            value = element.value
+            found |= target_names(value.value if isinstance(value, cst.StarredElement)
+                                  else value)
+        return found
+    return set()
+
+
+def batch_root(node: cst.BaseExpression) -> cst.Name | None:
+    """``batch`` for ``batch``, ``batch[0]``, ``batch["image"]``."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def is_device_move(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.cuda(...)`` or ``x.to(<device>, ...)``."""
+    attribute = method_call(call, "cuda", "to")
+    if attribute is None:
+        return False
+    return attribute.attr.value == "cuda" or move_device(ctx, call) is not None
+
+
+def moves_loader_batches_to_device(ctx: FileContext) -> bool:
+    """Somewhere in the file, a batch from a data loader loop goes through ``.to(device)``."""
+    for node in iter_nodes(ctx.module):
+        if not isinstance(node, cst.For):
+            continue
+        batch = loader_iterable(ctx, node.iter, node.target)
+        names = target_names(batch) if batch is not None else set()
+        if not names:
+            continue
+        for inner in walk_scope(node.body):
+            if isinstance(inner, cst.Call) and is_device_move(ctx, inner):
+                root = batch_root(method_call(inner).value)  # type: ignore[union-attr]
+                if root is not None and root.value in names:
+                    return True
+    return False
