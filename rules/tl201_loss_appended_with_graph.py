@@ -6,6 +6,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_training import (
     function_scope,
     grad_surely_enabled,
+    iterates_data,
     graph_is_wanted,
     graph_value,
     item_call,
@@ -84,9 +85,10 @@ class LossAppendedWithGraph(Rule):
         if isinstance(target, cst.Subscript):  # d[k].append(v)
             target = target.value
         holder = dotted_name(target)
-        if holder is None or graph_is_wanted(function_scope(ctx), holder):
+        data_loop = any(iterates_data(loop) for loop in ctx.loops())
+        if holder is None or graph_is_wanted(function_scope(ctx), holder, data_loop):
             return
         fix = Fix.unsafe(NodeEdit(value, item_call(value))) if kind == "loss" else None
         shown = code(value)
-        suggestion = item_call(value) if kind == "loss" else f"{shown}.detach()"
+        suggestion = item_call(value) if kind == "loss" else "a detached value (.detach())"
         self.report(value, fix=fix, value=shown, suggestion=suggestion)

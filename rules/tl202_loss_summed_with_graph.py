@@ -6,6 +6,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_training import (
     function_scope,
     grad_surely_enabled,
+    iterates_data,
     graph_is_wanted,
     graph_value,
     is_number_or_tensor,
@@ -88,9 +89,10 @@ class LossSummedWithGraph(Rule):
         kind = graph_value(ctx, value)
         if kind is None or not grad_surely_enabled(ctx):
             return
-        if graph_is_wanted(function_scope(ctx), total):
+        data_loop = any(iterates_data(loop) for loop in loops)
+        if graph_is_wanted(function_scope(ctx), total, data_loop):
             return
         shown = code(value)
         fix = Fix.unsafe(NodeEdit(value, item_call(value))) if kind == "loss" else None
-        suggestion = item_call(value) if kind == "loss" else f"{shown}.detach()"
+        suggestion = item_call(value) if kind == "loss" else "a detached value (.detach())"
         self.report(value, fix=fix, value=shown, total=total, suggestion=suggestion)

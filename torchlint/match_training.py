@@ -28,6 +28,7 @@ _MODEL_PREFIXES = ("model_", "net_")
 # methods that keep the graph of a loss (``loss.mean()``)
 _GRAPH_KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float",
                                     "double", "half", "clone", "abs", "to", "cuda", "cpu"})
+_CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
 _BACKWARD_NAMES = frozenset({"backward", "manual_backward"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
                             "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
@@ -251,8 +252,12 @@ def graph_value(ctx: FileContext, node: cst.BaseExpression) -> str | None:
     chain = assignment_chain(ctx, node.value)
     if not chain:
         return None
-    if "loss" in node.value.lower():
-        return "loss" if _graph_derived(ctx, node) else None
+    lowered = node.value.lower()
+    if "loss" in lowered:
+        if not _graph_derived(ctx, node):
+            return None
+        # ``loss_dict = model(images, targets)``: graphs, but no scalar to take .item() of
+        return "model" if any(part in lowered for part in _CONTAINER_HINTS) else "loss"
     value = chain[0]
     if is_loss_value_call(ctx, value):
         return "loss"
@@ -311,8 +316,23 @@ def _targets(stmt: cst.CSTNode) -> list[str]:
     return names
 
 
-def graph_is_wanted(scope: cst.CSTNode, name: str) -> bool:
-    """``name`` (or a value computed from it in ``scope``) is backpropagated or returned."""
+def iterates_data(loop: cst.For | cst.While | None) -> bool:
+    """``for x, y in train_loader`` / ``enumerate(tqdm(self.val_dataloader()))``."""
+    if not isinstance(loop, cst.For):
+        return False
+    for dotted in mentioned_names(loop.iter):
+        leaf = dotted.rsplit(".", 1)[-1].lower()
+        if "loader" in leaf or "dataset" in leaf:
+            return True
+    return False
+
+
+def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> bool:
+    """``name`` (or a value computed from it in ``scope``) is backpropagated or returned.
+
+    Returning it counts only when the function does no backward of its own and the loop
+    (``data_loop``) does not walk a data loader: a helper that builds loss terms.
+    """
     derived = {name}
     statements = [n for n in iter_nodes(scope)
                   if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
@@ -341,7 +361,7 @@ def graph_is_wanted(scope: cst.CSTNode, name: str) -> bool:
                 if _mentions(node, derived):
                     return True
     # a helper that builds loss terms and hands them back: the caller backpropagates
-    return returned and not backprop_here
+    return returned and not backprop_here and not data_loop
 
 
 def function_scope(ctx: FileContext) -> cst.CSTNode:
