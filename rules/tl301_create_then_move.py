@@ -4,7 +4,6 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import (
-    code,
     get_arg,
     has_keyword,
     is_device_like,
@@ -74,7 +73,7 @@ class CreateThenMove(Rule):
         if moved is None:
             return
         device, dtype = moved
-        shown = code(device)
+        shown = self.context.code(device)
         fix = None
         if device is not None and not (dtype is not None and has_keyword(factory, "dtype")):
             pairs: list[tuple[str, cst.BaseExpression]] = [("device", device)]
@@ -82,7 +81,7 @@ class CreateThenMove(Rule):
                 pairs.append(("dtype", dtype))
             new = with_keywords(factory, *pairs).with_changes(
                 lpar=[*node.lpar, *factory.lpar], rpar=[*factory.rpar, *node.rpar])
-            fix = Fix.safe(NodeEdit(node, code(new)))
+            fix = Fix.safe(NodeEdit(node, self.context.code(new)))
         self.report(node, device=shown, fix=fix)
 
     def _cuda_target(self, node: cst.Call) -> tuple[cst.BaseExpression, None] | None:

@@ -200,3 +200,16 @@ def test_binding_follows_straight_line_code_only() -> None:
         ("y", None),
         ("x", "param", None),
     ]
+
+
+def test_code_keeps_the_indentation_of_continuation_lines() -> None:
+    source = """
+        class Net:
+            def build(self):
+                layers = [
+                    Linear(1, 2),
+                    Linear(2, 3),
+                ]
+    """
+    texts = probe(source, "List", lambda ctx, node: ctx.code(node))
+    assert texts == ["[\n            Linear(1, 2),\n            Linear(2, 3),\n        ]"]

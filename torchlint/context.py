@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from torchlint.walk import semantic_children
 
@@ -351,6 +352,22 @@ class FileContext:
             if all(expr.value not in frame.names for frame in self._frames):
                 return self._module_classes.get(expr.value)
         return None
+
+    def code(self, node: cst.CSTNode) -> str:
+        """Source of ``node`` as it would read in place of the current node.
+
+        Continuation lines inside brackets are indented relative to the enclosing blocks,
+        so codegen starts with the indentation of every block around the current node
+        (``Module.code_for_node`` alone would lose it on multi-line expressions).
+        """
+        module = self.module
+        state = CodegenState(default_indent=module.default_indent,
+                             default_newline=module.default_newline)
+        for anc in self.ancestors:
+            if isinstance(anc, cst.IndentedBlock):
+                state.increase_indent(module.default_indent if anc.indent is None else anc.indent)
+        node._codegen(state)
+        return "".join(state.tokens)
 
     # ----------------------------------------------------------- scope facts
     @property
