@@ -138,3 +138,32 @@ def sum_of_squares(ctx: FileContext, node: cst.BaseExpression
         base = square_base(ctx, first.value)
         return (base, list(node.args[1:])) if base is not None else None
     return None
+
+
+_PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
+_NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+
+
+def is_parameter_loop_target(ctx: FileContext, name: cst.Name) -> bool:
+    """``p`` in ``for p in M.parameters()``, ``for n, p in M.named_parameters()``,
+    ``for p in group["params"]`` (an optimizer's parameter group)."""
+    bound = ctx.binding(name.value)
+    if bound is None or bound.kind != "for" or not isinstance(bound.node, cst.For):
+        return False
+    target, iterable = bound.node.target, bound.value
+    attribute = method_call(iterable) if iterable is not None else None
+    method = attribute.attr.value if attribute is not None else None
+    if isinstance(target, cst.Name):
+        if method in _PARAMETER_ITERATORS:
+            return True
+        if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1 and isinstance(
+                iterable.slice[0].slice, cst.Index):
+            from torchlint.matchers import string_value
+
+            return string_value(iterable.slice[0].slice.value) == "params"
+        return False
+    if isinstance(target, (cst.Tuple, cst.List)) and method in _NAMED_PARAMETER_ITERATORS:
+        elements = target.elements
+        return len(elements) == 2 and isinstance(elements[1].value, cst.Name) and (
+            elements[1].value.value == name.value)
+    return False

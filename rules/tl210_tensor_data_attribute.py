@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_tensors import is_parameter_loop_target
+from torchlint.matchers import code, is_tensor_factory
+from torchlint.rule import Rule
+
+_TENSOR_ATTRIBUTES = frozenset({"grad", "weight", "bias"})
+
+
+class TensorDataAttribute(Rule):
+    """## What it does
+    Flags reads of `.data` on a tensor (`p.data`, `p.grad.data`, `layer.weight.data`);
+    `.detach()` gives the same storage without hiding changes from autograd.
+
+    ## Why is this bad?
+    `.data` returns a tensor that shares memory with the original but is invisible to
+    autograd: in-place changes made through it are not recorded, the version counter is
+    not bumped, and a backward pass that needs the old values silently computes wrong
+    gradients. `.detach()` shares the memory too, but autograd notices in-place changes and
+    raises an error instead of returning wrong numbers. To change parameters without
+    tracking, write to them inside `with torch.no_grad():`.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 2)
+    for p in model.parameters():
+        snapshot = p.data.clone()
+        norm = p.grad.data.norm() if p.grad is not None else 0.0
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 2)
+    for p in model.parameters():
+        snapshot = p.detach().clone()
+        norm = p.grad.detach().norm() if p.grad is not None else 0.0
+    ```
+
+    ## Fix safety
+    Unsafe: `X.data` becomes `X.detach()`. Reads give the same values, but in-place writes
+    through the result are now seen by autograd and can raise an error in a later
+    backward pass, where `.data` silently let them through.
+    """
+
+    code = "TL210"
+    name = "tensor-data-attribute"
+    message = "'.data' bypasses autograd's checks; use .detach() (or torch.no_grad() for writes)"
+    default = False
+    fix_safety = "unsafe"
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != "data" or not self._is_tensor(node.value):
+            return
+        if self._is_written(node):
+            return
+        detached = cst.Call(func=cst.Attribute(value=node.value, attr=cst.Name("detach")),
+                            lpar=node.lpar, rpar=node.rpar)
+        self.report(node, fix=Fix.unsafe(NodeEdit(node, code(detached))))
+
+    def _is_written(self, node: cst.Attribute) -> bool:
+        parent = self.context.parent(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return True
+        if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+            return True
+        return isinstance(parent, cst.Del)
+
+    def _is_tensor(self, value: cst.BaseExpression) -> bool:
+        ctx = self.context
+        if isinstance(value, cst.Attribute):
+            if value.attr.value not in _TENSOR_ATTRIBUTES:
+                return False
+            return ctx.qualified_name(value) is None
+        if isinstance(value, cst.Name):
+            if is_parameter_loop_target(ctx, value):
+                return True
+            bound = ctx.binding(value.value)
+            if bound is not None and bound.kind == "assign" and isinstance(bound.value, cst.Call):
+                return is_tensor_factory(ctx, bound.value) or ctx.call_name(bound.value) in (
+                    "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+        return False
