@@ -95,6 +95,17 @@ def loader_iterable(ctx: FileContext, iterable: cst.BaseExpression,
     return None
 
 
+def unwrap_loader(ctx: FileContext, iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """``loader`` for ``enumerate(loader)``, ``tqdm(loader)``, ``iter(loader)``."""
+    while isinstance(iterable, cst.Call):
+        qual = ctx.qualified_name(iterable.func)
+        first = positional_args(iterable)
+        if not first or (qual != "builtins.enumerate" and qual not in _LOADER_WRAPPERS):
+            break
+        iterable = first[0].value
+    return iterable
+
+
 def is_loader(ctx: FileContext, node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Call):
         return ctx.qualified_name(node.func) in DATALOADERS
