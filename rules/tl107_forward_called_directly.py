@@ -62,6 +62,8 @@ class ForwardCalledDirectly(Rule):
             if callee in ("builtins.super", "builtins.type") or last_name_part(
                 target.func) in ("super", "type"):
                 return
+        if _is_remote(target):
+            return  # RPC proxies (rref.remote().forward, RemoteModule.forward) have no __call__
         if self._is_class(target):
             return  # Base.forward(self, x): an explicit parent call
         if not torch_imported(ctx) and not ctx.module_class_names:
@@ -84,3 +86,13 @@ class ForwardCalledDirectly(Rule):
         if qual is not None and qual.rsplit(".", 1)[-1][:1].isupper():
             return True
         return name[:1].isupper() and not name.isupper()
+
+
+_REMOTE_METHODS = ("remote", "rpc_async", "rpc_sync")
+
+
+def _is_remote(target: cst.BaseExpression) -> bool:
+    if method_call(target, *_REMOTE_METHODS) is not None:
+        return True
+    name = (last_name_part(target) or "").lower()
+    return "remote" in name or "rref" in name
