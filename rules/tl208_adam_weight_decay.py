@@ -93,5 +93,3 @@ class AdamWeightDecay(Rule):
             text, need = spelled
             return Fix.unsafe(NodeEdit(func, text), imports=(need,) if need else ())
         return None
-
-

@@ -5,7 +5,15 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.context import FileContext
-from torchlint.matchers import DTYPE_NAMES, get_arg, is_dtype, last_name_part, method_call
+from torchlint.matchers import (
+    DTYPE_NAMES,
+    code,
+    get_arg,
+    is_dtype,
+    last_name_part,
+    method_call,
+    string_value,
+)
 
 # Methods whose result is (in general) not contiguous in memory.
 NON_CONTIGUOUS_METHODS = frozenset({
@@ -41,7 +49,7 @@ def non_contiguous_producer(ctx: FileContext, node: cst.BaseExpression) -> str |
 
 
 def is_dtype_like(ctx: FileContext, node: cst.BaseExpression) -> bool:
-    """``torch.float16``, ``np.int32``, ``x.dtype``, ``dtype``, ``"float32"``: a dtype, not a shape."""
+    """``torch.float16``, ``np.int32``, ``x.dtype``, ``"float32"``: a dtype, not a shape."""
     if is_dtype(ctx, node):
         return True
     if isinstance(node, cst.SimpleString):
@@ -65,8 +73,6 @@ def square_base(ctx: FileContext, node: cst.BaseExpression) -> cst.BaseExpressio
         if isinstance(node.operator, cst.Power) and _is_two(node.right):
             return node.left
         if isinstance(node.operator, cst.Multiply):
-            from torchlint.matchers import code
-
             left, right = node.left, node.right
             if isinstance(left, (cst.Name, cst.Attribute, cst.Subscript)) and code(
                     _bare(left)) == code(_bare(right)):
@@ -158,8 +164,6 @@ def is_parameter_loop_target(ctx: FileContext, name: cst.Name) -> bool:
             return True
         if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1 and isinstance(
                 iterable.slice[0].slice, cst.Index):
-            from torchlint.matchers import string_value
-
             return string_value(iterable.slice[0].slice.value) == "params"
         return False
     if isinstance(target, (cst.Tuple, cst.List)) and method in _NAMED_PARAMETER_ITERATORS:

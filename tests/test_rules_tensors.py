@@ -1,0 +1,60 @@
+"""Unit checks for the tensor-operation rules beyond their fixtures."""
+
+from __future__ import annotations
+
+from torchlint.engine import lint_source
+from torchlint.fixer import fix_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+
+def _lint(code: str, text: str) -> list[tuple[int, int]]:
+    rule = all_rules()[code]
+    result = lint_source(SourceFile("t.py", text), [rule], enabled_codes={code})
+    return [(d.line, d.column) for d in result.diagnostics]
+
+
+def _fix(code: str, text: str) -> str:
+    rule = all_rules()[code]
+    return fix_source(SourceFile("t.py", text), [rule], unsafe=True,
+                      enabled_codes={code}).source.text
+
+
+def test_view_after_permute_reports_at_the_call_and_fixes_only_the_name() -> None:
+    text = "import torch\ny = torch.randn(2, 3).t().view(-1)\n"
+    assert _lint("TL501", text) == [(2, 5)]
+    assert _fix("TL501", text) == "import torch\ny = torch.randn(2, 3).t().reshape(-1)\n"
+
+
+def test_view_with_a_dtype_is_silent() -> None:
+    text = "import torch\nimport numpy as np\ndef f(x):\n    return x.T.view(np.float32)\n"
+    assert _lint("TL501", text) == []
+
+
+def test_data_parallel_needs_torch() -> None:
+    assert _lint("TL801", "from mylib import DataParallel\nDataParallel(1)\n") == []
+    assert _lint("TL801", "import torch.nn.parallel as P\nP.DataParallel(1)\n") == [(2, 1)]
+
+
+def test_adam_from_import_gets_an_adamw_import() -> None:
+    text = "from torch.optim import Adam\nopt = Adam(ps, weight_decay=0.1)\n"
+    assert _fix("TL208", text) == (
+        "from torch.optim import Adam\nfrom torch.optim import AdamW\n"
+        "opt = AdamW(ps, weight_decay=0.1)\n")
+
+
+def test_sqrt_fix_keeps_keywords() -> None:
+    text = "import torch\nd = torch.sqrt(torch.sum(x ** 2, dim=1))\n"
+    assert _fix("TL206", text) == "import torch\nd = torch.linalg.vector_norm(x, dim=1)\n"
+
+
+def test_expand_fix_is_idempotent() -> None:
+    text = "def f(x):\n    y = x.expand(3, 4)\n    y[0] = 1\n    y.add_(1)\n    return y\n"
+    fixed = _fix("TL207", text)
+    assert fixed.count(".clone()") == 1
+    assert _lint("TL207", fixed) == []
+
+
+def test_data_assignment_target_is_silent() -> None:
+    text = "def f(m, v):\n    for p in m.parameters():\n        p.data = v\n"
+    assert _lint("TL210", text) == []
