@@ -1,0 +1,161 @@
+"""Unit tests for the device and data-movement rules (TL302-TL308) and their helpers."""
+
+from __future__ import annotations
+
+import textwrap
+
+from torchlint.engine import lint_source
+from torchlint.fixer import fix_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+
+def lint(code: str, source: str) -> list[tuple[int, int, str]]:
+    rule = all_rules()[code]
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)), [rule],
+                         enabled_codes={code})
+    return [(d.line, d.column, d.message) for d in result.diagnostics]
+
+
+def fixed(code: str, source: str) -> str:
+    rule = all_rules()[code]
+    out = fix_source(SourceFile("example.py", textwrap.dedent(source)), [rule], unsafe=True,
+                     enabled_codes={code})
+    return out.source.text
+
+
+def test_opt_in_rules_are_not_default() -> None:
+    rules = all_rules()
+    assert [c for c in ("TL302", "TL303", "TL304", "TL305") if not rules[c].default] == []
+    assert [c for c in ("TL306", "TL307", "TL308") if rules[c].default] == []
+
+
+def test_tl302_single_batch_of_packages_with_inplace_to_is_silent() -> None:
+    source = """
+    from torch_geometric.loader import DataLoader
+
+    def run(loader, device):
+        for data in loader:
+            data.to(device)
+    """
+    assert lint("TL302", source) == []
+
+
+def test_tl302_unpacked_batch_is_flagged_even_with_such_packages() -> None:
+    source = """
+    import transformers
+
+    def run(loader, device):
+        for x, y in loader:
+            x.to(device)
+    """
+    assert [line for line, _, _ in lint("TL302", source)] == [6]
+
+
+def test_tl302_fix_keeps_multiline_call_intact() -> None:
+    source = """
+    import torch
+
+    def run(device):
+        mask = torch.ones(3)
+        mask.to(
+            device,
+        )
+        return mask
+    """
+    assert "    mask = mask.to(\n        device,\n    )\n" in fixed("TL302", source)
+
+
+def test_tl302_reports_the_call_position() -> None:
+    source = """
+    import torch
+    x = torch.zeros(2)
+    x.cuda()
+    """
+    assert lint("TL302", source)[0][:2] == (4, 1)
+
+
+def test_tl303_names_the_initialising_call() -> None:
+    source = """
+    import os
+    import torch
+    n = torch.cuda.device_count()
+    os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+    """
+    ((line, column, message),) = lint("TL303", source)
+    assert (line, column) == (5, 1)
+    assert "torch.cuda.device_count()" in message
+
+
+def test_tl303_other_module_named_os_is_silent() -> None:
+    source = """
+    import mylib as os
+    import torch
+    torch.cuda.init()
+    os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+    """
+    assert lint("TL303", source) == []
+
+
+def test_tl304_adds_torch_import_when_only_tensor_is_imported() -> None:
+    source = """
+    import numpy as np
+    from torch import tensor
+
+    t = tensor(np.zeros(3))
+    """
+    out = fixed("TL304", source)
+    assert "import torch\n" in out
+    assert "t = torch.from_numpy(np.zeros(3))" in out
+
+
+def test_tl305_reports_at_the_stop_call() -> None:
+    source = """
+    import time
+    import torch
+
+    def bench(model, x):
+        x = x.cuda()
+        t0 = time.time()
+        model(x)
+        return time.time() - t0
+    """
+    assert [(line, column) for line, column, _ in lint("TL305", source)] == [(9, 12)]
+
+
+def test_tl306_chain_reported_once() -> None:
+    source = """
+    def train(model, loader, opt):
+        for x in loader:
+            loss = model(x)
+            loss.backward()
+            values = loss.detach().cpu().numpy()
+    """
+    assert len(lint("TL306", source)) == 1
+
+
+def test_tl307_message_lists_both_options() -> None:
+    source = """
+    from torch.utils.data import DataLoader
+
+    def run(ds, device):
+        loader = DataLoader(ds)
+        for x, y in loader:
+            x = x.to(device)
+    """
+    ((_, _, message),) = lint("TL307", source)
+    assert "`num_workers` and `pin_memory`" in message
+
+
+def test_tl308_fix_is_idempotent() -> None:
+    source = """
+    from torch.utils.data import DataLoader
+
+    def run(ds, device):
+        loader = DataLoader(ds, num_workers=2, pin_memory=True)
+        for x, y in loader:
+            x = x.to(device)
+    """
+    once = fixed("TL308", source)
+    assert "x = x.to(device, non_blocking=True)" in once
+    assert fixed("TL308", once) == once
