@@ -102,6 +102,12 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Any:
     client.close()
 
 
+@pytest.fixture(autouse=True)
+def pinned_rules(tmp_path: Path) -> None:
+    # rules added later must not change these exact expectations
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301"]\n')
+
+
 def _open(client: Client, path: Path, text: str) -> str:
     path.write_text(text)
     uri = path.as_uri()
@@ -169,6 +175,6 @@ def test_honours_project_config(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL301"]\n')
     uri = _open(session, tmp_path / "quiet.py", SOURCE)
     assert session.diagnostics(uri) == []
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL3"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301", "TL0"]\n')
     session.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert [d["code"] for d in session.diagnostics(uri)] == ["TL301"]
