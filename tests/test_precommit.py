@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+yaml = pytest.importorskip("yaml")
 
 REPO = Path(os.environ.get("TORCHLINT_HOOKS_REPO") or Path(__file__).resolve().parents[1])
 PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
