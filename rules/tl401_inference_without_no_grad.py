@@ -88,8 +88,9 @@ class InferenceWithoutNoGrad(Rule):
         exposed = [c for c in facts.calls if c.name in models and not c.grad_free]
         if not exposed:
             return
-        if name in file_facts(ctx).called_grad_free:
-            return
+        callers = file_facts(ctx)
+        if name in callers.called_grad_free or name in callers.called_with_backward:
+            return  # the caller decides about autograd
         fix = None
         spelled = reference(ctx, "torch.no_grad")
         if spelled is not None:

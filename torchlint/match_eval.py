@@ -177,7 +177,7 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
             facts.calls.append(ModelCall(target, node, grad_free))
     qual = ctx.qualified_name(node.func)
     if qual is not None:
-        if qual in ("torch.autograd.grad", "torch.autograd.backward", "torch.enable_grad"):
+        if qual.startswith(("torch.autograd.", "torch.func.")) or qual == "torch.enable_grad":
             facts.needs_grad = True
         elif qual == "torch.set_grad_enabled":
             facts.grad_off_call = True
@@ -212,6 +212,7 @@ class FileFacts:
     called_grad_free: set[str] = field(default_factory=set)
     called_after_eval: set[str] = field(default_factory=set)
     train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
+    called_with_backward: set[str] = field(default_factory=set)  # from code calling backward
 
 
 _FILE_CACHE: dict[int, tuple[cst.Module, FileFacts]] = {}
@@ -224,10 +225,12 @@ def file_facts(ctx: FileContext) -> FileFacts:
         return cached[1]
     facts = FileFacts()
     per_scope: list[tuple[set[str], bool]] = []
-    _file_scan(ctx, ctx.module, False, facts, per_scope, [set(), False])
-    for called, evals in per_scope:
+    _file_scan(ctx, ctx.module, False, facts, per_scope, [set(), False, False])
+    for called, evals, *backward in per_scope:
         if evals:
             facts.called_after_eval |= called
+        if backward and backward[0]:
+            facts.called_with_backward |= called
     if len(_FILE_CACHE) > 64:
         _FILE_CACHE.clear()
     _FILE_CACHE[id(ctx.module)] = (ctx.module, facts)
@@ -240,7 +243,7 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         per_scope.append(scope)  # type: ignore[arg-type]
     if isinstance(node, cst.FunctionDef):
         decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
-        inner_scope: list = [set(), False]
+        inner_scope: list = [set(), False, False]
         per_scope.append(inner_scope)
         for child in semantic_children(node):
             _file_scan(ctx, child, decorated, facts, per_scope, inner_scope)
@@ -261,5 +264,7 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
                 facts.called_grad_free.add(name)
             if name == "eval" and not node.args or (name == "train" and node.args):
                 scope[1] = True
+            if name in BACKWARD_METHODS:
+                scope[2] = True
     for child in semantic_children(node):
         _file_scan(ctx, child, grad_free, facts, per_scope, scope)

@@ -1,0 +1,127 @@
+"""Unit tests of the train/eval-mode rules beyond their fixtures."""
+
+from __future__ import annotations
+
+import textwrap
+
+from torchlint.engine import lint_source
+from torchlint.fixer import fix_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+
+def _lint(code: str, source: str, path: str = "example.py"):
+    rule = all_rules()[code]
+    return lint_source(SourceFile(path, textwrap.dedent(source)), [rule],
+                       enabled_codes={code}).diagnostics
+
+
+def _fix(code: str, source: str, path: str = "example.py") -> str:
+    rule = all_rules()[code]
+    return fix_source(SourceFile(path, textwrap.dedent(source)), [rule], unsafe=True,
+                      enabled_codes={code}).source.text
+
+
+def test_tl401_reports_at_the_function_name() -> None:
+    found = _lint("TL401", """\
+        import torch
+
+        def evaluate(model, x):
+            return model(x)
+        """)
+    assert [(d.line, d.column) for d in found] == [(3, 5)]
+
+
+def test_tl401_adds_import_when_torch_is_only_imported_as_nn() -> None:
+    fixed = _fix("TL401", """\
+        from torch import nn
+
+
+        def evaluate(model, x):
+            return model(x)
+        """)
+    assert "import torch\n" in fixed
+    assert "@torch.no_grad()\ndef evaluate" in fixed
+
+
+def test_tl401_silent_in_pytest_tests_only_in_test_files() -> None:
+    source = """\
+        import torch
+
+        def test_forward(model):
+            model.eval()
+            assert model(torch.ones(1)).shape
+        """
+    assert not _lint("TL401", source, "tests/test_model.py")
+    assert not _lint("TL401", source, "tests/model_test.py")
+    assert _lint("TL401", source, "scripts/check.py")
+
+
+def test_tl401_silent_without_torch() -> None:
+    assert not _lint("TL401", """\
+        def evaluate(model, x):
+            model.eval()
+            return model(x)
+        """)
+
+
+def test_tl402_inserts_after_docstring() -> None:
+    fixed = _fix("TL402", '''\
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, x):
+            """Score."""
+            return model(x)
+        ''')
+    assert '"""Score."""\n    model.eval()\n    return model(x)' in fixed
+
+
+def test_tl405_no_fix_outside_module_class() -> None:
+    found = _lint("TL405", """\
+        import torch.nn.functional as F
+
+        def noisy(x):
+            return F.dropout(x, 0.5)
+        """)
+    assert len(found) == 1 and found[0].fix is None
+
+
+def test_tl405_non_torch_functional_is_silent() -> None:
+    assert not _lint("TL405", """\
+        import mylib.nn.functional as F
+
+        y = F.dropout([1.0], 0.5)
+        """)
+
+
+def test_tl403_reports_once_per_loop_and_model() -> None:
+    found = _lint("TL403", """\
+        def fit(model, loader):
+            for x in loader:
+                model(x).sum().backward()
+                model.eval()
+                model.eval()
+        """)
+    assert len(found) == 1
+
+
+def test_tl404_fix_is_idempotent() -> None:
+    fixed = _fix("TL404", "model.eval\n")
+    assert fixed == "model.eval()\n"
+    assert not _lint("TL404", fixed)
+
+
+def test_tl107_super_is_silent_and_multiline_keeps_layout() -> None:
+    source = """\
+        import torch
+
+        class A(torch.nn.Module):
+            def forward(self, x):
+                return super().forward(x) + self.inner.forward(
+                    x,
+                )
+        """
+    found = _lint("TL107", source)
+    assert len(found) == 1
+    assert "self.inner(\n            x,\n        )" in _fix("TL107", source)
