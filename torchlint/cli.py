@@ -238,7 +238,8 @@ def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checke
             lines.append(f"[*] {fixable_now} fixable with the `--fix` option"
                          + (" (with `--unsafe-fixes`)." if mode.unsafe and unsafe else "."))
         if unsafe and not mode.unsafe:
-            lines.append(f"{_plural(unsafe, 'more fix')} available with `--fix --unsafe-fixes`"
+            more = f"{unsafe} more fix" + ("" if unsafe == 1 else "es")
+            lines.append(f"{more} available with `--fix --unsafe-fixes`"
                          " (review them first with `--diff --unsafe-fixes`).")
     for line in lines:
         click.echo(line, err=True)
