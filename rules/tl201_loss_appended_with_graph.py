@@ -81,6 +81,8 @@ class LossAppendedWithGraph(Rule):
         kind = graph_value(ctx, value)
         if kind is None or not grad_surely_enabled(ctx):
             return
+        if kind == "model" and ctx.in_module_class():
+            return  # model methods (sampling, feature maps) are often run under no_grad
         target = attribute.value
         if isinstance(target, cst.Subscript):  # d[k].append(v)
             target = target.value

@@ -89,6 +89,8 @@ class LossSummedWithGraph(Rule):
         kind = graph_value(ctx, value)
         if kind is None or not grad_surely_enabled(ctx):
             return
+        if kind == "model" and ctx.in_module_class():
+            return  # model methods (sampling, feature maps) are often run under no_grad
         data_loop = any(iterates_data(loop) for loop in loops)
         if graph_is_wanted(function_scope(ctx), total, data_loop):
             return
