@@ -11,11 +11,15 @@ from torchlint.matchers import (
     is_tensor_factory,
     method_call,
     positional_args,
-    with_keywords,
 )
+from torchlint.match_modules import append_keywords
 from torchlint.rule import Rule
 
 _MOVE_KEYWORDS = {"device", "dtype", "non_blocking"}
+# factories that only make floating-point (or complex) tensors: ``dtype=<int type>`` fails
+_FLOAT_ONLY = frozenset({"rand", "randn", "rand_like", "randn_like", "linspace", "logspace"})
+_INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
+                             "bool", "uint16", "uint32", "uint64"})
 
 
 class CreateThenMove(Rule):
@@ -75,14 +79,33 @@ class CreateThenMove(Rule):
         device, dtype = moved
         shown = self.context.code(device)
         fix = None
-        if device is not None and not (dtype is not None and has_keyword(factory, "dtype")):
+        if device is not None and not (dtype is not None and (
+            has_keyword(factory, "dtype") or self._dtype_refused(factory, dtype)
+        )):
             pairs: list[tuple[str, cst.BaseExpression]] = [("device", device)]
             if dtype is not None:
                 pairs.append(("dtype", dtype))
-            new = with_keywords(factory, *pairs).with_changes(
+            new = append_keywords(factory, *pairs).with_changes(
                 lpar=[*node.lpar, *factory.lpar], rpar=[*factory.rpar, *node.rpar])
             fix = Fix.safe(NodeEdit(node, self.context.code(new)))
         self.report(node, device=shown, fix=fix)
+
+    def _dtype_refused(self, factory: cst.Call, dtype: cst.BaseExpression) -> bool:
+        """``torch.randn(3).to(d, torch.long)`` casts; ``torch.randn(3, dtype=torch.long)`` fails.
+        """
+        factory_name = (self.context.qualified_name(factory.func) or "").rsplit(".", 1)[-1]
+        dtype_name = (self.context.qualified_name(dtype) or "").rsplit(".", 1)[-1]
+        return factory_name in _FLOAT_ONLY and dtype_name in _INTEGER_DTYPES
+
+    def _is_device(self, node: cst.BaseExpression) -> bool:
+        """Device-like, or an f-string spelling one (``f"cuda:{rank}"``)."""
+        if is_device_like(self.context, node):
+            return True
+        if isinstance(node, cst.FormattedString) and node.parts and isinstance(
+            node.parts[0], cst.FormattedStringText
+        ):
+            return node.parts[0].value.startswith(("cuda:", "xpu:", "mps:"))
+        return False
 
     def _cuda_target(self, node: cst.Call) -> tuple[cst.BaseExpression, None] | None:
         if any(a.star for a in node.args) or any(
@@ -106,7 +129,7 @@ class CreateThenMove(Rule):
         device_arg = get_arg(node, "device")
         positional = positional_args(node)
         if device_arg is None:
-            if not positional or not is_device_like(self.context, positional[0].value):
+            if not positional or not self._is_device(positional[0].value):
                 return None
             device_arg = positional[0]
             rest = positional[1:]
