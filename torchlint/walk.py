@@ -49,25 +49,60 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+_node_types: dict[type, bool] = {}
+
+
+def _is_node_type(cls: type) -> bool:
+    """``issubclass(cls, CSTNode)``, memoised: an ABC isinstance check costs ~1 us a call."""
+    known = _node_types.get(cls)
+    if known is None:
+        known = _node_types[cls] = isinstance(cls, type) and issubclass(cls, cst.CSTNode)
+    return known
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children: list[cst.CSTNode] = []
+    is_node = _node_types
+    for name in _fields_cache.get(type(node)) or _child_fields(type(node)):
+        value = getattr(node, name, None)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            for item in value:  # type: ignore[union-attr]
+                item_kind = type(item)
+                flag = is_node.get(item_kind)
+                if flag is None:
+                    flag = _is_node_type(item_kind)
+                if flag:
+                    children.append(item)
+        else:
+            flag = is_node.get(kind)
+            if flag is None:
+                flag = _is_node_type(kind)
+                if not flag and isinstance(value, (list, tuple)):  # a list/tuple subclass
+                    children.extend(i for i in value if isinstance(i, cst.CSTNode))
+                    continue
+            if flag:
+                children.append(value)  # type: ignore[arg-type]
+    return children
+
+
 def semantic_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Children of ``node`` that carry syntax (no whitespace, comments or punctuation)."""
-    for name in _child_fields(type(node)):
-        value = getattr(node, name, None)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+    return iter(_children(node))
 
 
 def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and all its semantic descendants, pre-order."""
     stack = [node]
+    pop = stack.pop
+    extend = stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        stack.extend(reversed(list(semantic_children(current))))
+        children = _children(current)
+        if children:
+            children.reverse()
+            extend(children)
 
 
 Handler = Callable[[cst.CSTNode], object]
@@ -95,14 +130,9 @@ class Walker:
         if handlers:
             for handler in handlers:
                 handler(node)
-        for field_name in _child_fields(type(node)):
-            value = getattr(node, field_name, None)
-            if isinstance(value, cst.CSTNode):
-                self.walk(value)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        self.walk(item)
+        walk = self.walk
+        for child in _children(node):
+            walk(child)
         handlers = self._leave.get(name)
         if handlers:
             for handler in handlers:
