@@ -213,3 +213,25 @@ def test_code_keeps_the_indentation_of_continuation_lines() -> None:
     """
     texts = probe(source, "List", lambda ctx, node: ctx.code(node))
     assert texts == ["[\n            Linear(1, 2),\n            Linear(2, 3),\n        ]"]
+
+
+def test_binding_looks_into_with_bodies() -> None:
+    source = """
+        def step(model, x, y):
+            with autocast():
+                out = model(x)
+                loss = crit(out, y)
+            total = loss.probe()
+            with open("f") as loss:
+                pass
+            again = loss.probe()
+    """
+
+    def bound(ctx, node):
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "probe"):
+            return None
+        binding = ctx.binding("loss")
+        return binding and (binding.kind, cst.Module([]).code_for_node(binding.value))
+
+    answers = [a for a in probe(source, "Call", bound) if a is not None]
+    assert answers == [("assign", "crit(out, y)"), ("with", 'open("f")')]

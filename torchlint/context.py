@@ -520,13 +520,28 @@ class FileContext:
                 return found or None
         return None
 
-    def _search_statements(self, body: Sequence[cst.CSTNode], child: cst.CSTNode, name: str
-                           ) -> Binding | bool | None:
-        """Search statements before ``child``; False means 'bound in a way we cannot follow'."""
-        position = next((k for k, s in enumerate(body) if s is child), None)
-        if position is None:
-            return None
+    def _search_statements(self, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
+                           name: str) -> Binding | bool | None:
+        """Search statements before ``child`` (all of them when None), last first.
+
+        False means 'bound in a way we cannot follow'. ``with`` bodies run unconditionally,
+        so a binding inside one counts as straight-line code.
+        """
+        if child is None:
+            position = len(body)
+        else:
+            position = next((k for k, s in enumerate(body) if s is child), None)
+            if position is None:
+                return None
         for stmt in reversed(body[:position]):
+            if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock) and not (
+                any(item.asname is not None and name in _target_names(item.asname.name)
+                    for item in stmt.items)
+            ):
+                inner = self._search_statements(stmt.body.body, None, name)
+                if inner is not None:
+                    return inner
+                continue
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
             for small in reversed(smalls):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
