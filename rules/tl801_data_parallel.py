@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.context import binds_anywhere, bound_names
 from torchlint.rule import Rule
+from torchlint.walk import semantic_children
 
 _DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel",
@@ -55,6 +57,82 @@ class DataParallel(Rule):
     name = "data-parallel"
     message = "DataParallel is single-process and GIL-bound; use DistributedDataParallel"
 
+    _aliases: dict[str, cst.CSTNode] | None = None
+
     def visit_Call(self, node: cst.Call) -> None:
-        if self.context.call_name(node) in _DATA_PARALLEL:
+        if self.context.call_name(node) in _DATA_PARALLEL or self._is_alias_call(node):
             self.report(node)
+
+    def _is_alias_call(self, node: cst.Call) -> bool:
+        """``DP(model)`` after ``DP = nn.DataParallel``, or a call of a class of this file
+        that subclasses ``DataParallel`` (``class MyDP(nn.DataParallel)``)."""
+        func = node.func
+        if not isinstance(func, cst.Name) or self.context.lookup(func.value) is not None:
+            return False
+        bound = self.context.binding(func.value, node)
+        if bound is not None:
+            return bound.kind == "assign" and bound.value is not None and (
+                self.context.qualified_name(bound.value) in _DATA_PARALLEL)
+        for function in self.context.ancestors:
+            if isinstance(function, (cst.FunctionDef, cst.Lambda)) and (
+                    any(p.name.value == func.value for p in _params(function))
+                    or binds_anywhere(function.body, func.value)):
+                return False
+        return func.value in self._module_aliases()
+
+    def _module_aliases(self) -> dict[str, cst.CSTNode]:
+        """Module-level names bound exactly once, to DataParallel or a subclass of it."""
+        if self._aliases is None:
+            counts: dict[str, int] = {}
+            found: dict[str, cst.CSTNode] = {}
+            statements = list(_module_statements(self.context.module.body))
+            for stmt in statements:
+                for name in bound_names(stmt):
+                    counts[name] = counts.get(name, 0) + 1
+            changed = True
+            while changed:
+                changed = False
+                for stmt in statements:
+                    name = self._alias_target(stmt, found)
+                    if name is not None and name not in found and counts.get(name) == 1:
+                        found[name] = stmt
+                        changed = True
+            self._aliases = found
+        return self._aliases
+
+    def _alias_target(self, stmt: cst.CSTNode, found: dict[str, cst.CSTNode]) -> str | None:
+        def is_dp(expr: cst.BaseExpression) -> bool:
+            if isinstance(expr, cst.Name) and expr.value in found:
+                return True
+            return self.context.qualified_name(expr) in _DATA_PARALLEL
+
+        if isinstance(stmt, cst.ClassDef):
+            return stmt.name.value if any(is_dp(base.value) for base in stmt.bases) else None
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0].target, cst.Name) and is_dp(stmt.value):
+            return stmt.targets[0].target.value
+        return None
+
+
+def _params(function: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
+    params = function.params
+    star = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return [*params.posonly_params, *params.params, *params.kwonly_params, *star]
+
+
+def _module_statements(body) -> "list[cst.CSTNode]":
+    """Module-level small and compound statements, inside if/try/with but not defs."""
+    out: list[cst.CSTNode] = []
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            out.extend(stmt.body)
+            continue
+        out.append(stmt)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for child in semantic_children(stmt):
+            if isinstance(child, cst.BaseSuite):
+                out.extend(_module_statements(child.body))
+            elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally, cst.If)):
+                out.extend(_module_statements([child]))
+    return out
