@@ -70,10 +70,10 @@ class ClipGradNotInplaceName(Rule):
         if not isinstance(func, cst.Name):
             return None
         index = index_for(self._index, self.context)
-        site = index.import_site(func.value)
+        site = index.import_site(func.value, func)
         if site is not None and site.alias.asname is not None:
             return Fix.safe(NodeEdit(site.alias.name, new))
-        cleanup = import_cleanup(index, func.value, lambda call: True)
+        cleanup = import_cleanup(index, func.value, lambda call: True, func)
         if site is not None and cleanup is not None and self.context.lookup(new) is None and (
                 new not in index.names and new not in index.imports):
             return Fix.safe(NodeEdit(func, new), NodeEdit(site.alias.name, new))

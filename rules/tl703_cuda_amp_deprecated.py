@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import ModuleIndex, code_at, import_cleanup, index_for, torch_spelling
 from torchlint.rule import Rule
+from torchlint.walk import iter_nodes
 
 DEPRECATED = {
     "torch.cuda.amp.autocast": "autocast",
@@ -14,6 +15,7 @@ DEPRECATED = {
 }
 # torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
 # torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
+_NEW_API = ("torch.amp.", "torch.autocast")
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")
 
 
@@ -64,9 +66,25 @@ class CudaAmpDeprecated(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = DEPRECATED.get(self.context.qualified_name(node.func) or "")
-        if name is None:
+        if name is None or self._compatibility_fallback():
             return
         self.report(node, fix=self._fix(node, name), name=name)
+
+    def _compatibility_fallback(self) -> bool:
+        """The call is the old-PyTorch branch of a version switch whose other branch already
+        uses ``torch.amp`` (``torch.amp.X(...) if new else torch.cuda.amp.X()``, or a
+        ``try``/``except`` around the new API)."""
+        ctx = self.context
+        for ancestor in reversed(ctx.ancestors[:-1]):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, (cst.IfExp, cst.If, cst.Try)) and any(
+                isinstance(child, (cst.Attribute, cst.Name))
+                and (ctx.qualified_name(child) or "").startswith(_NEW_API)
+                for child in iter_nodes(ancestor)
+            ):
+                return True
+        return False
 
     def _fix(self, node: cst.Call, name: str) -> Fix | None:
         new_call = self._rewrite(node, name)
@@ -89,7 +107,7 @@ class CudaAmpDeprecated(Rule):
                     return self._rewrite(call, call.func.attr.value) is not None
                 return self._rewrite(call, name) is not None
 
-            cleanup = import_cleanup(index, imported.value, fixable)
+            cleanup = import_cleanup(index, imported.value, fixable, node)
             if cleanup is not None:
                 edits.append(cleanup)
         return Fix.safe(*edits, imports=(need,) if need else ())

@@ -62,7 +62,8 @@ class AutogradVariable(Rule):
             edits = [NodeEdit(node, replacement)]
             if isinstance(node.func, cst.Name):
                 cleanup = import_cleanup(index, node.func.value,
-                                         lambda call: self._replacement(index, call) is not None)
+                                         lambda call: self._replacement(index, call) is not None,
+                                         node)
                 if cleanup is not None:
                     edits.append(cleanup)
             fix = Fix.safe(*edits)

@@ -91,7 +91,7 @@ class LegacyTensorType(Rule):
             imported = imported.value  # from torch import cuda; cuda.FloatTensor([...])
         if isinstance(imported, cst.Name):
             index = index_for(self._index, self.context)
-            cleanup = import_cleanup(index, imported.value, _fixable)
+            cleanup = import_cleanup(index, imported.value, _fixable, node)
             if cleanup is not None:
                 edits.append(cleanup)
         needs = {n for n in (tensor[1], dtype[1]) if n is not None}

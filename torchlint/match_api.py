@@ -82,15 +82,37 @@ class ModuleIndex:
             current = self.parents.get(current)
         return False
 
-    def import_site(self, name: str) -> ImportSite | None:
-        """The single ``from M import name`` binding ``name`` in the whole file, if exactly one."""
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = self.parents.get(current)
+        return current
+
+    def import_site(self, name: str, at: cst.CSTNode | None = None) -> ImportSite | None:
+        """The ``from M import name`` that ``name`` means at ``at``: the one import in the
+        innermost function around ``at`` that imports it (its uses: that function's), or
+        else the file's single import of it (its uses: the whole file's)."""
         sites = self.imports.get(name, [])
-        if len(sites) != 1:
-            return None
-        line, statement, alias = sites[0]
+        chosen = None
+        if at is not None:
+            function = self.function_of(at)
+            while function is not None and chosen is None:
+                local = [s for s in sites if self.function_of(s[1]) is function]
+                if len(local) > 1:
+                    return None
+                chosen = local[0] if local else None
+                scope: cst.CSTNode = function
+                function = self.function_of(function)
+        if chosen is None:
+            if len(sites) != 1 or self.function_of(sites[0][1]) is not None:
+                return None
+            chosen, scope = sites[0], self.module
+        line, statement, alias = chosen
         if line is None or alias is None or not isinstance(statement, cst.ImportFrom):
             return None
-        return ImportSite(line, statement, alias, name, list(self.names.get(name, [])))
+        uses = [use for use in self.names.get(name, [])
+                if scope is self.module or self.inside(use, scope)]
+        return ImportSite(line, statement, alias, name, uses)
 
 
 def index_for(cache: dict[int, ModuleIndex], ctx: FileContext) -> ModuleIndex:
@@ -114,14 +136,14 @@ def called_use(index: ModuleIndex, name: cst.Name) -> cst.Call | None:
     return None
 
 
-def import_cleanup(index: ModuleIndex, name: str,
-                   fixable: Callable[[cst.Call], bool]) -> NodeEdit | None:
+def import_cleanup(index: ModuleIndex, name: str, fixable: Callable[[cst.Call], bool],
+                   at: cst.CSTNode | None = None) -> NodeEdit | None:
     """The edit removing ``from M import name`` once every use is a call fixed away.
 
     Every fix of one name carries this same edit, so they all apply together in one pass.
     None (keep the import) unless each use is a fixable call and none sits inside another.
     """
-    site = index.import_site(name)
+    site = index.import_site(name, at)
     if site is None or not site.uses:
         return None
     calls = []

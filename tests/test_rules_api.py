@@ -1,0 +1,204 @@
+"""Fixes of the API-migration rules that must also tidy the imports they leave unused."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rules.tl702_clip_grad_not_inplace_name import ClipGradNotInplaceName
+from rules.tl703_cuda_amp_deprecated import CudaAmpDeprecated
+from rules.tl704_autograd_variable import AutogradVariable
+from rules.tl705_legacy_tensor_type import LegacyTensorType
+from torchlint.engine import lint_source
+from torchlint.fixer import fix_source
+from torchlint.source import SourceFile
+
+
+def fixed(rule: type, text: str) -> str:
+    source = SourceFile("example.py", textwrap.dedent(text))
+    outcome = fix_source(source, [rule], unsafe=True, enabled_codes={rule.code})
+    again = lint_source(outcome.source, [rule], enabled_codes={rule.code})
+    assert all(d.fix is None for d in again.diagnostics)
+    return outcome.source.text
+
+
+def test_variable_every_use_fixed_removes_import() -> None:
+    assert fixed(AutogradVariable, """\
+        import torch
+        from torch.autograd import Variable
+
+        a = Variable(torch.ones(2))
+        b = Variable(torch.zeros(2), requires_grad=True)
+        c = [Variable(t) for t in (a, b)]
+        """) == textwrap.dedent("""\
+        import torch
+
+        a = torch.ones(2)
+        b = torch.zeros(2).requires_grad_()
+        c = [t for t in (a, b)]
+        """)
+
+
+def test_variable_aliased_import() -> None:
+    assert fixed(AutogradVariable, """\
+        from torch.autograd import Variable as V
+
+        def f(x):
+            return V(x) + 1
+        """) == textwrap.dedent("""\
+
+        def f(x):
+            return x + 1
+        """)
+
+
+def test_variable_kept_while_another_use_remains() -> None:
+    out = fixed(AutogradVariable, """\
+        from torch.autograd import Variable
+
+        def f(x, y):
+            if isinstance(y, Variable):
+                return Variable(x)
+            return Variable(y, volatile=True)
+        """)
+    assert "from torch.autograd import Variable\n" in out
+    assert "return x\n" in out
+
+
+def test_variable_nested_uses() -> None:
+    out = fixed(AutogradVariable, """\
+        from torch.autograd import Variable
+
+        y = Variable(Variable(x))
+        """)
+    assert out == "\ny = x\n"
+
+
+def test_variable_alone_in_block_becomes_pass() -> None:
+    out = fixed(AutogradVariable, """\
+        try:
+            from torch.autograd import Variable
+        except ImportError:
+            Variable = None
+        y = Variable(x)
+        """)
+    assert "from torch.autograd import Variable" in out  # rebound in the except: kept
+    out = fixed(AutogradVariable, """\
+        def f(x):
+            if x:
+                from torch.autograd import Variable
+            return Variable(x)
+        """)
+    assert out == "def f(x):\n    if x:\n        pass\n    return x\n"
+
+
+def test_variable_import_inside_function() -> None:
+    assert fixed(AutogradVariable, """\
+        def f(x):
+            from torch.autograd import Variable
+            return Variable(x)
+
+        def g(x):
+            import os
+            from torch.autograd import grad, Variable
+            return Variable(x), grad
+        """) == textwrap.dedent("""\
+        def f(x):
+            return x
+
+        def g(x):
+            import os
+            from torch.autograd import grad
+            return x, grad
+        """)
+
+
+def test_amp_two_names_one_left_in_use() -> None:
+    out = fixed(CudaAmpDeprecated, """\
+        import torch
+        from torch.cuda.amp import autocast, GradScaler, custom_fwd
+
+        scaler = GradScaler()
+        with autocast(enabled=True):
+            pass
+        fwd = custom_fwd
+        """)
+    assert out == textwrap.dedent("""\
+        import torch
+        from torch.cuda.amp import custom_fwd
+
+        scaler = torch.amp.GradScaler("cuda")
+        with torch.amp.autocast("cuda", enabled=True):
+            pass
+        fwd = custom_fwd
+        """)
+
+
+def test_amp_adds_import_torch_and_drops_parenthesised_import() -> None:
+    out = fixed(CudaAmpDeprecated, """\
+        from torch.cuda.amp import (
+            autocast,
+            GradScaler,
+        )
+
+        s1 = GradScaler()
+        s2 = GradScaler(init_scale=1024)
+        with autocast():
+            pass
+        """)
+    assert "torch.cuda.amp" not in out
+    assert out.startswith("import torch\n")
+    assert 's2 = torch.amp.GradScaler("cuda", init_scale=1024)' in out
+
+
+def test_amp_name_used_without_call_keeps_import() -> None:
+    out = fixed(CudaAmpDeprecated, """\
+        from torch.cuda.amp import autocast
+
+        ctx = autocast
+        with autocast():
+            pass
+        """)
+    assert "from torch.cuda.amp import autocast\n" in out
+    assert 'with torch.amp.autocast("cuda"):' in out
+
+
+def test_clip_grad_import_renamed() -> None:
+    assert fixed(ClipGradNotInplaceName, """\
+        from torch.nn.utils import clip_grad_norm
+
+        def step(model):
+            clip_grad_norm(model.parameters(), 1.0)
+            clip_grad_norm(model.parameters(), 2.0)
+        """) == textwrap.dedent("""\
+        from torch.nn.utils import clip_grad_norm_
+
+        def step(model):
+            clip_grad_norm_(model.parameters(), 1.0)
+            clip_grad_norm_(model.parameters(), 2.0)
+        """)
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("torch.cuda.LongTensor([1, 2])", 'torch.tensor([1, 2], dtype=torch.int64, device="cuda")'),
+    ("torch.HalfTensor((1.0,))", "torch.tensor((1.0,), dtype=torch.float16)"),
+    ("torch.ByteTensor([0])", "torch.tensor([0], dtype=torch.uint8)"),
+])
+def test_legacy_types(call: str, expected: str) -> None:
+    assert fixed(LegacyTensorType, f"import torch\nx = {call}\n") == f"import torch\nx = {expected}\n"
+
+
+def test_legacy_type_import_removed() -> None:
+    assert fixed(LegacyTensorType, """\
+        from torch import FloatTensor, LongTensor
+
+        x = FloatTensor([1.0])
+        y = LongTensor(3)
+        """) == textwrap.dedent("""\
+        from torch import LongTensor
+        import torch
+
+        x = torch.tensor([1.0], dtype=torch.float32)
+        y = LongTensor(3)
+        """)
