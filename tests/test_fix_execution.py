@@ -1,0 +1,361 @@
+"""Safe fixes proven by execution: run the code before and after the fix with real torch.
+
+Each case is a small program that leaves its outcome in ``result``. The fix must apply,
+and both versions run on the CPU (``"cuda"`` is rewritten to ``"cpu"`` in both when the
+case asks for it). Most rules promise the very same values, dtypes, shapes and registered
+parameters; rules that fix a bug promise a documented difference, checked by the case's own
+``check``. Run with: /work/venv-torch/bin/python -m pytest -m torch tests/test_fix_execution.py
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from torchlint.fixer import fix_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+pytestmark = pytest.mark.torch
+torch = pytest.importorskip("torch")
+
+Namespace = dict
+
+
+@dataclass
+class Case:
+    code: str
+    source: str
+    check: Callable[[Namespace, Namespace], None] | None = None  # None: results are the same
+    cpu: bool = False  # rewrite "cuda" to "cpu" in both versions
+    before_raises: type[BaseException] | None = None
+
+
+def same(a: object, b: object) -> None:
+    if isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor)
+        assert a.dtype == b.dtype and a.shape == b.shape and a.device == b.device
+        assert a.requires_grad == b.requires_grad
+        assert torch.equal(a.detach(), b.detach()) or torch.allclose(
+            a.detach(), b.detach(), equal_nan=True)
+    elif isinstance(a, torch.nn.Module):
+        assert isinstance(b, torch.nn.Module)
+        pa, pb = dict(a.named_parameters()), dict(b.named_parameters())
+        assert pa.keys() == pb.keys()
+        for name in pa:
+            same(pa[name].detach(), pb[name].detach())
+        assert a.state_dict().keys() == b.state_dict().keys()
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            same(x, y)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()  # type: ignore[union-attr]
+        for key in a:
+            same(a[key], b[key])  # type: ignore[index]
+    else:
+        assert a == b
+
+
+def _registered_more(before: Namespace, after: Namespace) -> None:
+    """Bug-fix rules TL101/TL102: same forward results, the hidden layers now registered."""
+    b, a = before["model"], after["model"]
+    same(before["result"], after["result"])
+    names_b, names_a = set(dict(b.named_parameters())), set(dict(a.named_parameters()))
+    assert names_b < names_a
+    assert len(list(a.parameters())) == after["expected_parameters"]
+
+
+def _modulelist_nested(before: Namespace, after: Namespace) -> None:
+    grid = after["grid"]
+    assert len(list(grid.parameters())) == 2 * 3 * 2
+    same(after["result"], after["expected"])
+
+
+def _expand_clone(before: Namespace, after: Namespace) -> None:
+    # before: the write leaks into every row and into the source; after: one element
+    assert before["row"][0, 0].item() == 1.0 and before["grid"][2, 0].item() == 1.0
+    assert after["row"].sum().item() == 0.0
+    expected = torch.zeros(3, 4)
+    expected[0, 0] = 1.0
+    same(after["grid"], expected)
+
+
+def _eval_called(before: Namespace, after: Namespace) -> None:
+    assert before["result"] is True and after["result"] is False
+
+
+def _dropout_training(before: Namespace, after: Namespace) -> None:
+    same(before["train_out"], after["train_out"])  # training: the same draw, same values
+    same(after["eval_out"], after["deterministic"])  # eval: no dropout any more
+    assert not torch.equal(before["eval_out"], before["deterministic"])
+
+
+def _reshape_where_view_failed(before: Namespace, after: Namespace) -> None:
+    same(after["result"], after["expected"])
+
+
+CASES: dict[str, list[Case]] = {
+    "TL101": [Case("TL101", """
+        import torch
+        import torch.nn as nn
+
+        class Tower(nn.Module):
+            def __init__(self, width, depth):
+                super().__init__()
+                self.blocks = [nn.Linear(width, width) for _ in range(depth)]
+                self.out = nn.Linear(width, 1)
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return self.out(x)
+
+        torch.manual_seed(0)
+        model = Tower(4, 3)
+        result = model(torch.ones(2, 4))
+        expected_parameters = 2 * 3 + 2
+    """, _registered_more)],
+    "TL102": [Case("TL102", """
+        import torch
+        from torch import nn
+
+        class MultiHead(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.heads = {"a": nn.Linear(width, 1), "b": nn.Linear(width, 2)}
+
+            def forward(self, x):
+                return [self.heads[k](x) for k in sorted(self.heads)]
+
+        torch.manual_seed(0)
+        model = MultiHead(4)
+        result = model(torch.ones(3, 4))
+        expected_parameters = 4
+    """, _registered_more)],
+    "TL103": [Case("TL103", """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        grid = nn.ModuleList([[nn.Linear(8, 8) for _ in range(3)] for _ in range(2)])
+        x = torch.ones(1, 8)
+        result = grid[1][2](x)
+        expected = torch.nn.functional.linear(x, grid[1][2].weight, grid[1][2].bias)
+    """, _modulelist_nested, before_raises=TypeError)],
+    "TL207": [Case("TL207", """
+        import torch
+
+        row = torch.zeros(1, 4)
+        grid = row.expand(3, 4)
+        grid[0, 0] = 1.0
+    """, _expand_clone)],
+    "TL301": [
+        Case("TL301", """
+            import torch
+
+            device = torch.device("cpu")
+            mask = torch.ones(4, 4).to(device)
+            steps = torch.arange(10).to(device, dtype=torch.float64)
+            full = torch.full((2, 3), 7).to(device)
+            result = (mask, steps, full)
+        """),
+        Case("TL301", """
+            import torch
+
+            mask = torch.ones(4, 4).cuda()
+            ids = torch.tensor([1, 2, 3]).cuda()
+            result = (mask, ids)
+        """, cpu=True),
+    ],
+    "TL302": [Case("TL302", """
+        import torch
+
+        def step(loader, device):
+            seen = []
+            for images, labels in loader:
+                images.to(device)
+                seen.append(images.sum())
+            return seen
+
+        result = step([(torch.ones(2, 3), torch.zeros(2))], torch.device("cpu"))
+    """)],
+    "TL308": [Case("TL308", """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        def run(dataset, device):
+            loader = DataLoader(dataset, batch_size=2, pin_memory=True)
+            out = []
+            for images, labels in loader:
+                images = images.to(device)
+                out.append(images * 2)
+            return out
+
+        torch.manual_seed(0)
+        data = TensorDataset(torch.randn(6, 3), torch.arange(6))
+        result = run(data, torch.device("cpu"))
+    """)],
+    "TL404": [Case("TL404", """
+        import torch
+
+        model = torch.nn.Linear(4, 2)
+        model.eval
+        result = model.training
+    """, _eval_called)],
+    "TL405": [Case("TL405", """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(16, 4)
+
+            def forward(self, x):
+                return self.fc(F.dropout(x, p=0.5))
+
+        torch.manual_seed(0)
+        head = Head()
+        x = torch.ones(8, 16)
+        torch.manual_seed(1)
+        train_out = head(x)
+        head.eval()
+        torch.manual_seed(1)
+        eval_out = head(x)
+        deterministic = head.fc(x)
+    """, _dropout_training)],
+    "TL501": [
+        Case("TL501", """
+            import torch
+
+            torch.manual_seed(0)
+            x = torch.randn(1, 4, 1)
+            result = x.permute(0, 2, 1).view(-1)
+        """),
+        Case("TL501", """
+            import torch
+
+            torch.manual_seed(0)
+            x = torch.randn(8, 16, 32)
+            result = x.permute(0, 2, 1).view(8, -1)
+            expected = x.permute(0, 2, 1).contiguous().view(8, -1)
+        """, _reshape_where_view_failed, before_raises=RuntimeError),
+    ],
+    "TL701": [Case("TL701", """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        a, b = torch.randn(4, 3), torch.randn(4, 3)
+        result = (
+            nn.MSELoss(size_average=False)(a, b),
+            nn.L1Loss(reduce=False)(a, b),
+            F.mse_loss(a, b, size_average=True),
+            nn.SmoothL1Loss(size_average=False, reduce=True)(a, b),
+        )
+    """)],
+    "TL702": [Case("TL702", """
+        import torch
+
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 3)
+        model(torch.randn(5, 4)).pow(2).sum().backward()
+        norm = torch.nn.utils.clip_grad_norm(model.parameters(), max_norm=0.1)
+        result = (norm, [p.grad for p in model.parameters()])
+    """)],
+    "TL703": [Case("TL703", """
+        import warnings
+        import torch
+        from torch.cuda.amp import autocast, GradScaler
+
+        warnings.simplefilter("ignore")
+        scaler = GradScaler(init_scale=128.0)
+        with autocast(dtype=torch.float16):
+            y = torch.ones(2, 2) @ torch.ones(2, 2)
+        with torch.cuda.amp.autocast(enabled=False):
+            z = torch.ones(3) * 2
+        result = (scaler.is_enabled(), y, z)
+    """)],
+    "TL704": [Case("TL704", """
+        import torch
+        from torch.autograd import Variable
+
+        torch.manual_seed(0)
+        weights = Variable(torch.randn(3, 3), requires_grad=True)
+        plain = Variable(torch.ones(2))
+        result = (weights, plain)
+    """)],
+    "TL705": [
+        Case("TL705", """
+            import torch
+
+            result = (torch.LongTensor([0, 2, 1]), torch.FloatTensor([[1.5, 2.0]]),
+                      torch.ByteTensor((1, 0)), torch.DoubleTensor([1, 2]))
+        """),
+        Case("TL705", """
+            import torch
+
+            result = torch.cuda.FloatTensor([1.0, 2.0])
+        """, cpu=True),
+    ],
+}
+
+PARAMS = [pytest.param(case, id=f"{code}-{i}") for code, cases in CASES.items()
+          for i, case in enumerate(cases)]
+
+
+def _to_cpu(text: str) -> str:
+    return (text.replace('"cuda"', '"cpu"').replace("'cuda'", "'cpu'")
+            .replace(".cuda()", ".cpu()").replace("torch.cuda.FloatTensor", "torch.FloatTensor"))
+
+
+def _execute(text: str, raises: type[BaseException] | None = None) -> Namespace:
+    namespace: Namespace = {"__name__": "__fix_case__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if raises is not None:
+            with pytest.raises(raises):
+                exec(compile(text, "<case>", "exec"), namespace)
+        else:
+            exec(compile(text, "<case>", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_fix_keeps_behaviour(case: Case) -> None:
+    rule = all_rules().get(case.code)
+    if rule is None:
+        pytest.skip(f"{case.code} is not in this version")
+    before = textwrap.dedent(case.source).lstrip()
+    outcome = fix_source(SourceFile("case.py", before), [rule], unsafe=False)
+    after = outcome.source.text
+    assert after != before, f"{case.code}: no safe fix applied to the case"
+    assert not any(d.code == case.code and d.fix is not None and d.fix.is_safe
+                   for d in outcome.result.diagnostics), after
+    if case.cpu:
+        before, after = _to_cpu(before), _to_cpu(after)
+    ns_before = _execute(before, case.before_raises)
+    ns_after = _execute(after)
+    if case.check is not None:
+        case.check(ns_before, ns_after)
+    else:
+        same(ns_before["result"], ns_after["result"])
+
+
+def test_every_safe_fix_rule_has_a_case() -> None:
+    """A rule with a safe fix that no case runs is a fix nobody has executed."""
+    listing = subprocess.run([sys.executable, "-m", "torchlint", "rules", "--format", "json"],
+                             capture_output=True, text=True, check=True).stdout
+    safe = {r["code"] for r in json.loads(listing) if r["fix"] in ("safe", "sometimes")}
+    missing = sorted(safe - set(CASES))
+    assert not missing, f"safe-fix rules without an execution case: {missing}"
