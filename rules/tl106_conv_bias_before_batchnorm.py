@@ -23,6 +23,8 @@ class _ClassFacts:
     uses: dict[str, int] = field(default_factory=dict)  # attr -> times called/passed
     bias_read: set[str] = field(default_factory=set)
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (conv attr, bn attr)
+    # fixes of the convs in ``built``, made while the context stands at their statement
+    fixes: dict[str, object] = field(default_factory=dict)
 
 
 class ConvBiasBeforeBatchNorm(Rule):
@@ -104,12 +106,14 @@ class ConvBiasBeforeBatchNorm(Rule):
                 self._check(a[1], b[1])
         self._forward_sequence(statements)
 
-    def _check(self, conv: cst.BaseExpression, bn: cst.BaseExpression) -> bool:
+    def _check(self, conv: cst.BaseExpression, bn: cst.BaseExpression,
+               fix: object = None) -> bool:
         dim = conv_dimension(self.context, conv)
         if dim is None or batchnorm_dimension(self.context, bn) != dim:
             return False
         assert isinstance(conv, cst.Call)
-        fix = conv_bias_fix(self.context, conv)
+        if fix is None:
+            fix = conv_bias_fix(self.context, conv)
         if fix is False or id(conv) in self._reported:
             return False
         self._reported.add(id(conv))
@@ -142,7 +146,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         for conv_attr, conv, bn in valid:
             if facts.uses.get(conv_attr, 0) != pair_count[conv_attr]:
                 continue  # self.conv is also used without the batch norm after it
-            self._check(conv, bn)
+            self._check(conv, bn, facts.fixes.get(conv_attr))
 
     def _facts(self) -> _ClassFacts | None:
         if not self._classes or self._classes[-1] is None:
@@ -169,6 +173,8 @@ class ConvBiasBeforeBatchNorm(Rule):
                 self.context, node.value
             ):
                 facts.built[attr] = node.value
+                if conv_dimension(self.context, node.value):
+                    facts.fixes[attr] = conv_bias_fix(self.context, node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if not self._classes or self._classes[-1] is None:

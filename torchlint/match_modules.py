@@ -473,6 +473,11 @@ def conv_bias_fix(ctx: FileContext, conv: cst.Call) -> Fix | None | bool:
         return Fix.unsafe(NodeEdit(arg.value, "False"))
     if not conv.args:
         return None
+    if _multiline_trailing(conv) is not None:
+        # one argument per line: bias=False gets a line of its own (needs ``ctx`` to be at
+        # or inside the conv's enclosing blocks, for the indentation)
+        return Fix.unsafe(NodeEdit(conv, ctx.code(append_keywords(conv, ("bias", cst.Name(
+            "False"))))))
     return Fix.unsafe(NodeEdit(conv.args[-1].value, ", bias=False", "insert_after"))
 
 
