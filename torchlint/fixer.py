@@ -8,10 +8,14 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import libcst as cst
+
+from torchlint.context import import_bindings
 from torchlint.diagnostic import Diagnostic, Edit
 from torchlint.engine import LintResult, lint_source, parse
 from torchlint.rule import Rule
 from torchlint.source import SourceFile
+from torchlint.walk import iter_nodes
 
 MAX_PASSES = 10
 
@@ -60,14 +64,27 @@ def apply_edits(text: str, edits: Collection[Edit]) -> str:
     return text
 
 
-def _parses(text: str) -> bool:
+def _names(text: str) -> tuple[set[str], set[str]] | None:
+    """(names bound by imports, names used) in ``text``; None if it does not parse."""
     try:
-        parse(text)
+        module = parse(text)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:
-        return False
-    return True
+        return None
+    imported: set[str] = set()
+    used: set[str] = set()
+    not_uses: set[int] = set()  # attribute and keyword names are not references
+    for node in iter_nodes(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            imported.update(bound for bound, _ in import_bindings(node))
+        elif isinstance(node, cst.Attribute):
+            not_uses.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            not_uses.add(id(node.keyword))
+        elif isinstance(node, cst.Name) and id(node) not in not_uses:
+            used.add(node.value)
+    return imported, used
 
 
 def _comments(text: str) -> Counter[str]:
@@ -81,16 +98,28 @@ def _comments(text: str) -> Counter[str]:
         return Counter()
 
 
-def _acceptable(before: Counter[str], candidate: str) -> bool:
-    """The candidate parses and still holds every comment of the original."""
-    return _parses(candidate) and not (before - _comments(candidate))
+@dataclass
+class _Original:
+    comments: Counter[str]
+    imported: set[str]
+
+
+def _acceptable(original: _Original, candidate: str) -> bool:
+    """The candidate parses, keeps every comment, and uses no import a fix removed."""
+    names = _names(candidate)
+    if names is None or original.comments - _comments(candidate):
+        return False
+    imported, used = names
+    removed = original.imported - imported
+    return not (removed & used)
 
 
 def _apply(text: str, chosen: list[Diagnostic]) -> tuple[str, int]:
     """Apply ``chosen`` fixes; if that breaks the code or drops a comment, keep the good ones."""
     edits = [e for d in chosen for e in d.fix.resolved_edits()]  # type: ignore[union-attr]
     candidate = apply_edits(text, edits)
-    before = _comments(text)
+    names = _names(text)
+    before = _Original(_comments(text), names[0] if names else set())
     if _acceptable(before, candidate):
         return candidate, len(chosen)
     kept: list[Edit] = []

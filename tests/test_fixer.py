@@ -1,0 +1,61 @@
+"""The fixer's guarantees, independent of any one rule."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fixer import fix_source
+from torchlint.rule import Rule
+from torchlint.source import SourceFile
+
+
+class RenameCallsAndDropImport(Rule):
+    """Test rule: replaces ``helper(x)`` by ``x`` and deletes the ``helper`` import."""
+
+    code = "TL998"
+    name = "test-rename"
+    message = "m"
+    fix_safety = "safe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "helper":
+            imports = [s for s in self.context.module.body
+                       if isinstance(s, cst.SimpleStatementLine)
+                       and isinstance(s.body[0], cst.ImportFrom)]
+            if not self.context.is_expression_statement(node):
+                self.report(node)  # no fix: the import stays needed
+                return
+            edits = [NodeEdit(node, self.context.code(node.args[0].value)),
+                     NodeEdit(imports[0], kind="delete_line")]
+            self.report(node, fix=Fix.safe(*edits))
+
+
+def test_a_fix_that_removes_an_import_still_in_use_is_refused() -> None:
+    text = "from lib import helper\nhelper(a)\ny = helper(b)\n"
+    outcome = fix_source(SourceFile("t.py", text), [RenameCallsAndDropImport])
+    assert outcome.source.text == text
+
+
+def test_a_fix_that_removes_an_unused_import_goes_in() -> None:
+    text = "from lib import helper\nhelper(a)\n"
+    outcome = fix_source(SourceFile("t.py", text), [RenameCallsAndDropImport])
+    assert outcome.source.text == "a\n"
+
+
+class DropComment(Rule):
+    """Test rule: replaces a call whose span holds a comment."""
+
+    code = "TL997"
+    name = "test-drop-comment"
+    message = "m"
+    fix_safety = "safe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.report(node, fix=Fix.safe(NodeEdit(node, "g()")))
+
+
+def test_a_fix_that_drops_a_comment_is_refused() -> None:
+    text = "f(  # keep\n  1)\nh(2)\n"
+    outcome = fix_source(SourceFile("t.py", text), [DropComment])
+    assert outcome.source.text == "f(  # keep\n  1)\ng()\n"
