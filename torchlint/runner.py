@@ -187,35 +187,42 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache | None,
                   jobs: int) -> Iterator[tuple[str, FileOutcome]]:
-    """Outcomes of ``paths`` in completion order; a dying worker costs only its files."""
+    """Outcomes of ``paths`` in completion order; a dying worker costs only its own file.
+
+    When a worker dies, every unfinished chunk fails with it; those files are retried one
+    a task, and a file whose pool breaks again is run alone in a pool of its own, so only
+    the file that kills its worker is reported.
+    """
     pending = _chunks(paths, jobs)
-    attempts: dict[str, int] = {}
+    round_number = 0
     while pending:
+        round_number += 1
         broken: list[list[str]] = []
-        workers = min(jobs, len(pending))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
-            futures = {pool.submit(_worker_chunk, chunk, settings, mode, cache): chunk
-                       for chunk in pending}
-            for future in as_completed(futures):
-                chunk = futures[future]
-                try:
-                    outcomes = future.result()
-                except BrokenProcessPool:
-                    broken.append(chunk)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - e.g. an outcome that cannot pickle
-                    outcomes = [FileOutcome(p, error=f"internal error: {exc}") for p in chunk]
-                for outcome in outcomes:
-                    yield outcome.path, outcome
-        pending = []
-        for chunk in broken:
-            for path in chunk:
-                attempts[path] = attempts.get(path, 0) + 1
-                if attempts[path] > 2 or (attempts[path] > 1 and len(chunk) == 1):
+        isolate = round_number >= 3
+        groups = [[chunk] for chunk in pending] if isolate else [pending]
+        for group in groups:
+            workers = 1 if isolate else min(jobs, len(group))
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+                futures = {pool.submit(_worker_chunk, chunk, settings, mode, cache): chunk
+                           for chunk in group}
+                for future in as_completed(futures):
+                    chunk = futures[future]
+                    try:
+                        outcomes = future.result()
+                    except BrokenProcessPool:
+                        broken.append(chunk)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - e.g. an outcome that cannot pickle
+                        outcomes = [FileOutcome(p, error=f"internal error: {exc}") for p in chunk]
+                    for outcome in outcomes:
+                        yield outcome.path, outcome
+        if isolate:
+            for chunk in broken:
+                for path in chunk:
                     yield path, FileOutcome(path, error="internal error: the worker process "
                                             "checking this file died")
-                else:
-                    pending.append([path])
+            return
+        pending = [[path] for chunk in broken for path in chunk]
 
 
 def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | None = None,
