@@ -1,0 +1,191 @@
+"""The result cache: warm runs skip parsing; anything doubtful is recomputed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import torchlint
+from torchlint import cache as cache_module
+from torchlint import runner
+from torchlint.config import Settings
+from torchlint.runner import Mode, run
+
+FINDING = "import torch\nx = torch.ones(3).cuda()\n"
+CLEAN = "import torch\nx = torch.ones(3, device='cuda')\n"
+
+
+def _setup(tmp_path: Path, text: str = FINDING) -> tuple[str, Settings, Path]:
+    path = tmp_path / "code.py"
+    path.write_text(text, encoding="utf-8")
+    return str(path), Settings(root=str(tmp_path), select=("ALL",)), tmp_path / "cache"
+
+
+def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(runner, "lint_one", fail)
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob("*/*.json"))
+
+
+def test_warm_run_reprints_the_findings_without_parsing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    cold = list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    assert cold[0].diagnostics and _entries(cache_dir)
+    _no_parsing(monkeypatch)
+    warm = list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    assert warm[0].diagnostics == cold[0].diagnostics  # fixes included
+    assert (cache_dir / ".gitignore").read_text() == "*\n"
+
+
+def test_changed_content_is_recomputed(tmp_path: Path) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    Path(path).write_text(CLEAN, encoding="utf-8")
+    assert list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics == []
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"\xff\xfe", b"[]", b'{"key": "x"}',
+                                     b'{"key": null, "diagnostics": 3}'])
+def test_corrupt_or_foreign_entries_are_ignored_and_rebuilt(tmp_path: Path, garbage: bytes
+                                                            ) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    expected = list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
+    (entry,) = _entries(cache_dir)
+    entry.write_bytes(garbage)
+    again = list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
+    assert again == expected
+    assert json.loads(entry.read_text())["key"] == entry.stem  # rebuilt
+
+
+def test_an_entry_with_wrong_contents_under_the_right_name_is_not_trusted(tmp_path: Path
+                                                                         ) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    (entry,) = _entries(cache_dir)
+    entry.write_text(json.dumps({"key": "0" * 64, "diagnostics": []}))  # someone else's
+    assert list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
+
+
+def test_key_depends_on_settings_version_code_and_path(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    data = Path(path).read_bytes()
+    base = cache_module.open_cache(cache_dir, settings)
+    assert base is not None
+    key = base.key(path, data)
+    assert base.key(path, data + b"\n") != key
+    assert base.key(path + "x", data) != key
+    other = cache_module.open_cache(cache_dir, replace(settings, ignore=("TL301",)))
+    assert other is not None and other.key(path, data) != key
+    monkeypatch.setattr(torchlint, "__version__", "999.0")
+    bumped = cache_module.open_cache(cache_dir, settings)
+    assert bumped is not None and bumped.key(path, data) != key
+
+
+def test_editing_a_rule_source_changes_the_fingerprint(tmp_path: Path) -> None:
+    rule = tmp_path / "rule.py"
+    rule.write_text("A = 1\n")
+    first = cache_module.code_fingerprint([str(rule)])
+    rule.write_text("A = 2\n")
+    assert cache_module.code_fingerprint([str(rule)]) != first
+    files = cache_module._engine_files()
+    assert any(f.endswith("engine.py") for f in files)
+    assert any("tl301" in os.path.basename(f) for f in files)
+
+
+def test_ignored_settings_select_changes_results(tmp_path: Path) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    assert list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
+    quiet = replace(settings, ignore=("TL301",))
+    assert not list(run([path], quiet, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
+
+
+def test_fix_mode_never_uses_an_entry_with_fixes_to_apply(tmp_path: Path) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))  # lint fills the cache
+    (outcome,) = run([path], settings, Mode(fix=True), jobs=1, cache_dir=cache_dir)
+    assert outcome.fixed == 1
+    assert "device=" in Path(path).read_text()
+
+
+def test_second_fix_run_is_answered_from_the_cache(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    list(run([path], settings, Mode(fix=True), jobs=1, cache_dir=cache_dir))
+    fixed = Path(path).read_bytes()
+    _no_parsing(monkeypatch)
+    (outcome,) = run([path], settings, Mode(fix=True), jobs=1, cache_dir=cache_dir)
+    assert outcome.fixed == 0 and not outcome.diagnostics
+    assert Path(path).read_bytes() == fixed
+    (outcome,) = run([path], settings, Mode(), jobs=1, cache_dir=cache_dir)
+    assert not outcome.diagnostics
+
+
+def test_diff_mode_recomputes_when_there_is_a_fix(tmp_path: Path) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    (outcome,) = run([path], settings, Mode(diff=True), jobs=1, cache_dir=cache_dir)
+    assert "device=" in outcome.diff
+
+
+def test_syntax_errors_are_cached_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, settings, cache_dir = _setup(tmp_path, "def f(:\n")
+    (cold,) = run([path], settings, Mode(), jobs=1, cache_dir=cache_dir)
+    assert [d.code for d in cold.diagnostics] == ["TL001"]
+    _no_parsing(monkeypatch)
+    (warm,) = run([path], settings, Mode(), jobs=1, cache_dir=cache_dir)
+    assert warm.diagnostics == cold.diagnostics
+
+
+def test_unwritable_cache_directory_is_not_an_error(tmp_path: Path) -> None:
+    path, settings, _ = _setup(tmp_path)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache directory should be")
+    (outcome,) = run([path], settings, Mode(), jobs=1, cache_dir=blocker / "cache")
+    assert outcome.diagnostics and outcome.error is None
+
+
+def test_parallel_runs_fill_and_use_the_cache(tmp_path: Path) -> None:
+    paths = []
+    for i in range(10):
+        p = tmp_path / f"m{i}.py"
+        p.write_text(FINDING * (i + 1))
+        paths.append(str(p))
+    settings = Settings(root=str(tmp_path), select=("ALL",))
+    cache_dir = tmp_path / "cache"
+    cold = list(run(paths, settings, Mode(), jobs=2, cache_dir=cache_dir))
+    assert len(_entries(cache_dir)) == 10
+    warm = list(run(paths, settings, Mode(), jobs=2, cache_dir=cache_dir))
+    assert [o.diagnostics for o in warm] == [o.diagnostics for o in cold]
+
+
+def test_cli_cache_options(tmp_path: Path) -> None:
+    path, _, _ = _setup(tmp_path)
+    command = [sys.executable, "-m", "torchlint", "check", path, "--select", "ALL"]
+    first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert first.returncode == 1
+    assert (tmp_path / ".torchlint_cache").is_dir()
+    second = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert second.stdout == first.stdout
+    custom = tmp_path / "elsewhere"
+    subprocess.run([*command, "--cache-dir", str(custom)], capture_output=True, cwd=tmp_path)
+    assert _entries(custom)
+    nocache = tmp_path / "nocache"
+    nocache.mkdir()
+    (nocache / "code.py").write_text(FINDING)
+    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "code.py",
+                             "--no-cache"], capture_output=True, text=True, cwd=nocache)
+    assert result.returncode == 1
+    assert not (nocache / ".torchlint_cache").exists()
