@@ -62,8 +62,8 @@ class ViewAfterPermute(Rule):
         self.report(node, op=op, fix=Fix.safe(NodeEdit(attribute.attr, "reshape")))
 
     def _is_dtype_view(self, node: cst.Call) -> bool:
-        if any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in node.args):
-            return True
+        if any(arg.keyword is not None for arg in node.args):
+            return True  # dtype=..., or numpy's view(type=...): a tensor's view takes a shape
         if len(node.args) != 1 or node.args[0].star or node.args[0].keyword is not None:
             return False
         return is_dtype_like(self.context, node.args[0].value)

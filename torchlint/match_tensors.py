@@ -28,24 +28,42 @@ NON_CONTIGUOUS_FUNCTIONS = frozenset(
 def non_contiguous_producer(ctx: FileContext, node: cst.BaseExpression) -> str | None:
     """``.permute()`` when ``node`` is ``<x>.permute(...)``, ``.T`` for ``<x>.T``,
     ``torch.transpose()`` for ``torch.transpose(x, ...)`` ...; else None."""
+    if isinstance(node, cst.NamedExpr):
+        node = node.value  # (y := x.permute(...)).view(...)
     attribute = method_call(node, *NON_CONTIGUOUS_METHODS)
     if attribute is not None:
+        assert isinstance(node, cst.Call)
         qual = ctx.qualified_name(attribute)
         if qual is not None:
             if qual in NON_CONTIGUOUS_FUNCTIONS:
+                if qual == "torch.narrow" and _narrows_outermost(get_arg(node, "dim", 1)):
+                    return None
                 return qual + "()"
             return None
-        if attribute.attr.value == "t" and isinstance(node, cst.Call) and node.args:
+        if _is_self(attribute.value):
+            return None  # self.transpose(...): a method of this class, not a tensor's
+        method = attribute.attr.value
+        if method == "t" and node.args:
             return None  # .t() takes no arguments on a tensor
-        if attribute.attr.value == "narrow" and isinstance(node, cst.Call):
-            dim = get_arg(node, "dim", 0)
-            if dim is not None and isinstance(dim.value, cst.Integer) and dim.value.value == "0":
-                return None  # narrowing the outermost dimension keeps a contiguous layout
-        return f".{attribute.attr.value}()"
+        if method in ("transpose", "permute", "swapaxes", "swapdims", "movedim", "moveaxis") \
+                and not node.args:
+            return None  # numpy's arr.transpose() (a tensor's needs the dimensions)
+        if method == "narrow" and _narrows_outermost(get_arg(node, "dim", 0)):
+            return None  # narrowing the outermost dimension keeps a contiguous layout
+        return f".{method}()"
     if isinstance(node, cst.Attribute) and node.attr.value in NON_CONTIGUOUS_ATTRIBUTES:
-        if ctx.qualified_name(node) is None:
+        if ctx.qualified_name(node) is None and not _is_self(node.value):
             return f".{node.attr.value}"
     return None
+
+
+def _narrows_outermost(dim: cst.Arg | None) -> bool:
+    return dim is not None and isinstance(dim.value, cst.Integer) and dim.value.value == "0"
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    """``self`` / ``cls``: ``self.T`` is an attribute of the object, not a transpose."""
+    return isinstance(node, cst.Name) and node.value in ("self", "cls")
 
 
 def is_dtype_like(ctx: FileContext, node: cst.BaseExpression) -> bool:
