@@ -10,8 +10,10 @@ from torchlint.match_training import (
     graph_is_wanted,
     graph_value,
     item_call,
+    item_suggestion,
+    shown,
 )
-from torchlint.matchers import code, dotted_name, method_call, positional_args
+from torchlint.matchers import dotted_name, method_call, positional_args
 from torchlint.rule import Rule
 
 
@@ -90,7 +92,6 @@ class LossAppendedWithGraph(Rule):
         data_loop = any(iterates_data(loop) for loop in ctx.loops())
         if holder is None or graph_is_wanted(function_scope(ctx), holder, data_loop):
             return
-        fix = Fix.unsafe(NodeEdit(value, item_call(value))) if kind == "loss" else None
-        shown = code(value)
-        suggestion = item_call(value) if kind == "loss" else "a detached value (.detach())"
-        self.report(value, fix=fix, value=shown, suggestion=suggestion)
+        fix = Fix.unsafe(NodeEdit(value, item_call(value, ctx))) if kind == "loss" else None
+        suggestion = item_suggestion(value) if kind == "loss" else "a detached value (.detach())"
+        self.report(value, fix=fix, value=shown(value), suggestion=suggestion)

@@ -11,9 +11,10 @@ from torchlint.match_training import (
     graph_value,
     is_number_or_tensor,
     item_call,
+    item_suggestion,
+    shown,
     last_assignment,
 )
-from torchlint.matchers import code
 from torchlint.rule import Rule
 
 
@@ -94,7 +95,6 @@ class LossSummedWithGraph(Rule):
         data_loop = any(iterates_data(loop) for loop in loops)
         if graph_is_wanted(function_scope(ctx), total, data_loop):
             return
-        shown = code(value)
-        fix = Fix.unsafe(NodeEdit(value, item_call(value))) if kind == "loss" else None
-        suggestion = item_call(value) if kind == "loss" else "a detached value (.detach())"
-        self.report(value, fix=fix, value=shown, total=total, suggestion=suggestion)
+        fix = Fix.unsafe(NodeEdit(value, item_call(value, ctx))) if kind == "loss" else None
+        suggestion = item_suggestion(value) if kind == "loss" else "a detached value (.detach())"
+        self.report(value, fix=fix, value=shown(value), total=total, suggestion=suggestion)

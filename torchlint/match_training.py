@@ -237,39 +237,69 @@ def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
     return False
 
 
-def graph_value(ctx: FileContext, node: cst.BaseExpression) -> str | None:
-    """Why ``node`` holds a graph: "loss" (a scalar loss), "model" (a model output), or None."""
+def _is_loss_key(node: cst.BaseExpression) -> bool:
+    """``"loss"``, ``'total_loss'``: a string subscript naming a loss."""
+    from torchlint.matchers import string_value
+
+    text = string_value(node)
+    return text is not None and "loss" in text.lower()
+
+
+def graph_value(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
+                env: dict[str, list[cst.BaseExpression]] | None = None) -> str | None:
+    """Why ``node`` holds a graph: "loss" (a scalar loss), "model" (a model output), or None.
+
+    Follows names back through straight-line assignments (``errD = errD_real + errD_fake``),
+    reads ``outputs.loss`` / ``out["loss"]`` of a model output as a loss, and sees through
+    methods that keep the graph (``loss.mean()``, ``loss.float()``).
+    """
+    if depth > 6:
+        return None
+    env = env or {}
+    if isinstance(node, cst.NamedExpr):
+        return graph_value(ctx, node.value, depth + 1, env)
     if is_loss_value_call(ctx, node):
         return "loss"
     if is_model_call(ctx, node):
         return "model"
     if isinstance(node, cst.BinaryOperation) and isinstance(
             node.operator, (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)):
-        sides = (graph_value(ctx, node.left), graph_value(ctx, node.right))
+        sides = (graph_value(ctx, node.left, depth + 1, env),
+                 graph_value(ctx, node.right, depth + 1, env))
         return "loss" if "loss" in sides else None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in _GRAPH_KEEPING_METHODS):
+        inner = graph_value(ctx, node.func.value, depth + 1, env)
+        return "loss" if inner == "loss" else None
+    if isinstance(node, cst.Attribute):
+        # ``outputs.loss`` of a Hugging Face / Lightning style model output
+        if "loss" in node.attr.value.lower() and _graph_derived(ctx, node.value, depth + 1, env):
+            return "loss"
+        return None
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and (
+                _is_loss_key(node.slice[0].slice.value)) and _graph_derived(
+                    ctx, node.value, depth + 1, env):
+            return "loss"
+        return None
     if not isinstance(node, cst.Name):
         return None
-    chain = assignment_chain(ctx, node.value)
+    chain = env[node.value] if node.value in env else assignment_chain(ctx, node.value)
     if not chain:
         return None
     lowered = node.value.lower()
     if "loss" in lowered:
-        if not _graph_derived(ctx, node):
+        if not _graph_derived(ctx, node, depth, env):
             return None
         # ``loss_dict = model(images, targets)``: graphs, but no scalar to take .item() of
         return "model" if any(part in lowered for part in _CONTAINER_HINTS) else "loss"
-    value = chain[0]
-    if is_loss_value_call(ctx, value):
-        return "loss"
-    if is_model_call(ctx, value):
-        return "model"
-    return None
+    return graph_value(ctx, chain[0], depth + 1, {**env, node.value: chain[1:]})
 
 
 # --------------------------------------------------------- where graphs live
 def grad_surely_enabled(ctx: FileContext) -> bool:
     """Not inside no_grad/inference_mode, set_grad_enabled, or a Lightning no-grad hook."""
-    if ctx.in_no_grad():
+    if ctx.in_no_grad() or called_only_without_grad(ctx):
         return False
     ancestors = ctx.ancestors
     for i in range(len(ancestors) - 2, -1, -1):
@@ -284,6 +314,53 @@ def grad_surely_enabled(ctx: FileContext) -> bool:
                 return False
             break
     return True
+
+
+_CALL_SITES: dict[int, tuple[cst.Module, dict[str, list[bool]]]] = {}
+
+
+def _call_sites(ctx: FileContext) -> dict[str, list[bool]]:
+    """For each called function name: for every call, whether it runs without grad."""
+    from torchlint.walk import semantic_children
+
+    module = ctx.module
+    cached = _CALL_SITES.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    sites: dict[str, list[bool]] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, no_grad = stack.pop()
+        if isinstance(node, cst.Call):
+            called = node.func
+            if isinstance(called, cst.Attribute) and isinstance(called.value, cst.Name) and (
+                    called.value.value in ("self", "cls")):
+                called = called.attr
+            if isinstance(called, cst.Name):
+                sites.setdefault(called.value, []).append(no_grad)
+        if isinstance(node, cst.FunctionDef):
+            no_grad = ctx.function_is_no_grad(node)
+        if isinstance(node, cst.With) and any(_grad_mode_item(ctx, item.item)
+                                               for item in node.items):
+            stack.extend((item, no_grad) for item in node.items)
+            stack.append((node.body, True))
+            continue
+        stack.extend((child, no_grad) for child in semantic_children(node))
+    _CALL_SITES.clear()
+    _CALL_SITES[id(module)] = (module, sites)
+    return sites
+
+
+def called_only_without_grad(ctx: FileContext) -> bool:
+    """The current function is called in this file, and only under no_grad / inference_mode.
+
+    ``with torch.no_grad(): val_loss = evaluate(model, loader)``: no graph inside.
+    """
+    function = ctx.current_function
+    if function is None:
+        return False
+    calls = _call_sites(ctx).get(function.name.value)
+    return bool(calls) and all(calls)
 
 
 def mentioned_names(node: cst.CSTNode) -> Iterator[str]:
@@ -369,7 +446,7 @@ def function_scope(ctx: FileContext) -> cst.CSTNode:
     return ctx.current_function or ctx.module
 
 
-def item_call(value: cst.BaseExpression) -> str:
+def item_call(value: cst.BaseExpression, ctx: FileContext | None = None) -> str:
     """Source of ``value.item()``, parenthesised when needed."""
     from torchlint.matchers import code
 
@@ -377,7 +454,32 @@ def item_call(value: cst.BaseExpression) -> str:
     if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not (
             value.lpar):
         inner = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return code(cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("item"))))
+    call = cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("item")))
+    return ctx.code(call) if ctx is not None else code(call)
+
+
+def item_suggestion(value: cst.BaseExpression) -> str:
+    """``loss.item()`` / ``(loss * n).item()`` for a message, on one line."""
+    bare = value.with_changes(lpar=[], rpar=[]) if value.lpar else value
+    text = shown(bare)
+    if isinstance(bare, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return f"{text}.item()"
+    return f"({text}).item()"
+
+
+def shown(value: cst.BaseExpression) -> str:
+    """One-line source of ``value`` for a message: outer parentheses and line breaks dropped."""
+    from torchlint.matchers import code
+
+    if value.lpar:
+        value = value.with_changes(lpar=[], rpar=[])
+    text = code(value)
+    if "\n" in text:
+        lines = [line.split("#", 1)[0].strip() if "#" in line and "'" not in line
+                 and '"' not in line else line.strip() for line in text.splitlines()]
+        text = " ".join(line for line in lines if line)
+        text = text.replace("( ", "(").replace(" )", ")").replace("[ ", "[").replace(" ]", "]")
+    return text
 
 
 def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
