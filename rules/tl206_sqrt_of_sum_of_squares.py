@@ -67,6 +67,15 @@ class SqrtOfSumOfSquares(Rule):
             self.report(node, advice="use torch.linalg.vector_norm",
                         fix=self._fix(node, base, args))
             return
+        if isinstance(operand, cst.Name) and not operand.lpar:
+            # sq = ((a - b) ** 2).sum(-1); d = sq.sqrt(): report, no fix (sq may be reused)
+            bound = self.context.binding(operand.value, node)
+            if bound is None or bound.kind != "assign" or bound.value is None:
+                return
+            operand = bound.value
+            if sum_of_squares(self.context, operand) is not None:
+                self.report(node, advice="use torch.linalg.vector_norm")
+                return
         terms = plus_terms(operand)
         if len(terms) > 1 and all(
             square_base(self.context, t) is not None or sum_of_squares(self.context, t)
