@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import add_keywords, code_at
+from torchlint.match_api import add_keywords
 from torchlint.matchers import get_arg, has_keyword, has_star_args
 from torchlint.rule import Rule
 
@@ -53,5 +53,5 @@ class LoadWithoutMapLocation(Rule):
         if has_star_args(node):
             return
         new = add_keywords(node, ("map_location", cst.SimpleString('"cpu"')))
-        self.report(node, fix=Fix.unsafe(NodeEdit(node, code_at(self.context, new))))
+        self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))
 

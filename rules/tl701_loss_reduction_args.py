@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import code_at
 from torchlint.matchers import LOSS_FUNCTIONS, is_loss_class
 from torchlint.rule import Rule
 
@@ -69,7 +68,7 @@ class LossReductionArgs(Rule):
             reduction = "mean"
         keep = literal and values["reduce"] is None and values["size_average"] is None
         shown = f'"{reduction}"' if literal else "..."
-        fix = Fix.safe(NodeEdit(node, code_at(self.context, self._rewrite(node, reduction, keep)))) \
+        fix = Fix.safe(NodeEdit(node, self.context.code(self._rewrite(node, reduction, keep)))) \
             if literal else None
         self.report(legacy[0], fix=fix, arg=legacy[0].keyword.value,  # type: ignore[union-attr]
                     reduction=shown)

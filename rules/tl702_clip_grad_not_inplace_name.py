@@ -74,7 +74,7 @@ class ClipGradNotInplaceName(Rule):
         if site is not None and site.alias.asname is not None:
             return Fix.safe(NodeEdit(site.alias.name, new))
         cleanup = import_cleanup(index, func.value, lambda call: True, func)
-        if site is not None and cleanup is not None and self.context.lookup(new) is None and (
+        if site is not None and cleanup and self.context.lookup(new) is None and (
                 new not in index.names and new not in index.imports):
             return Fix.safe(NodeEdit(func, new), NodeEdit(site.alias.name, new))
         spelled = reference(self.context, f"torch.nn.utils.{new}")
@@ -82,6 +82,6 @@ class ClipGradNotInplaceName(Rule):
             return None
         spelling, need = spelled
         edits = [NodeEdit(func, spelling)]
-        if cleanup is not None:
-            edits.append(cleanup)
+        if cleanup:
+            edits.extend(cleanup)
         return Fix.safe(*edits, imports=(need,) if need else ())

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import ModuleIndex, code_at, import_cleanup, index_for, torch_spelling
+from torchlint.match_api import ModuleIndex, import_cleanup, index_for, torch_spelling
 from torchlint.rule import Rule
 from torchlint.walk import iter_nodes
 
@@ -93,7 +93,7 @@ class CudaAmpDeprecated(Rule):
             return None
         spelling, need = spelled
         new_call = new_call.with_changes(func=cst.parse_expression(spelling))
-        edits = [NodeEdit(node, code_at(self.context, new_call))]
+        edits = [NodeEdit(node, self.context.code(new_call))]
         imported = node.func
         if isinstance(imported, cst.Attribute) and isinstance(imported.value, cst.Name):
             imported = imported.value  # from torch.cuda import amp; amp.autocast()
@@ -108,8 +108,8 @@ class CudaAmpDeprecated(Rule):
                 return self._rewrite(call, name) is not None
 
             cleanup = import_cleanup(index, imported.value, fixable, node)
-            if cleanup is not None:
-                edits.append(cleanup)
+            if cleanup:
+                edits.extend(cleanup)
         return Fix.safe(*edits, imports=(need,) if need else ())
 
     @staticmethod

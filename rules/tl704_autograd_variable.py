@@ -64,8 +64,8 @@ class AutogradVariable(Rule):
                 cleanup = import_cleanup(index, node.func.value,
                                          lambda call: self._replacement(index, call) is not None,
                                          node)
-                if cleanup is not None:
-                    edits.append(cleanup)
+                if cleanup:
+                    edits.extend(cleanup)
             fix = Fix.safe(*edits)
         self.report(node, fix=fix)
 

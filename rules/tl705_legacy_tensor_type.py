@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import (
-    ModuleIndex, code_at, import_cleanup, index_for, keeps_comments,
+    ModuleIndex, import_cleanup, index_for, keeps_comments,
     torch_spelling,
 )
 from torchlint.rule import Rule
@@ -79,7 +79,7 @@ class LegacyTensorType(Rule):
         keywords = [f"dtype={dtype[0]}"]
         if cuda:
             keywords.append('device="cuda"')
-        data = code_at(self.context, node.args[0].value)
+        data = self.context.code(node.args[0].value)
         text = f"{tensor[0]}({data}, {', '.join(keywords)})"
         if node.lpar:
             text = f"({text})"
@@ -92,8 +92,8 @@ class LegacyTensorType(Rule):
         if isinstance(imported, cst.Name):
             index = index_for(self._index, self.context)
             cleanup = import_cleanup(index, imported.value, _fixable, node)
-            if cleanup is not None:
-                edits.append(cleanup)
+            if cleanup:
+                edits.extend(cleanup)
         needs = {n for n in (tensor[1], dtype[1]) if n is not None}
         return Fix.safe(*edits, imports=tuple(sorted(needs, key=lambda n: n.line)))
 

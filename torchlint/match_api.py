@@ -29,7 +29,7 @@ class ImportSite:
     """One ``from M import N [as A]`` binding a name, and every other use of that name."""
 
     line: cst.SimpleStatementLine
-    statement: cst.ImportFrom
+    statement: cst.ImportFrom | cst.Import
     alias: cst.ImportAlias
     bound: str
     uses: list[cst.Name] = field(default_factory=list)
@@ -63,8 +63,12 @@ class ModuleIndex:
                 bound = alias.evaluated_alias or alias.evaluated_name
                 self.imports.setdefault(bound, []).append((line, node, alias))
             return
-        for bound, _ in import_bindings(node):
-            self.imports.setdefault(bound, []).append((line, node, None))
+        for alias in node.names:
+            if alias.asname is not None:  # import torch.cuda.amp as amp
+                self.imports.setdefault(alias.evaluated_alias, []).append((line, node, alias))
+            else:
+                for bound, _ in import_bindings(node.with_changes(names=[alias])):
+                    self.imports.setdefault(bound, []).append((line, node, None))
 
     def _is_use(self, node: cst.Name) -> bool:
         parent = self.parents.get(node)
@@ -103,15 +107,22 @@ class ModuleIndex:
                 chosen = local[0] if local else None
                 scope: cst.CSTNode = function
                 function = self.function_of(function)
+        local_scopes = [function for s in sites
+                        if (function := self.function_of(s[1])) is not None]
         if chosen is None:
-            if len(sites) != 1 or self.function_of(sites[0][1]) is not None:
+            top = [s for s in sites if self.function_of(s[1]) is None]
+            if len(top) != 1:
                 return None
-            chosen, scope = sites[0], self.module
+            chosen, scope = top[0], self.module
         line, statement, alias = chosen
-        if line is None or alias is None or not isinstance(statement, cst.ImportFrom):
+        if line is None or alias is None:
             return None
-        uses = [use for use in self.names.get(name, [])
-                if scope is self.module or self.inside(use, scope)]
+        # at module level, uses under a function importing the name itself are that one's
+        if scope is self.module:
+            uses = [use for use in self.names.get(name, [])
+                    if not any(self.inside(use, local) for local in local_scopes)]
+        else:
+            uses = [use for use in self.names.get(name, []) if self.inside(use, scope)]
         return ImportSite(line, statement, alias, name, uses)
 
 
@@ -137,46 +148,88 @@ def called_use(index: ModuleIndex, name: cst.Name) -> cst.Call | None:
 
 
 def import_cleanup(index: ModuleIndex, name: str, fixable: Callable[[cst.Call], bool],
-                   at: cst.CSTNode | None = None) -> NodeEdit | None:
-    """The edit removing ``from M import name`` once every use is a call fixed away.
+                   at: cst.CSTNode | None = None) -> tuple[NodeEdit, ...]:
+    """The edits removing ``from M import name`` (or ``import M as name``) once every use
+    is a call fixed away.
 
-    Every fix of one name carries this same edit, so they all apply together in one pass.
-    None (keep the import) unless each use is a fixable call and none sits inside another.
+    Every fix of one name carries these same edits, so they all apply together in one pass.
+    Empty (keep the import) unless each use is a fixable call and none sits inside another.
     """
     site = index.import_site(name, at)
     if site is None or not site.uses:
-        return None
+        return ()
     calls = []
     for use in site.uses:
         call = called_use(index, use)
         if call is None or not fixable(call):
-            return None
+            return ()
         calls.append(call)
     for call in calls:
         if any(other is not call and index.inside(other, call) for other in calls):
-            return None
+            return ()
     return removal_edit(index, site)
 
 
-def removal_edit(index: ModuleIndex, site: ImportSite) -> NodeEdit | None:
-    names = site.statement.names
+def _joined_comma(before: cst.Comma | cst.MaybeSentinel, removed: cst.Comma | cst.MaybeSentinel
+                  ) -> cst.Comma | cst.MaybeSentinel:
+    """The comma after the new last name of a parenthesised import when the old last name
+    goes: it keeps its own comment and takes the line break before ``)`` of the removed one."""
+    if not isinstance(removed, cst.Comma):
+        return cst.MaybeSentinel.DEFAULT if not isinstance(before, cst.Comma) or not isinstance(
+            before.whitespace_after, cst.ParenthesizedWhitespace) else before
+    if isinstance(before, cst.Comma) and isinstance(before.whitespace_after,
+                                                    cst.ParenthesizedWhitespace) and isinstance(
+            removed.whitespace_after, cst.ParenthesizedWhitespace):
+        return removed.with_changes(whitespace_after=removed.whitespace_after.with_changes(
+            first_line=before.whitespace_after.first_line))
+    return removed
+
+
+def removal_edit(index: ModuleIndex, site: ImportSite) -> tuple[NodeEdit, ...]:
+    """Edits taking ``site``'s name out of its import statement (the whole line when it was
+    the only name); comments that would go with it move to a line of their own above."""
+    statement = site.statement
+    names = statement.names
     assert not isinstance(names, cst.ImportStar)
+    parenthesised = getattr(statement, "lpar", None) is not None
     remaining = [alias for alias in names if alias is not site.alias]
     if remaining:
         last = remaining[-1]
-        if site.statement.lpar is None and not isinstance(last.comma, cst.MaybeSentinel):
+        if not parenthesised and not isinstance(last.comma, cst.MaybeSentinel):
             remaining[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        elif site.statement.lpar is not None and remaining[-1] is not names[-1]:
-            remaining[-1] = last.with_changes(comma=names[-1].comma)
-        return NodeEdit(site.statement, code(site.statement.with_changes(names=remaining)))
-    if len(site.line.body) != 1:
-        return None
-    block = index.parents.get(site.line)
-    if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
-        return NodeEdit(site.statement, "pass")
-    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-        return None
-    return NodeEdit(site.line, kind="delete_line")
+        elif parenthesised and remaining[-1] is not names[-1]:
+            remaining[-1] = last.with_changes(comma=_joined_comma(last.comma, names[-1].comma))
+        new = code(statement.with_changes(names=remaining))
+        edits = [NodeEdit(statement, new)]
+        lost = _lost_comments(code(statement), new)
+    else:
+        if len(site.line.body) != 1:
+            return ()
+        block = index.parents.get(site.line)
+        comment = site.line.trailing_whitespace.comment
+        lost = _lost_comments(code(statement), "")
+        if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+            edits = [NodeEdit(statement, "pass")]
+        elif not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return ()
+        else:
+            edits = [NodeEdit(site.line, kind="delete_line")]
+            if comment is not None:
+                lost.append(comment.value)
+    if lost:
+        edits.insert(0, NodeEdit(site.line, "\n".join(lost), kind="insert_line_before"))
+    return tuple(edits)
+
+
+def _lost_comments(old: str, new: str) -> list[str]:
+    after = comments_in(new)
+    lost = []
+    for comment in comments_in(old):
+        if comment in after:
+            after.remove(comment)
+        else:
+            lost.append(comment)
+    return lost
 
 
 def comments_in(text: str) -> list[str]:
@@ -223,22 +276,6 @@ def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 
 # ------------------------------------------------------------ rendering
-def code_at(ctx: FileContext, node: cst.CSTNode) -> str:
-    """Source of ``node`` (a descendant of the node being visited, or a changed copy of one),
-    indented for where it stands: continuation lines keep the block's indentation."""
-    from libcst._nodes.internal import CodegenState
-
-    module = ctx.module
-    state = CodegenState(default_indent=module.default_indent,
-                         default_newline=module.default_newline)
-    for ancestor in ctx.ancestors:
-        if isinstance(ancestor, cst.IndentedBlock):
-            state.increase_indent(module.default_indent if ancestor.indent is None
-                                  else ancestor.indent)
-    node._codegen(state)
-    return "".join(state.tokens)
-
-
 def _plain_line(last_line: cst.SimpleWhitespace) -> cst.ParenthesizedWhitespace:
     return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=True,
                                        last_line=last_line)
