@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_eval import (
+    class_sets_eval,
     file_facts,
     is_eval_name,
     is_grad_free_item,
@@ -78,7 +79,7 @@ class InferenceWithoutEval(Rule):
         facts = scan_function(ctx, node)
         if facts.eval_receivers or facts.other_eval or facts.train_receivers:
             return
-        if facts.backward or facts.needs_grad:
+        if facts.backward or facts.needs_grad or class_sets_eval(ctx, node):
             return
         decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
         if not torch_imported(ctx):

@@ -183,6 +183,11 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
             facts.grad_off_call = True
         return
     name = dotted_name(node.func)
+    leaf = last_name_part(node.func)
+    if leaf is not None and "eval" in leaf.lower() and leaf != "eval" and (
+        "mode" in leaf.lower() or leaf.lower().startswith(("set_", "to_", "enable_", "switch_"))
+    ):
+        facts.other_eval = True  # set_eval_mode(model), model.apply(...) helpers and the like
     if name is not None and name not in ("self", "super"):
         facts.calls.append(ModelCall(name, node, grad_free))
     if name is not None and any(w in name for w in _GRAD_FREE_WORDS):
@@ -268,3 +273,20 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
                 scope[2] = True
     for child in semantic_children(node):
         _file_scan(ctx, child, grad_free, facts, per_scope, scope)
+
+
+def class_sets_eval(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Another method of ``function``'s class calls ``.eval()`` (e.g. in ``__init__``)."""
+    cls = ctx.enclosing_class(function)
+    if cls is None:
+        return False
+    from torchlint.walk import iter_nodes
+
+    for node in iter_nodes(cls.body):
+        attribute = method_call(node)
+        if attribute is None:
+            continue
+        method = attribute.attr.value
+        if method == "eval" and not node.args or method == "train" and node.args:
+            return True
+    return False
