@@ -52,6 +52,26 @@ class LoadWithoutMapLocation(Rule):
             return
         if has_star_args(node):
             return
-        new = add_keywords(node, ("map_location", cst.SimpleString('"cpu"')))
+        new = _with_map_location(node)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))
 
+
+
+def _with_map_location(node: cst.Call) -> cst.Call:
+    """``map_location="cpu"`` in its place in the signature, right after the file argument
+    (before ``weights_only=`` and the like), or appended when the file is the only argument."""
+    value = cst.SimpleString('"cpu"')
+    args = list(node.args)
+    first = args[0] if args else None
+    if first is None or first.keyword is not None or len(args) == 1 or not isinstance(
+            first.comma, cst.Comma):
+        return add_keywords(node, ("map_location", value))
+    after = first.comma.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        after = cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=True,
+                                            last_line=after.last_line)
+    new = cst.Arg(value=value, keyword=cst.Name("map_location"),
+                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")),
+                  comma=cst.Comma(whitespace_after=after))
+    return node.with_changes(args=[first, new, *args[1:]])

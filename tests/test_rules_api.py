@@ -6,6 +6,8 @@ import textwrap
 
 import pytest
 
+from rules.tl601_load_without_weights_only import LoadWithoutWeightsOnly
+from rules.tl602_load_without_map_location import LoadWithoutMapLocation
 from rules.tl702_clip_grad_not_inplace_name import ClipGradNotInplaceName
 from rules.tl703_cuda_amp_deprecated import CudaAmpDeprecated
 from rules.tl704_autograd_variable import AutogradVariable
@@ -202,3 +204,27 @@ def test_legacy_type_import_removed() -> None:
         x = torch.tensor([1.0], dtype=torch.float32)
         y = LongTensor(3)
         """)
+
+
+def test_load_fixes_compose_in_signature_order() -> None:
+    rules = [LoadWithoutWeightsOnly, LoadWithoutMapLocation]
+    source = SourceFile("example.py", textwrap.dedent("""\
+        import torch
+
+        state = torch.load(path)
+        ckpt = torch.load(
+            path,  # the file
+        )
+        """))
+    outcome = fix_source(source, rules, unsafe=True, enabled_codes={"TL601", "TL602"})
+    assert outcome.source.text == textwrap.dedent("""\
+        import torch
+
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = torch.load(
+            path,  # the file
+            map_location="cpu",
+            weights_only=True,
+        )
+        """)
+    assert not lint_source(outcome.source, rules, enabled_codes={"TL601", "TL602"}).diagnostics
