@@ -217,7 +217,7 @@ class FileFacts:
     called_grad_free: set[str] = field(default_factory=set)
     called_after_eval: set[str] = field(default_factory=set)
     train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
-    called_with_backward: set[str] = field(default_factory=set)  # from code calling backward
+    called_with_backward: set[str] = field(default_factory=set)  # result reaches .backward()
 
 
 _FILE_CACHE: dict[int, tuple[cst.Module, FileFacts]] = {}
@@ -231,11 +231,10 @@ def file_facts(ctx: FileContext) -> FileFacts:
     facts = FileFacts()
     per_scope: list[tuple[set[str], bool]] = []
     _file_scan(ctx, ctx.module, False, facts, per_scope, [set(), False, False])
-    for called, evals, *backward in per_scope:
+    for called, evals, *_ in per_scope:
         if evals:
             facts.called_after_eval |= called
-        if backward and backward[0]:
-            facts.called_with_backward |= called
+    _backward_flows(ctx.module, facts)
     if len(_FILE_CACHE) > 64:
         _FILE_CACHE.clear()
     _FILE_CACHE[id(ctx.module)] = (ctx.module, facts)
@@ -269,8 +268,6 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
                 facts.called_grad_free.add(name)
             if name == "eval" and not node.args or (name == "train" and node.args):
                 scope[1] = True
-            if name in BACKWARD_METHODS:
-                scope[2] = True
     for child in semantic_children(node):
         _file_scan(ctx, child, grad_free, facts, per_scope, scope)
 
@@ -290,3 +287,32 @@ def class_sets_eval(ctx: FileContext, function: cst.FunctionDef) -> bool:
         if method == "eval" and not node.args or method == "train" and node.args:
             return True
     return False
+
+
+def _backward_flows(module: cst.Module, facts: FileFacts) -> None:
+    """Functions whose result goes into a ``.backward()``: ``loss = f(...); loss.backward()``.
+
+    One step of data flow, per scope: names assigned from an expression that calls
+    ``f`` and later ``.backward()``-ed, or ``f`` called inside the backward's receiver.
+    """
+    from torchlint.walk import iter_nodes
+
+    assigned: list[tuple[set[str], set[str]]] = []
+    backwarded: set[str] = set()
+    for node in iter_nodes(module):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value:
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            names = {dotted_name(t.target) or "" for t in targets}
+            called = {last_name_part(c.func) or "" for c in iter_nodes(node.value)
+                      if isinstance(c, cst.Call)}
+            assigned.append((names, called))
+        attribute = method_call(node, *BACKWARD_METHODS)
+        if attribute is not None:
+            for inner in iter_nodes(node):
+                if isinstance(inner, cst.Call):
+                    facts.called_with_backward.add(last_name_part(inner.func) or "")
+                elif isinstance(inner, (cst.Name, cst.Attribute)):
+                    backwarded.add(dotted_name(inner) or "")
+    for names, called in assigned:
+        if names & backwarded:
+            facts.called_with_backward |= called
