@@ -76,17 +76,28 @@ class LossSummedWithGraph(Rule):
     fix_safety = "unsafe"
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if not isinstance(node.operator, cst.AddAssign) or not isinstance(node.target, cst.Name):
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name):
+            self._check(node.target.value, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # ``total = total + loss``
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
+        total = node.targets[0].target.value
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and (
+                isinstance(value.left, cst.Name) and value.left.value == total) and not (
+                    value.lpar):
+            self._check(total, value.right)
+
+    def _check(self, total: str, value: cst.BaseExpression) -> None:
         ctx = self.context
         loops = ctx.loops()
         if not loops:
             return
-        total = node.target.value
         if not any(is_number_or_tensor(ctx, last_assignment(ctx, total, loop))
                    for loop in loops):
             return
-        value = node.value
         kind = graph_value(ctx, value)
         if kind is None or not grad_surely_enabled(ctx):
             return
