@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_api import keeps_comments
 from torchlint.matchers import LOSS_FUNCTIONS, is_loss_class
 from torchlint.rule import Rule
 
@@ -68,14 +69,18 @@ class LossReductionArgs(Rule):
             reduction = "mean"
         keep = literal and values["reduce"] is None and values["size_average"] is None
         shown = f'"{reduction}"' if literal else "..."
-        fix = Fix.safe(NodeEdit(node, self.context.code(self._rewrite(node, reduction, keep)))) \
-            if literal else None
+        fix = None
+        if literal:
+            text = self.context.code(self._rewrite(node, reduction, keep))
+            fix = Fix.safe(NodeEdit(node, text)) if keeps_comments(node, text) else None
         self.report(legacy[0], fix=fix, arg=legacy[0].keyword.value,  # type: ignore[union-attr]
                     reduction=shown)
 
     @staticmethod
     def _rewrite(node: cst.Call, reduction: str, keep: bool) -> cst.Call:
-        """Drop the legacy arguments; ``keep``: both are None, a given reduction= stands."""
+        """Drop the legacy arguments; ``keep``: both are None, a given reduction= stands.
+
+        A comment after a dropped argument moves to the argument before it."""
         value = cst.SimpleString(f'"{reduction}"')
         has_reduction = any(a.keyword is not None and a.keyword.value == "reduction"
                             for a in node.args)
@@ -89,8 +94,33 @@ class LossReductionArgs(Rule):
                 if not placed:
                     args.append(arg.with_changes(keyword=cst.Name("reduction"), value=value))
                     placed = True
-                elif arg is node.args[-1] and args:
-                    args[-1] = args[-1].with_changes(comma=arg.comma)
+                elif args:
+                    last = arg is node.args[-1]
+                    args[-1] = args[-1].with_changes(
+                        comma=_merged_comma(args[-1].comma, arg.comma, last))
             else:
                 args.append(arg)
         return node.with_changes(args=args)
+
+
+def _comment(comma: cst.Comma | cst.MaybeSentinel) -> cst.Comment | None:
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after,
+                                                   cst.ParenthesizedWhitespace):
+        return comma.whitespace_after.first_line.comment
+    return None
+
+
+def _merged_comma(kept: cst.Comma | cst.MaybeSentinel, dropped: cst.Comma | cst.MaybeSentinel,
+                  last: bool) -> cst.Comma | cst.MaybeSentinel:
+    """The comma after the argument before a dropped one: when the dropped one closed the
+    call, its own ending (trailing comma, line break before ``)``); the comment of either."""
+    comment = _comment(kept) or _comment(dropped)
+    new = dropped if last else kept
+    if comment is not None and isinstance(new, cst.Comma) and isinstance(
+            new.whitespace_after, cst.ParenthesizedWhitespace):
+        first = new.whitespace_after.first_line
+        if first.comment is None:
+            new = new.with_changes(whitespace_after=new.whitespace_after.with_changes(
+                first_line=first.with_changes(comment=comment,
+                                              whitespace=cst.SimpleWhitespace("  "))))
+    return new

@@ -8,6 +8,7 @@ import pytest
 
 from rules.tl601_load_without_weights_only import LoadWithoutWeightsOnly
 from rules.tl602_load_without_map_location import LoadWithoutMapLocation
+from rules.tl701_loss_reduction_args import LossReductionArgs
 from rules.tl702_clip_grad_not_inplace_name import ClipGradNotInplaceName
 from rules.tl703_cuda_amp_deprecated import CudaAmpDeprecated
 from rules.tl704_autograd_variable import AutogradVariable
@@ -228,3 +229,44 @@ def test_load_fixes_compose_in_signature_order() -> None:
         )
         """)
     assert not lint_source(outcome.source, rules, enabled_codes={"TL601", "TL602"}).diagnostics
+
+
+def test_loss_dropped_argument_keeps_its_comment() -> None:
+    assert fixed(LossReductionArgs, """\
+        import torch.nn as nn
+
+        loss = nn.CrossEntropyLoss(
+            ignore_index=-1,
+            size_average=False,  # sum over the batch
+            reduce=True,
+        )
+        token = nn.NLLLoss(
+            reduction="mean",
+            reduce=False,  # one value per token
+            size_average=False,
+        )
+        """) == textwrap.dedent("""\
+        import torch.nn as nn
+
+        loss = nn.CrossEntropyLoss(
+            ignore_index=-1,
+            reduction="sum",  # sum over the batch
+        )
+        token = nn.NLLLoss(
+            reduction="none",  # one value per token
+        )
+        """)
+
+
+@pytest.mark.parametrize(("args", "reduction"), [
+    ("size_average=False, reduce=True", "sum"),
+    ("size_average=True, reduce=False", "none"),
+    ("size_average=False, reduce=False", "none"),
+    ("size_average=True", "mean"),
+    ("reduce=True", "mean"),
+    ("size_average=None, reduce=True, reduction='sum'", "mean"),
+    ("size_average=None, reduce=False", "none"),
+])
+def test_loss_legacy_semantics(args: str, reduction: str) -> None:
+    text = fixed(LossReductionArgs, f"import torch.nn as nn\nloss = nn.MSELoss({args})\n")
+    assert text == f'import torch.nn as nn\nloss = nn.MSELoss(reduction="{reduction}")\n'
