@@ -14,6 +14,9 @@ _NOT_WRITES = frozenset({
 })
 
 
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
 def _root_name(node: cst.BaseExpression) -> cst.Name | None:
     """``y`` for ``y``, ``y[0]``, ``y[:, 1][0]``."""
     while isinstance(node, cst.Subscript):
@@ -101,6 +104,8 @@ class ExpandThenInplace(Rule):
         if attribute is None or self.context.qualified_name(attribute) is not None:
             return None
         assert isinstance(node, cst.Call)
+        if not node.args or any(isinstance(arg.value, _STRINGS) for arg in node.args):
+            return None  # re.Match.expand(template), str-returning look-alikes
         return node
 
     def _report(self, reported: cst.CSTNode, expanded: cst.Call) -> None:
