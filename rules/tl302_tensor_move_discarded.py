@@ -48,7 +48,8 @@ class TensorMoveDiscarded(Rule):
 
     code = "TL302"
     name = "tensor-move-discarded"
-    message = "`{name}.{method}()` returns a new tensor that is discarded; assign it: `{name} = {name}.{method}(...)`"
+    message = ("`{name}.{method}()` returns a new tensor that is discarded; "
+               "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "safe"
 
     def visit_Expr(self, node: cst.Expr) -> None:
