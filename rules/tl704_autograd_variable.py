@@ -38,8 +38,8 @@ class AutogradVariable(Rule):
     ```
 
     ## Fix safety
-    Safe for `Variable(x)`, which becomes `x`, and `Variable(x, requires_grad=True)`, which
-    becomes `x.requires_grad_()`; the import of `Variable` goes once no use remains. Other
+    Safe for `Variable(x)` (or `requires_grad=False`), which becomes `x`, and
+    `Variable(x, requires_grad=True)`, which becomes `x.requires_grad_()`; the import of `Variable` goes once no use remains. Other
     forms (`volatile=`, `requires_grad=` with a variable) are reported without a fix.
     """
 
@@ -75,10 +75,15 @@ class AutogradVariable(Rule):
         if not args or args[0].keyword is not None or args[0].star:
             return None
         value = args[0].value
-        if len(args) == 1:
+        flag = args[1] if len(args) == 2 else None
+        if flag is not None and (flag.star or flag.keyword is not None and (
+                flag.keyword.value != "requires_grad")):
+            return None  # volatile=, **options
+        if len(args) > 2 or flag is not None and not isinstance(flag.value, cst.Name):
+            return None
+        if flag is None or flag.value.value == "False":  # type: ignore[attr-defined]
             text = as_atom(value, index.parents.get(node))
-        elif len(args) == 2 and args[1].keyword is not None and (
-                args[1].keyword.value == "requires_grad") and is_literal_true(args[1].value):
+        elif is_literal_true(flag.value):
             text = f"{receiver_text(value)}.requires_grad_()"
         else:
             return None
