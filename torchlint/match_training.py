@@ -28,6 +28,10 @@ _MODEL_PREFIXES = ("model_", "net_")
 # methods that keep the graph of a loss (``loss.mean()``)
 _GRAPH_KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float",
                                     "double", "half", "clone", "abs", "to", "cuda", "cpu"})
+# tensor attributes that carry no graph (``loss.data``, ``out.shape[0]``)
+_GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "ndim",
+                                   "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
+                                   "layout"})
 _CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
 _BACKWARD_NAMES = frozenset({"backward", "manual_backward"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
@@ -186,10 +190,47 @@ def self_attribute_values(ctx: FileContext, node: cst.BaseExpression) -> list[cs
     return values
 
 
+def _params(function: cst.FunctionDef) -> set[str]:
+    p = function.params
+    names = {param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
+
+
+def global_value(ctx: FileContext, name: str) -> cst.BaseExpression | None:
+    """Inside a function: the value of a module-level ``name = value`` the function reads.
+
+    Only when the module binds ``name`` exactly once, by a plain assignment, and no
+    enclosing function binds it (``ce = nn.CrossEntropyLoss()`` at the top of a script).
+    """
+    functions = [a for a in ctx.ancestors if isinstance(a, (cst.FunctionDef, cst.Lambda))]
+    if not functions:
+        return None
+    for function in functions:
+        if isinstance(function, cst.Lambda) or name in _params(function) or binds_anywhere(
+                function.body, name):
+            return None
+    found: cst.BaseExpression | None = None
+    for stmt in ctx.module.body:
+        if not binds_anywhere(stmt, name):
+            continue
+        if found is not None or not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        values = [_assigned_value(small, name) for small in stmt.body
+                  if binds_anywhere(small, name)]
+        if len(values) != 1 or values[0] is None or not isinstance(
+                stmt.body[0] if len(stmt.body) == 1 else None, cst.Assign):
+            return None
+        found = values[0]
+    return found
+
+
 def _instance_of(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:
     """What the called object was built from: ``crit`` after ``crit = nn.L1Loss()``."""
     if isinstance(func, cst.Name):
-        return last_assignment(ctx, func.value)
+        return last_assignment(ctx, func.value) or global_value(ctx, func.value)
     values = self_attribute_values(ctx, func)
     if len(values) == 1:
         return values[0]
@@ -221,6 +262,8 @@ def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
     env = env or {}
     if is_graph_call(ctx, node):
         return True
+    if isinstance(node, cst.Attribute) and node.attr.value in _GRAPHLESS_ATTRIBUTES:
+        return False
     if isinstance(node, (cst.Attribute, cst.Subscript)):
         return _graph_derived(ctx, node.value, depth + 1, env)
     if isinstance(node, cst.BinaryOperation):
