@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import (
-    ModuleIndex, import_cleanup, index_for, keeps_comments,
+    ModuleIndex, add_keywords, import_cleanup, index_for, keeps_comments,
     torch_spelling,
 )
 from torchlint.rule import Rule
@@ -76,13 +76,12 @@ class LegacyTensorType(Rule):
         dtype = torch_spelling(self.context, node.func, f"torch.{DTYPES[name]}")
         if tensor is None or dtype is None:
             return None
-        keywords = [f"dtype={dtype[0]}"]
+        keywords: list[tuple[str, cst.BaseExpression]] = [
+            ("dtype", cst.parse_expression(dtype[0]))]
         if cuda:
-            keywords.append('device="cuda"')
-        data = self.context.code(node.args[0].value)
-        text = f"{tensor[0]}({data}, {', '.join(keywords)})"
-        if node.lpar:
-            text = f"({text})"
+            keywords.append(("device", cst.SimpleString('"cuda"')))
+        new = add_keywords(node.with_changes(func=cst.parse_expression(tensor[0])), *keywords)
+        text = self.context.code(new)
         if not keeps_comments(node, text):
             return None
         edits = [NodeEdit(node, text)]
