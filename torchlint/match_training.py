@@ -597,12 +597,46 @@ def _is_grad_attribute(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "grad"
 
 
+_CLEARING_WORDS = ("zero", "clear", "reset", "none", "free", "drop")
+
+
+def _clearing_functions(ctx: FileContext) -> frozenset[str]:
+    """Names of functions and methods in this file whose body clears gradients."""
+    module = ctx.module
+    cached = _CLEARING_CACHE.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    names = frozenset(fn.name.value for fn in iter_nodes(module)
+                      if isinstance(fn, cst.FunctionDef)
+                      and any(clears_gradients(n) for n in iter_nodes(fn.body)))
+    _CLEARING_CACHE.clear()
+    _CLEARING_CACHE[id(module)] = (module, names)
+    return names
+
+
+_CLEARING_CACHE: dict[int, tuple[cst.Module, frozenset[str]]] = {}
+
+
+def calls_clearing_helper(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``reset(model)`` / ``self._clear()`` where that function (in this file) clears grads."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.value.value in ("self", "cls")):
+        func = func.attr
+    return isinstance(func, cst.Name) and func.value in _clearing_functions(ctx)
+
+
 def clears_gradients(node: cst.CSTNode) -> bool:
     """``zero_grad(...)``, ``p.grad = None``, ``p.grad.zero_()``, ``del p.grad``."""
     if isinstance(node, cst.Call):
         name = last_name_part(node.func)
         if name is not None and name.endswith("zero_grad"):
             return True
+        lowered = (name or "").lower()
+        if "grad" in lowered and any(word in lowered for word in _CLEARING_WORDS):
+            return True  # ``self.reset_gradients()``, ``clear_grads(model)``
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
                 "zero_", "detach_", "fill_"):
             receiver = node.func.value
@@ -636,7 +670,7 @@ def _backward_and_step(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str |
             qual = ctx.qualified_name(child.func)
             backward = backward or not (qual or "").startswith("torch.distributed.")
         step = step or optimizer_step(child)
-        clears = clears or clears_gradients(child)
+        clears = clears or clears_gradients(child) or calls_clearing_helper(ctx, child)
     return backward, step, clears
 
 
