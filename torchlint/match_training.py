@@ -554,6 +554,20 @@ def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.
                 isinstance(found.value, cst.Name)):
             return is_autocast_item(ctx, found.value, with_node)
         return None
+    if isinstance(item, cst.Call) and isinstance(item.func, cst.Name) and (
+            ctx.qualified_name(item.func) not in AUTOCAST_NAMES):
+        # ``amp_autocast = partial(torch.autocast, ...)`` / ``ac = torch.autocast``
+        found = ctx.binding(item.func.value, with_node)
+        factory = found.value if found is not None and found.kind == "assign" else (
+            global_value(ctx, item.func.value) if found is None else None)
+        if isinstance(factory, cst.Call) and ctx.qualified_name(
+                factory.func) == "functools.partial" and factory.args and (
+                    ctx.qualified_name(factory.args[0].value) in AUTOCAST_NAMES):
+            enabled = get_arg(factory, "enabled") or get_arg(item, "enabled")
+            return not (enabled is not None and is_literal_false(enabled.value))
+        if isinstance(factory, (cst.Attribute, cst.Name)) and ctx.qualified_name(
+                factory) in AUTOCAST_NAMES:
+            item = item.with_changes(func=factory)
     if not isinstance(item, cst.Call) or ctx.qualified_name(item.func) not in AUTOCAST_NAMES:
         return None
     enabled = get_arg(item, "enabled")
