@@ -7,6 +7,7 @@ from torchlint.matchers import get_arg, last_name_part, reference
 from torchlint.rule import Rule
 
 _ADAM = frozenset({"torch.optim.Adam", "torch.optim.adam.Adam"})
+_PARTIAL = frozenset({"functools.partial"})
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
@@ -60,23 +61,39 @@ class AdamWeightDecay(Rule):
     fix_safety = "unsafe"
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.context.call_name(node) not in _ADAM:
+        adam, call = node.func, node
+        if self.context.call_name(node) in _PARTIAL:
+            # functools.partial(torch.optim.Adam, weight_decay=...): the same optimizer later
+            if not node.args or node.args[0].keyword is not None or node.args[0].star:
+                return
+            adam = node.args[0].value
+            call = node.with_changes(func=adam, args=node.args[1:])
+        if self.context.qualified_name(adam) not in _ADAM:
             return
-        decay = get_arg(node, "weight_decay", 4)
-        if decay is None or _is_zero(decay.value):
+        decay = get_arg(call, "weight_decay", 4)
+        if decay is None or self._is_zero_value(decay.value, node):
             return
         named = last_name_part(decay.value)
         if named is not None and "l2" in named.lower():
             return  # weight_decay=args.l2: an L2 penalty is what the author asked for
-        decoupled = get_arg(node, "decoupled_weight_decay")
+        decoupled = get_arg(call, "decoupled_weight_decay")
         if decoupled is not None and not _is_zero(decoupled.value):
             return  # Adam(decoupled_weight_decay=True) is AdamW already
-        if any(arg.star == "**" for arg in node.args):
+        if any(arg.star == "**" for arg in call.args):
             return
-        self.report(node, fix=self._fix(node))
+        self.report(node, fix=self._fix(adam))
 
-    def _fix(self, node: cst.Call) -> Fix | None:
-        func = node.func
+    def _is_zero_value(self, value: cst.BaseExpression, node: cst.Call) -> bool:
+        """A zero literal, or a local name bound to one (``wd = 0.0``, ``def f(wd=0)``)."""
+        if _is_zero(value):
+            return True
+        if isinstance(value, cst.Name) and not value.lpar:
+            bound = self.context.binding(value.value, node)
+            if bound is not None and bound.kind in ("assign", "param") and bound.value is not None:
+                return _is_zero(bound.value)
+        return False
+
+    def _fix(self, func: cst.BaseExpression) -> Fix | None:
         if isinstance(func, cst.Attribute):
             if self.context.qualified_name(func) != "torch.optim.Adam":
                 return None
