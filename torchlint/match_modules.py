@@ -214,6 +214,12 @@ def _growth(ctx: FileContext, nodes: list[cst.CSTNode], start: int,
                 growth.item(ctx, args[1].value, layer_names)
             elif kind == "list" and method == "extend" and len(args) == 1:
                 growth.sequence(ctx, args[0].value, layer_names)
+            elif kind == "dict" and method == "update" and args and all(
+                a.keyword is not None for a in args
+            ):
+                for a in args:  # .update(name=layer, ...): ModuleDict.update takes no keywords
+                    growth.item(ctx, a.value, layer_names)
+                growth.keys_ok = False
             elif kind == "dict" and method == "update" and len(args) == 1 and isinstance(
                 args[0].value, cst.Dict
             ):
@@ -285,6 +291,17 @@ def _direct(ctx: FileContext, value: cst.BaseExpression, kind: str,
         if growth.layers and not growth.bad:
             return True, not growth.unknown and growth.keys_ok, "wrap"
         return None
+    if kind == "dict" and isinstance(value, cst.Call) and value.args and all(
+        arg.keyword is not None for arg in value.args
+    ) and ctx.qualified_name(value.func) == "builtins.dict":
+        # dict(encoder=nn.Linear(...), ...): wrapped whole, nn.ModuleDict takes no keywords
+        growth = _Growth()
+        for arg in value.args:
+            growth.item(ctx, arg.value, layer_names)
+            growth.keys_ok &= _keyword_key(arg)
+        if growth.layers and not growth.bad:
+            return True, not growth.unknown and growth.keys_ok, "wrap"
+        return None
     if kind == "dict" and isinstance(value, cst.DictComp):
         if is_layerish(ctx, value.value, layer_names):
             return True, string_key(value.key), "wrap"
@@ -296,7 +313,8 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
                             kind: str) -> list[Finding]:
     """Plain lists (kind "list") or dicts ("dict") of layers stored on ``self`` in ``function``."""
     nodes = list(iter_scope(function.body))
-    layer_names = layer_locals(ctx, function)
+    # a layer registered by add_module/setattr is in the module already
+    layer_names = layer_locals(ctx, function) - registered_names(ctx, function)
     wrapped, odd_methods = _class_uses(ctx, cls, kind)
     self_assigns: list[tuple[str, int]] = []
     for index, node in enumerate(nodes):
@@ -367,6 +385,30 @@ def _local_container(ctx: FileContext, nodes: list[cst.CSTNode], use: int, name:
     return None
 
 
+def _keyword_key(arg: cst.Arg) -> bool:
+    return arg.keyword is not None and arg.keyword.value not in MODULE_DICT_RESERVED
+
+
+_REGISTERING = frozenset({"add_module", "register_module"})
+
+
+def _registers(ctx: FileContext, call: cst.Call) -> bool:
+    """``self.add_module(name, m)``, ``self.register_module(...)``, ``setattr(self, n, m)``."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _REGISTERING:
+        return True
+    return ctx.qualified_name(call.func) == "builtins.setattr" and bool(call.args) and (
+        isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self")
+
+
+def registered_names(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
+    """Local names handed to add_module/register_module/setattr(self, ...) in ``function``."""
+    names: set[str] = set()
+    for node in iter_scope(function.body):
+        if isinstance(node, cst.Call) and _registers(ctx, node):
+            names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
+    return frozenset(names)
+
+
 def _passes(call: cst.Call, name: str) -> bool:
     return any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args)
 
@@ -380,10 +422,17 @@ def _class_uses(ctx: FileContext, cls: cst.ClassDef, kind: str) -> tuple[set[str
     odd: set[str] = set()
     missing = LIST_ONLY_METHODS if kind == "list" else DICT_ONLY_METHODS
     for node in iter_nodes(cls.body):
+        if isinstance(node, cst.For) and any(
+            isinstance(n, cst.Call) and _registers(ctx, n) for n in iter_nodes(node.body)
+        ):
+            # for i, m in enumerate(self.X): self.add_module(f"m{i}", m)
+            wrapped.update(self_attribute(n) for n in iter_nodes(node.iter)
+                           if isinstance(n, cst.Attribute) and self_attribute(n) is not None)
         if isinstance(node, cst.Call):
+            registers = _registers(ctx, node)
             for arg in node.args:
                 attr = self_attribute(arg.value)
-                if attr is not None and (is_layer_call(ctx, node) or arg.star):
+                if attr is not None and (is_layer_call(ctx, node) or arg.star or registers):
                     wrapped.add(attr)
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in missing:
                 attr = self_attribute(node.func.value)
