@@ -17,6 +17,11 @@ _TENSOR_METHODS = frozenset({
     "contiguous", "clone", "cuda", "to", "cpu", "mul", "add", "div", "sub", "sqrt", "exp",
     "log", "triu", "tril", "neg", "abs", "reciprocal", "unfold", "flip", "__neg__",
 })
+# calls that make a tensor besides the matchers' factories
+_MORE_FACTORIES = frozenset({
+    "torch.from_numpy", "torch.normal", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
+    "torch.BoolTensor", "torch.tril_indices", "torch.triu_indices",
+})
 # attributes a framework handles itself (Lightning moves example_input_array)
 _FRAMEWORK_ATTRIBUTES = frozenset({"example_input_array"})
 # using these on the attribute means the author moves it to the right device by hand
@@ -80,41 +85,69 @@ class TensorAttributeNotRegistered(Rule):
                "nor be saved; use register_buffer or nn.Parameter")
     fix_safety = "unsafe"
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        """``self.scale: Tensor = torch.tensor(...)``"""
+        if node.value is None:
+            return
+        found = self._finding(node)
+        if found is None:
+            return
+        attr, fixable = found
+        fix = Fix.unsafe(NodeEdit(node, f'self.register_buffer("{attr}", '
+                                        f'{self.context.code(node.value)})')) if fixable else None
+        self.report(node.target, fix=fix, attr=attr)
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        attr = self_attribute(single_target(node))
-        if attr is None or attr in _FRAMEWORK_ATTRIBUTES or not self.context.in_method("__init__"):
+        found = self._finding(node)
+        if found is None:
             return
-        factory = self._factory(node.value)
-        if factory is None:
-            return
-        cls = self.context.enclosing_class()
-        if cls is None or self._handled_elsewhere(cls, attr):
-            return
-        grad = get_arg(factory, "requires_grad")
+        attr, fixable = found
         fix = None
-        if (grad is None or not is_literal_true(grad.value)) and self._can_register(cls, attr):
+        if fixable:
             fix = Fix.unsafe(
                 NodeEdit(node.targets[0], f'self.register_buffer("{attr}", '),
                 NodeEdit(node.value, ")", "insert_after"),
             )
         self.report(node.targets[0].target, fix=fix, attr=attr)
 
+    def _finding(self, node: cst.Assign | cst.AnnAssign) -> tuple[str, bool] | None:
+        """(attribute, fixable) when ``node`` stores an unregistered factory tensor."""
+        attr = self_attribute(single_target(node))
+        if attr is None or attr in _FRAMEWORK_ATTRIBUTES or not self.context.in_method("__init__"):
+            return None
+        assert node.value is not None
+        factory = self._factory(node.value)
+        if factory is None:
+            return None
+        cls = self.context.enclosing_class()
+        if cls is None or self._handled_elsewhere(cls, attr):
+            return None
+        grad = get_arg(factory, "requires_grad")
+        fixable = (grad is None or not is_literal_true(grad.value)) and self._can_register(
+            cls, attr)
+        return attr, fixable
+
     def _factory(self, value: cst.BaseExpression) -> cst.Call | None:
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
             value.func.attr.value in _TENSOR_METHODS
-        ) and not is_tensor_factory(self.context, value):
+        ) and not self._is_factory(value):
             value = value.func.value
-        if is_tensor_factory(self.context, value):
+        if self._is_factory(value):
             assert isinstance(value, cst.Call)
             return value
         return None
+
+    def _is_factory(self, value: cst.BaseExpression) -> bool:
+        return is_tensor_factory(self.context, value) or (
+            isinstance(value, cst.Call) and self.context.qualified_name(value.func) in _MORE_FACTORIES)
 
     def _can_register(self, cls: cst.ClassDef, attr: str) -> bool:
         """register_buffer needs Module.__init__ to have run and the name to be free."""
         for stmt in cls.body.body:
             if isinstance(stmt, cst.SimpleStatementLine) and any(
                 attr in bound_names(small) for small in stmt.body
-            ):
+                if not (isinstance(small, cst.AnnAssign) and small.value is None)
+            ):  # (a bare annotation ``mask: Tensor`` creates no class attribute)
                 return False  # a class attribute of that name: register_buffer refuses it
         function = self.context.current_function
         if function is None or not isinstance(function.body, cst.IndentedBlock):
