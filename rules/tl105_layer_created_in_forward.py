@@ -97,10 +97,30 @@ class LayerCreatedInForward(Rule):
         return True
 
     def _lazy_cached(self, node: cst.Call) -> bool:
-        """``if self.proj is None: self.proj = nn.Linear(...)`` builds it once and keeps it."""
-        parent = self.context.parent(node)
-        if not isinstance(parent, (cst.Assign, cst.AnnAssign)) or self_attribute(
-            single_target(parent)
-        ) is None:
+        """``if self.proj is None: self.proj = nn.Linear(...)`` builds it once and keeps it
+        (also ``self.heads[k] = ...``, ``self.blocks.append(...)``, ``self.add_module(n, ...)``,
+        ``setattr(self, n, ...)`` under an ``if``)."""
+        if not self._stored_on_self(node):
             return False
         return self.context.enclosing(cst.If, stop_at_scope=True) is not None
+
+    def _stored_on_self(self, node: cst.Call) -> bool:
+        parent = self.context.parent(node)
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            target = single_target(parent)
+            if isinstance(target, cst.Subscript):
+                target = target.value
+            return self_attribute(target) is not None
+        if isinstance(parent, cst.Arg):
+            call = self.context.parent(parent)
+            if not isinstance(call, cst.Call):
+                return False
+            func = call.func
+            if isinstance(func, cst.Attribute):
+                owner = func.value
+                return (isinstance(owner, cst.Name) and owner.value == "self") or (
+                    self_attribute(owner) is not None)
+            return self.context.qualified_name(func) == "builtins.setattr" and bool(
+                call.args) and isinstance(call.args[0].value, cst.Name) and (
+                call.args[0].value.value == "self")
+        return False
