@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_devices import is_known_tensor_name
-from torchlint.matchers import method_call
+from torchlint.match_devices import batch_item, is_known_tensor_name
+from torchlint.matchers import method_call, string_value
 from torchlint.rule import Rule
 
 
@@ -50,16 +50,29 @@ class TensorMoveDiscarded(Rule):
     name = "tensor-move-discarded"
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
         attribute = method_call(call, "cuda", "cpu", "to")
-        if attribute is None or not isinstance(attribute.value, cst.Name):
+        if attribute is None:
             return
         assert isinstance(call, cst.Call)
         target = attribute.value
-        if not is_known_tensor_name(self.context, target, node):
+        if isinstance(target, cst.Name):
+            if not is_known_tensor_name(self.context, target, node):
+                return
+            fix = Fix.safe(NodeEdit(node, f"{target.value} = ", kind="insert_before"))
+        elif batch_item(self.context, target, node):
+            # batch["image"] of a dict batch can take the moved tensor back; batch[0] only
+            # when the collate function made a list, not a tuple
+            assert isinstance(target, cst.Subscript)
+            spelled = self.context.code(target)
+            edit = NodeEdit(node, f"{spelled} = ", kind="insert_before")
+            key = target.slice[0].slice
+            keyed = isinstance(key, cst.Index) and string_value(key.value) is not None
+            fix = Fix.safe(edit) if keyed else Fix.unsafe(edit)
+        else:
             return
-        fix = Fix.safe(NodeEdit(node, f"{target.value} = ", kind="insert_before"))
-        self.report(call, fix=fix, name=target.value, method=attribute.attr.value)
+        name = self.context.code(target)
+        self.report(call, fix=fix, name=name, method=attribute.attr.value)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.context import FileContext
+from torchlint.context import FileContext, binds_anywhere
 from torchlint.matchers import (
     TENSOR_FACTORIES,
     get_arg,
@@ -155,21 +155,144 @@ def in_target(name: str, target: cst.BaseExpression) -> tuple[bool, bool]:
     return False, False
 
 
-def is_known_tensor_name(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> bool:
-    """``name`` is bound (straight-line, before ``at``) to a tensor or a loader's batch."""
-    bound = ctx.binding(name.value, at)
-    if bound is None or bound.value is None:
+def loader_batch(ctx: FileContext, name: str, at: cst.CSTNode) -> tuple[bool, bool]:
+    """(``name`` is, at ``at``, the target of a ``for`` over a data loader, it was unpacked)."""
+    bound = ctx.binding(name, at)
+    if bound is None or bound.kind != "for" or not isinstance(bound.node, cst.For) or \
+            bound.value is None:
+        return False, False
+    batch = loader_iterable(ctx, bound.value, bound.node.target)
+    if batch is None:
+        return False, False
+    return in_target(name, batch)
+
+
+def is_batch_tensor(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
+    """``name`` holds a tensor taken from a data loader loop (``for x, y in loader``)."""
+    found, unpacked = loader_batch(ctx, name, at)
+    return found and (unpacked or not imports_inplace_batch_package(ctx))
+
+
+def batch_item(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``batch["image"]`` / ``batch[0]`` where ``batch`` is a whole data-loader batch."""
+    if not isinstance(node, cst.Subscript) or not isinstance(node.value, cst.Name) or \
+            len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return False
-    if bound.kind == "assign":
-        return is_tensor_expression(ctx, bound.value)
-    if bound.kind == "for" and isinstance(bound.node, cst.For):
-        batch = loader_iterable(ctx, bound.value, bound.node.target)
-        if batch is None:
+    key = node.slice[0].slice.value
+    if string_value(key) is None and not isinstance(key, cst.Integer):
+        return False
+    found, unpacked = loader_batch(ctx, node.value.value, at)
+    return found and not unpacked and not imports_inplace_batch_package(ctx)
+
+
+def _bindings(ctx: FileContext, name: str, at: cst.CSTNode) -> Iterator[cst.CSTNode | None]:
+    """The statements that bound ``name`` before ``at``, last first, in straight-line code of
+    the enclosing blocks: ``Assign``/``AnnAssign`` nodes and the ``For`` whose target it is.
+    Yields None (and stops) at a binding that cannot be followed."""
+    ancestors = ctx.ancestors
+    index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is at), -1)
+    for i in range(index - 1, -1, -1):
+        block, child = ancestors[i], ancestors[i + 1]
+        if isinstance(block, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            yield None
+            return
+        if isinstance(block, (cst.For, cst.While)) and child is block.body:
+            if isinstance(block, cst.For) and name in target_names(block.target):
+                yield block
+            elif binds_anywhere(block.body, name):  # carried over from the last iteration
+                yield None
+            else:
+                continue
+            return
+        if not isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine,
+                                  cst.SimpleStatementSuite)):
+            continue
+        body = list(block.body)
+        position = next((k for k, s in enumerate(body) if s is child), None)
+        if position is None:
+            yield None
+            return
+        for stmt in reversed(body[:position]):
+            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+            for small in reversed(list(smalls)):
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        name in target_names(small.targets[0].target):
+                    if binds_anywhere(small.value, name):  # walrus
+                        yield None
+                        return
+                    yield small
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                        and small.target.value == name:
+                    yield small if small.value is not None else None
+                    if small.value is None:
+                        return
+                elif binds_anywhere(small, name):
+                    yield None
+                    return
+
+
+_CHAIN_METHODS = _TENSOR_METHODS | {"to", "cuda", "cpu"}
+
+
+def _chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` for ``x.float().view(2, 3)``: the receiver under a chain of tensor methods."""
+    while True:
+        attribute = method_call(node, *_CHAIN_METHODS)
+        if attribute is None:
+            return node
+        node = attribute.value
+
+
+def _element_for(name: str, target: cst.Tuple | cst.List,
+                 value: cst.BaseExpression) -> cst.BaseExpression | None:
+    elements = target.elements
+    if not isinstance(value, (cst.Tuple, cst.List)):
+        return value if isinstance(value, cst.Name) else None
+    if any(isinstance(e, cst.StarredElement) for e in elements):
+        return None
+    position = next((k for k, e in enumerate(elements)
+                     if isinstance(e.value, cst.Name) and e.value.value == name), None)
+    if position is None:
+        return None
+    if len(value.elements) != len(elements) or any(
+            isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return value.elements[position].value
+
+
+def is_known_tensor_name(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> bool:
+    """``name`` is bound (straight-line, before ``at``) to a tensor or a loader's batch:
+    a torch op, ``for x, y in loader``, ``x, y = batch``, ``x = batch["image"]``, and
+    ``x = x.float().view(...)`` of one of those."""
+    for bound in _bindings(ctx, name.value, at):
+        if bound is None:
             return False
-        found, unpacked = in_target(name.value, batch)
-        if not found:
+        if isinstance(bound, cst.For):
+            batch = loader_iterable(ctx, bound.iter, bound.target)
+            if batch is None:
+                return False
+            found, unpacked = in_target(name.value, batch)
+            return found and (unpacked or not imports_inplace_batch_package(ctx))
+        if isinstance(bound, cst.Assign):
+            target = bound.targets[0].target
+            if isinstance(target, cst.Name):
+                value: cst.BaseExpression | None = bound.value
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                value = _element_for(name.value, target, bound.value)
+                if isinstance(value, cst.Name):  # x, y = batch
+                    return value.value != name.value and loader_batch(ctx, value.value, at)[0]
+            else:
+                return False
+        elif isinstance(bound, cst.AnnAssign):
+            value = bound.value
+        else:
             return False
-        return unpacked or not imports_inplace_batch_package(ctx)
+        if value is None:
+            return False
+        root = _chain_root(value)
+        if isinstance(root, cst.Name) and root.value == name.value and root is not value:
+            continue  # x = x.float(): what was x before?
+        return is_tensor_expression(ctx, value) or batch_item(ctx, value, at)
     return False
 
 
