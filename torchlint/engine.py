@@ -34,7 +34,57 @@ class LintResult:
 
 
 def parse(text: str) -> cst.Module:
+    _check_nesting(text)
     return cst.parse_module(text)
+
+
+# libcst's native parser takes time cubic in the nesting depth of an expression (a minute
+# for 20 000 chained ``+``) and overflows its stack on a few thousand parentheses, killing
+# the process. CPython refuses such code anyway ("too many nested parentheses"), so when a
+# cheap scan sees deep brackets or very long lines, CPython's parser (a tenth of libcst's
+# time) decides first, and refusals for depth become a syntax error.
+_BRACKET_DEPTH = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1,
+                  ord("}"): -1}
+_ONLY_BRACKETS = {c: None for c in range(128) if c not in _BRACKET_DEPTH}
+_SUSPICIOUS_DEPTH = 90
+_SUSPICIOUS_LINE = 4000
+_DEPTH_MESSAGES = ("too many nested parentheses", "too many levels of indentation",
+                   "too many statically nested blocks", "too complex", "nested too deeply")
+
+
+def _looks_deep(text: str) -> bool:
+    brackets = text.translate(_ONLY_BRACKETS)
+    if brackets:
+        depth = deepest = 0
+        for char in brackets:
+            step = _BRACKET_DEPTH.get(ord(char))
+            if step is not None:
+                depth += step
+                if depth > deepest:
+                    deepest = depth
+        if deepest > _SUSPICIOUS_DEPTH:
+            return True
+    if len(text) > _SUSPICIOUS_LINE and max(map(len, text.splitlines()), default=0) > \
+            _SUSPICIOUS_LINE:
+        return True
+    return text.count("\\\n") + text.count("\\\r") > 500
+
+
+def _check_nesting(text: str) -> None:
+    """Raise RecursionError for code nested too deeply for libcst to parse safely."""
+    if not _looks_deep(text):
+        return
+    import ast
+
+    try:
+        compile(text, "<torchlint>", "exec", ast.PyCF_ONLY_AST)
+    except (RecursionError, MemoryError):
+        raise RecursionError("the file is nested too deeply to be analysed") from None
+    except SyntaxError as exc:
+        if any(m in str(exc.msg) for m in _DEPTH_MESSAGES):
+            raise RecursionError("the file is nested too deeply to be analysed") from None
+    except (ValueError, OverflowError):  # null bytes and the like: libcst reports those
+        pass
 
 
 def syntax_error(path: str, exc: BaseException, text: str) -> Diagnostic:
