@@ -59,3 +59,25 @@ def test_a_fix_that_drops_a_comment_is_refused() -> None:
     text = "f(  # keep\n  1)\nh(2)\n"
     outcome = fix_source(SourceFile("t.py", text), [DropComment])
     assert outcome.source.text == "f(  # keep\n  1)\ng()\n"
+
+
+class Crashes(Rule):
+    """Test rule that raises on every call."""
+
+    code = "TL996"
+    name = "test-crash"
+    message = "m"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        raise ValueError("boom")
+
+
+def test_a_crashing_rule_is_isolated_and_the_others_still_report(capsys) -> None:
+    from torchlint.engine import lint_source
+    from torchlint.registry import all_rules
+
+    source = SourceFile("t.py", "import torch\nx = torch.ones(1).cuda()\n")
+    result = lint_source(source, [Crashes, all_rules()["TL301"]],
+                         enabled_codes={"TL996", "TL301"})
+    assert [d.code for d in result.diagnostics] == ["TL301"]
+    assert "internal error in TL996" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -136,7 +137,12 @@ def lint_source(
         return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False)
 
     try:
-        reports, context = _run_rules(source.path, module, rules)
+        try:
+            reports, context = _run_rules(source.path, module, rules)
+        except (RecursionError, KeyboardInterrupt, SystemExit, MemoryError):
+            raise
+        except Exception:  # a rule's bug: isolate it, keep every other rule's findings
+            reports, context = _run_rules(source.path, module, rules, guarded=True)
     except RecursionError as exc:
         diagnostics = [syntax_error(source.path, exc, source.text)]
         return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False,
@@ -147,7 +153,12 @@ def lint_source(
     if reports:
         locator = Locator(module, source.text, _nodes_to_locate(reports, module))
         for rule, report in reports:
-            diagnostic = _diagnostic(source, module, context, locator, rule, report, unfixable)
+            try:
+                diagnostic = _diagnostic(source, module, context, locator, rule, report,
+                                         unfixable)
+            except Exception as exc:  # noqa: BLE001 - a rule reported a node not in the tree
+                _internal_error(rule.code, source.path, exc)
+                continue
             if diagnostic is None:
                 continue
             if suppressions.is_suppressed(diagnostic.code, diagnostic.line):
@@ -169,16 +180,41 @@ def lint_source(
     return LintResult(diagnostics, suppressed=suppressed, module=module)
 
 
-def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]]
-               ) -> tuple[list[tuple[Rule, Report]], FileContext]:
+def _internal_error(code: str, path: str, exc: BaseException) -> None:
+    print(f"torchlint: warning: internal error in {code} on {path}: {exc!r}; "
+          "that rule skipped this file (please report it)", file=sys.stderr)
+
+
+def _guard(instance: Rule, handler: Handler, failed: set[int], path: str) -> Handler:
+    def call(node: cst.CSTNode) -> object:
+        if id(instance) in failed:
+            return None
+        try:
+            return handler(node)
+        except (RecursionError, KeyboardInterrupt, SystemExit, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            failed.add(id(instance))
+            _internal_error(instance.code, path, exc)
+            return None
+
+    return call
+
+
+def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]], *,
+               guarded: bool = False) -> tuple[list[tuple[Rule, Report]], FileContext]:
+    """One walk for all rules. ``guarded``: a rule that raises is dropped for this file."""
     context = FileContext(path, module)
     instances = [rule(context) for rule in rules]
     visit: dict[str, list[Handler]] = {}
     leave: dict[str, list[Handler]] = {}
+    failed: set[int] = set()
     for instance in instances:
         for kind, type_name, method_name in _handler_names(type(instance)):
-            (visit if kind == "visit" else leave).setdefault(type_name, []).append(
-                getattr(instance, method_name))
+            handler = getattr(instance, method_name)
+            if guarded:
+                handler = _guard(instance, handler, failed, path)
+            (visit if kind == "visit" else leave).setdefault(type_name, []).append(handler)
     ancestors = context.ancestors
 
     def enter(node: cst.CSTNode) -> None:
@@ -194,7 +230,8 @@ def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]]
         ancestors.pop()
 
     Walker(visit, leave, enter, leave_node).walk(module)
-    return [(instance, report) for instance in instances for report in instance.reports], context
+    return [(instance, report) for instance in instances if id(instance) not in failed
+            for report in instance.reports], context
 
 
 @lru_cache(maxsize=None)
