@@ -1,4 +1,4 @@
-from torchlint.cli import main
+from torchlint.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

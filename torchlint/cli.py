@@ -308,3 +308,21 @@ def explain(code: str) -> None:
         Console().print(Markdown(header + rule.doc()))
     else:
         click.echo(header + rule.doc())
+
+
+def run() -> None:
+    """Console entry point: ``main`` with no traceback for anything unexpected."""
+    try:
+        main()
+    except BrokenPipeError:  # `torchlint check | head`
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
+        except OSError:
+            pass
+        sys.exit(EXIT_FINDINGS)
+    except KeyboardInterrupt:
+        click.echo("torchlint: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - last line of defence: one line, exit 2
+        _error(f"internal error: {exc!r} (please report it)")
+        sys.exit(EXIT_ERROR)
