@@ -4,8 +4,9 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_modules import is_torch_nn
-from torchlint.matchers import get_arg, is_layer_call, reference
+from torchlint.matchers import get_arg, is_layer_call, method_call, reference, self_attribute
 from torchlint.rule import Rule
+from torchlint.walk import iter_nodes
 
 _SEQUENCES = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
 
@@ -55,6 +56,7 @@ class NestedPlainListInContainer(Rule):
     fix_safety = "safe"
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._grown(node)
         if is_torch_nn(self.context, node.func, "ModuleList"):
             arg = get_arg(node, "modules", 0)
             if arg is None:
@@ -74,6 +76,52 @@ class NestedPlainListInContainer(Rule):
                 if arg.keyword is None and not arg.star and self._holds_layers(arg.value):
                     self._report(arg.value, "Sequential",
                                  Fix.safe(NodeEdit(arg.value, "*", "insert_before")))
+
+    def _grown(self, node: cst.Call) -> None:
+        """``rows.append([...layers])`` / ``.insert(i, [...])`` / ``.extend([[...]])`` on an
+        ``nn.ModuleList``."""
+        attribute = method_call(node, "append", "insert", "extend")
+        if attribute is None or any(a.star or a.keyword for a in node.args):
+            return
+        method = attribute.attr.value
+        wanted = {"append": 1, "insert": 2, "extend": 1}[method]
+        if len(node.args) != wanted or not self._is_module_list(attribute.value):
+            return
+        value = node.args[-1].value
+        if method != "extend":
+            items = [value]
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            items = [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+        elif isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            items = [value.elt]
+        else:
+            return
+        for element in items:
+            if self._holds_layers(element):
+                self._report(element, "ModuleList", self._wrap(element))
+
+    def _is_module_list(self, expr: cst.BaseExpression) -> bool:
+        """A local name or ``self.X`` only ever bound to ``nn.ModuleList(...)``."""
+        if isinstance(expr, cst.Name):
+            bound = self.context.binding(expr.value)
+            return bound is not None and bound.kind == "assign" and isinstance(
+                bound.value, cst.Call) and is_torch_nn(self.context, bound.value.func, "ModuleList")
+        attr = self_attribute(expr)
+        cls = self.context.enclosing_class()
+        if attr is None or cls is None:
+            return False
+        values = []
+        for node in iter_nodes(cls.body):
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
+                    else [node.target]
+                if any(self_attribute(t) == attr for t in targets):
+                    if not isinstance(node, cst.Assign) or len(targets) != 1:
+                        return False
+                    values.append(node.value)
+        return bool(values) and all(
+            isinstance(v, cst.Call) and is_torch_nn(self.context, v.func, "ModuleList")
+            for v in values)
 
     def _holds_layers(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, (cst.List, cst.Tuple)):
