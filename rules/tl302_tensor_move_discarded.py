@@ -44,6 +44,9 @@ class TensorMoveDiscarded(Rule):
     ## Fix safety
     Safe: the statement becomes an assignment of the moved tensor back to the same name,
     which is what the line was meant to do. Other references to the old tensor are untouched.
+    For an item of a whole batch the move is stored back into the batch: safe for a string
+    key (`batch["image"] = batch["image"].cuda()`, a dict), unsafe for an integer index
+    (`batch[0] = ...` fails when the collate function returns a tuple).
     """
 
     code = "TL302"
