@@ -1,4 +1,4 @@
-from torchlint.cli import run
+from torchlint.cli import entry_point
 
 if __name__ == "__main__":
-    run()
+    entry_point()

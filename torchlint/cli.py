@@ -310,7 +310,7 @@ def explain(code: str) -> None:
         click.echo(header + rule.doc())
 
 
-def run() -> None:
+def entry_point() -> None:
     """Console entry point: ``main`` with no traceback for anything unexpected."""
     try:
         main()
