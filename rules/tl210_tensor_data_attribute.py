@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_tensors import is_parameter_loop_target
-from torchlint.matchers import code, is_tensor_factory
+from torchlint.matchers import code, is_tensor_factory, method_call
 from torchlint.rule import Rule
 
 _TENSOR_ATTRIBUTES = frozenset({"grad", "weight", "bias"})
@@ -64,6 +64,32 @@ class TensorDataAttribute(Rule):
                             lpar=node.lpar, rpar=node.rpar)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, code(detached))))
 
+    def _comprehension_iter(self, name: str) -> bool | None:
+        """For ``p`` bound by an enclosing comprehension: does it iterate parameters?
+        (``[p.data for p in m.parameters()]``, ``{n: p.data for n, p in
+        m.named_parameters()}``); None when no comprehension binds ``name``."""
+        for node in reversed(self.context.ancestors):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if not isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                continue
+            comp: cst.CompFor | None = node.for_in
+            while comp is not None:
+                target = comp.target
+                method = method_call(comp.iter)
+                called = method.attr.value if method is not None else None
+                if isinstance(target, cst.Name) and target.value == name:
+                    return called in ("parameters", "buffers")
+                if isinstance(target, cst.Tuple) and any(
+                        isinstance(e.value, cst.Name) and e.value.value == name
+                        for e in target.elements):
+                    elements = target.elements
+                    return called in ("named_parameters", "named_buffers") and len(
+                        elements) == 2 and isinstance(elements[1].value, cst.Name) and (
+                        elements[1].value.value == name)
+                comp = comp.inner_for_in
+        return None
+
     def _is_written(self, node: cst.Attribute) -> bool:
         parent = self.context.parent(node)
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
@@ -79,6 +105,9 @@ class TensorDataAttribute(Rule):
                 return False
             return ctx.qualified_name(value) is None
         if isinstance(value, cst.Name):
+            comprehension = self._comprehension_iter(value.value)
+            if comprehension is not None:
+                return comprehension
             if is_parameter_loop_target(ctx, value):
                 return True
             bound = ctx.binding(value.value)
