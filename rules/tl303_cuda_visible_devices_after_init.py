@@ -11,6 +11,9 @@ from torchlint.rule import Rule
 _VARIABLE = "CUDA_VISIBLE_DEVICES"
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
+_LAUNCHERS = ("subprocess.", "os.system", "os.popen", "os.exec", "os.spawn", "os.posix_spawn",
+              "multiprocessing.", "torch.multiprocessing.", "torch.distributed.run",
+              "torch.distributed.launch", "ray.", "submitit.")
 
 
 class CudaVisibleDevicesAfterInit(Rule):
@@ -91,10 +94,24 @@ class CudaVisibleDevicesAfterInit(Rule):
         return False
 
     def _check(self, node: cst.CSTNode, anchor: cst.CSTNode) -> None:
+        if self._starts_processes():
+            return  # the variable is meant for child processes, which read it afresh
         for call in self._earlier_calls(anchor):
             if initialises_cuda(self.context, call):
                 self.report(node, call=_describe(call))
                 return
+
+    def _starts_processes(self) -> bool:
+        """The enclosing function (or module) launches processes: ``subprocess.Popen``,
+        ``os.system``, ``multiprocessing``, ``torch.multiprocessing.spawn``."""
+        ctx = self.context
+        scope: cst.CSTNode = ctx.current_function or ctx.module
+        for inner in walk_scope(scope):
+            if isinstance(inner, cst.Call):
+                qual = ctx.qualified_name(inner.func) or ""
+                if qual.startswith(_LAUNCHERS):
+                    return True
+        return False
 
     def _earlier_calls(self, node: cst.CSTNode) -> Iterator[cst.Call]:
         """Calls that run before ``node`` in the statement order of its function or module."""

@@ -329,6 +329,12 @@ def move_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
 _LAZY_CUDA_CALLS = frozenset({
     "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all", "device", "stream",
     "device_of", "nvtx", "set_sync_debug_mode", "get_sync_debug_mode",
+    # memory queries and cache release do nothing until CUDA is up
+    "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
+    "max_memory_reserved", "memory_cached", "max_memory_cached", "memory_stats",
+    "memory_stats_as_nested_dict", "memory_summary", "memory_snapshot",
+    "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
+    "reset_accumulated_memory_stats", "get_arch_list", "is_built",
 })
 
 
