@@ -94,8 +94,11 @@ class CreateThenMove(Rule):
         """``torch.randn(3).to(d, torch.long)`` casts; ``torch.randn(3, dtype=torch.long)`` fails.
         """
         factory_name = (self.context.qualified_name(factory.func) or "").rsplit(".", 1)[-1]
-        dtype_name = (self.context.qualified_name(dtype) or "").rsplit(".", 1)[-1]
-        return factory_name in _FLOAT_ONLY and dtype_name in _INTEGER_DTYPES
+        if factory_name not in _FLOAT_ONLY:
+            return False
+        if not is_dtype(self.context, dtype):
+            return True  # x.dtype, a parameter...: it might be an integer type
+        return (self.context.qualified_name(dtype) or "").rsplit(".", 1)[-1] in _INTEGER_DTYPES
 
     def _is_device(self, node: cst.BaseExpression) -> bool:
         """Device-like, or an f-string spelling one (``f"cuda:{rank}"``)."""
@@ -137,7 +140,8 @@ class CreateThenMove(Rule):
             rest = positional
         dtype_arg = get_arg(node, "dtype")
         if dtype_arg is None and rest:
-            if len(rest) > 1 or not is_dtype(self.context, rest[0].value):
+            # Tensor.to(device, dtype): whatever follows the device is the dtype
+            if len(rest) > 1:
                 return None
             dtype_arg = rest[0]
         return device_arg.value, dtype_arg.value if dtype_arg is not None else None
