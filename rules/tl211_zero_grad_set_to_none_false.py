@@ -28,6 +28,27 @@ def _sets_grad_to_none(scope: cst.CSTNode) -> bool:
     return False
 
 
+_ACCUMULATING_METHODS = frozenset({"add_", "sub_", "copy_", "addcmul_", "addcdiv_"})
+
+
+def _accumulates_into_grad(scope: cst.CSTNode) -> bool:
+    """``p.grad += g`` / ``p.grad.add_(g)`` / ``p.grad.copy_(g)``: hand-written gradient
+    accumulation, which needs ``.grad`` to stay a (zeroed) tensor."""
+    for node in iter_nodes(scope):
+        if isinstance(node, cst.AugAssign) and _is_grad(node.target):
+            return True
+        attribute = method_call(node, *_ACCUMULATING_METHODS)
+        if attribute is not None and _is_grad(attribute.value):
+            return True
+    return False
+
+
+def _is_grad(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
 class ZeroGradSetToNoneFalse(Rule):
     """## What it does
     Flags `zero_grad(set_to_none=False)` and loops that reset gradients with
@@ -77,7 +98,7 @@ class ZeroGradSetToNoneFalse(Rule):
             return
         if attribute.attr.value == "zero_grad":
             flag = get_arg(node, "set_to_none", 0)
-            if flag is not None and is_literal_false(flag.value):
+            if flag is not None and is_literal_false(flag.value) and not self._needs_zeros():
                 self.report(node, what="zero_grad(set_to_none=False) writes zeros into every "
                                        "gradient")
             return
@@ -87,7 +108,13 @@ class ZeroGradSetToNoneFalse(Rule):
         for loop in self.context.loops():
             if isinstance(loop, cst.For) and owner.value in bound_names(loop):
                 scope = self.context.current_function or loop
-                if not _sets_grad_to_none(scope):
+                if not _sets_grad_to_none(scope) and not self._needs_zeros():
                     self.report(node, what="zeroing each .grad in a loop writes zeros into "
                                            "every gradient")
                 return
+
+    def _needs_zeros(self) -> bool:
+        """The enclosing class (or function, or file) adds into ``.grad`` by hand."""
+        scope = self.context.enclosing(cst.ClassDef) or self.context.current_function or (
+            self.context.module)
+        return _accumulates_into_grad(scope)
