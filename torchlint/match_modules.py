@@ -430,10 +430,18 @@ def _class_uses(ctx: FileContext, cls: cst.ClassDef, kind: str) -> tuple[set[str
                            if isinstance(n, cst.Attribute) and self_attribute(n) is not None)
         if isinstance(node, cst.Call):
             registers = _registers(ctx, node)
+            layer = is_layer_call(ctx, node)
+            qual = ctx.qualified_name(node.func)
+            # a helper of the project (make_sequential(self.X)) may well wrap it
+            helper = (isinstance(node.func, cst.Name) or qual is not None) and not (
+                qual or "").startswith(("builtins.", "torch."))
             for arg in node.args:
                 attr = self_attribute(arg.value)
-                if attr is not None and (is_layer_call(ctx, node) or arg.star or registers):
+                if attr is not None and (layer or arg.star or registers or helper):
                     wrapped.add(attr)
+                if layer:  # nn.Sequential(OrderedDict(zip(names, self.X)))
+                    wrapped.update(a for a in (self_attribute(n) for n in iter_nodes(arg.value)
+                                               if isinstance(n, cst.Attribute)) if a)
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in missing:
                 attr = self_attribute(node.func.value)
                 if attr is not None:
