@@ -58,11 +58,11 @@ def canonical(qualname: str) -> str:
     return qualname
 
 
-def _dotted(node: cst.BaseExpression) -> str | None:
+def dotted_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
+        base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
 
@@ -71,7 +71,7 @@ def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, st
     """(bound name, qualified name) pairs that an import statement creates."""
     if isinstance(stmt, cst.Import):
         for alias in stmt.names:
-            full = _dotted(alias.name)
+            full = dotted_name(alias.name)
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -87,7 +87,7 @@ def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, st
                 bound = alias.evaluated_alias or alias.evaluated_name
                 yield bound, _AMBIGUOUS
         return
-    module = _dotted(stmt.module)
+    module = dotted_name(stmt.module)
     if module is None or isinstance(stmt.names, cst.ImportStar):
         return
     for alias in stmt.names:

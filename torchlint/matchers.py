@@ -1,12 +1,14 @@
 """Matching helpers shared by every rule. Rules never compare spellings themselves."""
 
+# dotted_name (``self.bn1`` for an attribute chain of names) lives in context; re-exported here.
+
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.context import FileContext
+from torchlint.context import FileContext, dotted_name  # noqa: F401 - re-exported
 from torchlint.diagnostic import ImportNeed
 
 TENSOR_FACTORIES = frozenset(
@@ -94,16 +96,6 @@ def string_value(node: cst.BaseExpression | None) -> str | None:
         except Exception:
             return None
         return value if isinstance(value, str) else None
-    return None
-
-
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    """``self.bn1`` for an attribute chain of names, else None (no import resolution)."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return f"{base}.{node.attr.value}" if base else None
     return None
 
 
