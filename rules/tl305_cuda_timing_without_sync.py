@@ -5,7 +5,13 @@ from collections.abc import Sequence
 import libcst as cst
 
 from torchlint.match_devices import is_cuda_string, walk_scope
-from torchlint.matchers import is_layer_name, is_loss_call, last_name_part, method_call
+from torchlint.matchers import (
+    has_keyword,
+    is_layer_name,
+    is_loss_call,
+    last_name_part,
+    method_call,
+)
 from torchlint.rule import Rule
 from torchlint.walk import iter_nodes
 
@@ -27,6 +33,12 @@ _HOST_ONLY = frozenset(f"torch.{name}" for name in (
     "compile", "is_tensor", "is_grad_enabled", "get_default_dtype", "set_default_dtype",
     "set_printoptions", "use_deterministic_algorithms", "set_float32_matmul_precision",
     "Generator", "Size", "finfo", "iinfo", "set_default_device",
+))
+# tensors built from host data, on the host unless a device is given
+_HOST_CONSTRUCTORS = frozenset(f"torch.{name}" for name in (
+    "tensor", "as_tensor", "from_numpy", "asarray", "Tensor", "FloatTensor", "LongTensor",
+    "IntTensor", "ByteTensor", "BoolTensor", "DoubleTensor", "HalfTensor", "frombuffer",
+    "numel", "is_floating_point", "get_rng_state", "set_rng_state",
 ))
 _MODEL_NAMES = frozenset({"net", "network", "module", "encoder", "decoder", "backbone",
                           "generator", "discriminator", "classifier", "self"})
@@ -204,10 +216,15 @@ class CudaTimingWithoutSync(Rule):
             qual = ctx.qualified_name(call.func)
             if qual is not None:
                 if qual.startswith("torch.") and qual not in _HOST_ONLY and \
-                        not qual.startswith(_HOST_ONLY_PREFIXES) and not is_layer_name(qual):
+                        not qual.startswith(_HOST_ONLY_PREFIXES) and not is_layer_name(qual) \
+                        and not (qual in _HOST_CONSTRUCTORS and not has_keyword(call, "device")):
                     return True
                 continue
-            if method_call(call, "cuda", "to", "backward") is not None:
+            if method_call(call, "backward") is not None:
+                return True
+            # a copy from pageable host memory waits for the GPU; only an asynchronous one
+            # (non_blocking=True) leaves work queued behind the timestamp
+            if method_call(call, "cuda", "to") is not None and has_keyword(call, "non_blocking"):
                 return True
             name = last_name_part(call.func)
             if name is not None and isinstance(call.func, (cst.Name, cst.Attribute)):
