@@ -178,3 +178,27 @@ def test_honours_project_config(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301", "TL0"]\n')
     session.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert [d["code"] for d in session.diagnostics(uri)] == ["TL301"]
+
+
+def test_notebook_cell_magics_are_set_aside(session: Client, tmp_path: Path) -> None:
+    # an editor sends each notebook cell as its own document, IPython syntax included
+    (tmp_path / "nb.ipynb").write_text("{}")
+    uri = f"vscode-notebook-cell:{(tmp_path / 'nb.ipynb').as_posix()}#W0sZmlsZQ%3D%3D"
+    text = ("%matplotlib inline\nimport torch\n!pip install --upgrade torch torchvision\n"
+            "x = torch.ones(3).cuda()\n%time y = 1")
+    session.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": text}})
+    (found,) = session.diagnostics(uri)
+    assert found["code"] == "TL301"
+    assert found["range"] == {"start": {"line": 3, "character": 4},
+                              "end": {"line": 3, "character": 24}}
+    actions = session.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": found["range"],
+        "context": {"diagnostics": [found]}})
+    (quick,) = [a for a in actions if a["kind"] == "quickfix"]
+    (edit,) = quick["edit"]["changes"][uri]
+    assert edit["range"] == found["range"]
+    (fix_all,) = [a for a in actions if a["kind"] == "source.fixAll.torchlint"]
+    (whole,) = fix_all["edit"]["changes"][uri]
+    assert whole["newText"] == text.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
+    assert whole["range"]["end"] == {"line": 4, "character": 11}

@@ -159,3 +159,45 @@ def test_ipython_syntax_round_trips(cell: str) -> None:
 def test_strings_are_not_magics() -> None:
     cell = 'doc = """\n%not a magic\n!nor this\n"""\nq = "what?"\n'
     assert neutralise(cell) == (cell, [])
+
+
+def test_fix_keeps_crlf_json_layout(tmp_path: Path) -> None:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": ["import torch\r\n", "x = torch.ones(3).cuda()\r\n"]}]
+    raw = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                     indent=1).replace("\n", "\r\n") + "\r\n"
+    path = tmp_path / "crlf.ipynb"
+    path.write_bytes(raw.encode())
+    _check(tmp_path, "--fix", "crlf.ipynb")
+    fixed = path.read_bytes().decode()
+    assert fixed == raw.replace("torch.ones(3).cuda()", 'torch.ones(3, device=\\"cuda\\")')
+    assert "\n" not in fixed.replace("\r\n", "")
+
+
+V3 = """{
+ "metadata": {"name": "old"},
+ "nbformat": 3,
+ "nbformat_minor": 0,
+ "worksheets": [
+  {
+   "cells": [
+    {"cell_type": "heading", "level": 1, "metadata": {}, "source": ["Title"]},
+    {"cell_type": "code", "collapsed": false,
+     "input": ["import torch\\n", "x = torch.ones(3).cuda()"], "language": "python",
+     "metadata": {}, "outputs": [], "prompt_number": 1}
+   ],
+   "metadata": {}
+  }
+ ]
+}
+"""
+
+
+def test_nbformat_3_is_linted_and_fixed(tmp_path: Path) -> None:
+    path = tmp_path / "old.ipynb"
+    path.write_text(V3)
+    result = _check(tmp_path, "old.ipynb")
+    assert result.output.splitlines()[0].startswith("old.ipynb:cell 2:2:5: TL301 ")
+    _check(tmp_path, "--fix", "old.ipynb")
+    fixed = V3.replace("torch.ones(3).cuda()", 'torch.ones(3, device=\\"cuda\\")')
+    assert path.read_text() == fixed

@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,35 @@ def test_progress_bar_on_a_real_terminal(tmp_path: Path) -> None:
     piped = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "."],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "checking" not in piped.stderr
+
+
+def _full(tmp_path: Path, text: str, diagnostic: Diagnostic) -> list[str]:
+    path = tmp_path / "a.py"
+    path.write_text(text, encoding="utf-8")
+    stream = io.StringIO()
+    RENDERERS["full"]([replace(diagnostic, path=str(path))], stream, Sources())
+    return stream.getvalue().splitlines()
+
+
+def test_full_underlines_under_wide_characters_and_tabs(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    text = 'import torch\nif 1:\n\tx = "日本語🙂"; y = torch.ones(3).cuda()\n'
+    # torch.ones(3).cuda() is characters 18..37 of line 3
+    lines = _full(tmp_path, text, Diagnostic("a.py", 3, 18, 3, 38, "TL301", "r", "m"))
+    (shown,) = [line for line in lines if line.startswith("3 | ")]
+    (marker,) = [line for line in lines if "^" in line]
+    assert "\t" not in shown  # the tab is expanded to its stop, not shrunk to one space
+    assert shown == '3 |     x = "日本語🙂"; y = torch.ones(3).cuda()'
+    # the carets start under the "t" of torch, counting terminal cells (CJK/emoji = 2)
+    wide = sum(2 if ord(ch) > 0x2E80 else 1 for ch in shown[: shown.index("torch")])
+    assert marker.index("^") == wide
+    assert marker.count("^") == len("torch.ones(3).cuda()")
+
+
+def test_full_shows_no_line_after_the_final_newline(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    lines = _full(tmp_path, "import torch\nx = torch.ones(3).cuda()\n",
+                  Diagnostic("a.py", 2, 5, 2, 25, "TL301", "r", "m"))
+    assert not any(line.startswith("3 |") for line in lines)

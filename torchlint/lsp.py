@@ -20,6 +20,7 @@ from pygls.workspace import TextDocument
 from torchlint import __version__
 from torchlint.config import ConfigError, Settings, resolve_settings
 from torchlint.diagnostic import Diagnostic, Edit
+from torchlint.notebook import neutralise, restore
 from torchlint.runner import Mode, lint_one
 from torchlint.source import SourceFile
 
@@ -72,7 +73,10 @@ class TorchlintServer(LanguageServer):
 
     def lint(self, document: TextDocument, mode: Mode = Mode()
              ) -> tuple[list[Diagnostic], str | None, str]:
-        """(findings, fixed text or None, linted text) for an open document."""
+        """(findings, fixed text or None, linted text) for an open document.
+
+        The findings' fix offsets refer to the linted text; the fixed text is the whole
+        document's new content."""
         text = document.source
         path = document.path
         if not path.endswith(_PYTHON_SUFFIXES) and document.language_id != "python":
@@ -80,8 +84,16 @@ class TorchlintServer(LanguageServer):
         settings = self.settings_for(path)
         if settings is None or settings.is_excluded(path, explicit=True):
             return [], None, text
+        replaced: list[str] = []
+        if path.endswith(".ipynb"):  # a notebook cell (e.g. vscode-notebook-cell:…/x.ipynb#…)
+            # IPython lines (%magic, !shell, %%cell magic) are set aside as in `check`;
+            # whole lines are replaced, so every other line keeps its text and position
+            text, replaced = neutralise(text)
         outcome = lint_one(SourceFile(path=path, text=text), settings, mode)
-        return outcome.diagnostics, outcome.fixed_text, text
+        fixed = outcome.fixed_text
+        if fixed is not None and replaced:
+            fixed = restore(fixed, replaced)
+        return outcome.diagnostics, fixed, text
 
     def publish(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
@@ -171,13 +183,14 @@ def create_server() -> TorchlintServer:
                         uri: [offsets.edit(e) for e in d.fix.resolved_edits()]}),
                 ))
         if allowed(FIX_ALL_KIND) and any(d.fix is not None and d.fix.is_safe for d in findings):
-            _, fixed, text = ls.lint(document, Mode(fix=True))
-            if fixed is not None and fixed != text:
+            _, fixed, _ = ls.lint(document, Mode(fix=True))
+            if fixed is not None and fixed != document.source:
+                whole = Offsets(document, document.source).whole()
                 actions.append(types.CodeAction(
                     title="torchlint: fix all safely fixable problems",
                     kind=FIX_ALL_KIND,
                     edit=types.WorkspaceEdit(changes={
-                        uri: [types.TextEdit(range=offsets.whole(), new_text=fixed)]}),
+                        uri: [types.TextEdit(range=whole, new_text=fixed)]}),
                 ))
         return actions
 

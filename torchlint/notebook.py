@@ -69,18 +69,51 @@ class _SpanParser:
         self.pos = end
         return start, end
 
-    def source_spans(self) -> list[tuple[int, int] | None]:
-        """Span of each cell's ``"source"`` value, in cell order (None: no source key)."""
+    def source_spans(self, legacy: bool = False) -> list[tuple[int, int] | None]:
+        """Span of each cell's ``"source"`` value, in cell order (None: no source key).
+
+        ``legacy``: nbformat 3, whose cells sit in ``worksheets`` with their code in
+        ``"input"``."""
         spans: list[tuple[int, int] | None] = []
         self.ws()
         if not self.text.startswith("{", self.pos):
             raise self.error("a notebook is a JSON object")
         for key, _ in self._members():
-            if key == "cells":
-                spans = self._cells()
+            if key == "cells" and not legacy:
+                spans = self._cells("source")
+            elif key == "worksheets" and legacy:
+                spans = self._worksheets()
             else:
                 self.value_span()
         return spans
+
+    def _worksheets(self) -> list[tuple[int, int] | None]:
+        spans: list[tuple[int, int] | None] = []
+        self.ws()
+        if not self.text.startswith("[", self.pos):
+            raise self.error("'worksheets' must be a list")
+        self.pos += 1
+        self.ws()
+        if self.text.startswith("]", self.pos):
+            self.pos += 1
+            return spans
+        while True:
+            self.ws()
+            if not self.text.startswith("{", self.pos):
+                raise self.error("each worksheet must be an object")
+            for key, _ in self._members():
+                if key == "cells":
+                    spans.extend(self._cells("input"))
+                else:
+                    self.value_span()
+            self.ws()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+                continue
+            if self.text.startswith("]", self.pos):
+                self.pos += 1
+                return spans
+            raise self.error("expected ',' or ']'")
 
     def _members(self) -> Any:
         self.pos += 1  # '{'
@@ -107,7 +140,7 @@ class _SpanParser:
                 return
             raise self.error("expected ',' or '}'")
 
-    def _cells(self) -> list[tuple[int, int] | None]:
+    def _cells(self, source_key: str) -> list[tuple[int, int] | None]:
         spans: list[tuple[int, int] | None] = []
         self.ws()
         if not self.text.startswith("[", self.pos):
@@ -124,7 +157,7 @@ class _SpanParser:
             span: tuple[int, int] | None = None
             for key, _ in self._members():
                 found = self.value_span()
-                if key == "source":
+                if key == source_key:
                     span = found
             spans.append(span)
             self.ws()
@@ -232,6 +265,27 @@ def restore(neutral_text: str, replaced: list[str]) -> str:
 
 
 # ----------------------------------------------------------------- the program
+def _cells_of(data: object) -> tuple[list[Any], str]:
+    """Every cell of the notebook, in order, and the key holding a cell's code.
+
+    nbformat 4 has a ``cells`` list with ``source``; nbformat 3 (and 2) keeps cells in
+    ``worksheets``, with the code of a code cell in ``input``."""
+    if isinstance(data, dict) and isinstance(data.get("cells"), list):
+        return data["cells"], "source"
+    worksheets = data.get("worksheets") if isinstance(data, dict) else None
+    if isinstance(worksheets, list) and all(
+            isinstance(sheet, dict) and isinstance(sheet.get("cells", []), list)
+            for sheet in worksheets):
+        return [cell for sheet in worksheets for cell in sheet.get("cells", [])], "input"
+    raise NotebookError("not a notebook: no 'cells' list")
+
+
+def _is_python_name(language: object) -> bool:
+    """A missing language is Python, the default kernel's."""
+    return not isinstance(language, str) or language.lower() in ("python", "python3",
+                                                                   "ipython", "")
+
+
 @dataclass
 class Cell:
     index: int  # 1-based position among all the notebook's cells
@@ -274,16 +328,15 @@ class Notebook:
         except json.JSONDecodeError as exc:
             raise NotebookError(f"not a notebook: invalid JSON at line {exc.lineno}, column "
                                 f"{exc.colno}: {exc.msg}") from None
-        if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-            raise NotebookError("not a notebook: no 'cells' list (only nbformat 4 is read)")
-        spans = _SpanParser(raw).source_spans()
+        all_cells, source_key = _cells_of(data)
+        spans = _SpanParser(raw).source_spans(legacy=source_key == "input")
         cells: list[Cell] = []
-        for number, cell in enumerate(data["cells"], start=1):
+        for number, cell in enumerate(all_cells, start=1):
             if not isinstance(cell, dict):
                 raise NotebookError(f"not a notebook: cell {number} is not an object")
-            if cell.get("cell_type") != "code":
+            if cell.get("cell_type") != "code" or not _is_python_name(cell.get("language")):
                 continue
-            source = cell.get("source", "")
+            source = cell.get(source_key, "")
             if isinstance(source, list) and all(isinstance(s, str) for s in source):
                 text, was_list = "".join(source), True
             elif isinstance(source, str):
@@ -424,7 +477,7 @@ def _format_source(text: str, as_list: bool, old: str, key_indent: str,
     if "\n" not in gap:  # a one-line list
         return "[" + gap + ", ".join(items) + ("]" if not gap else gap + "]")
     item_indent = gap.split("\n")[-1]
-    closing = re.search(r"(\n[ \t]*)\]$", old)
+    closing = re.search(r"(\r?\n[ \t]*)\]$", old)
     close = closing.group(1) if closing else "\n" + key_indent
     newline = "\r\n" if "\r\n" in gap else "\n"
     separator = "," + newline + item_indent

@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -18,6 +19,18 @@ from torchlint.reporters.concise import location
 from torchlint.reporters.sources import Sources
 
 CONTEXT = 1  # lines shown around the finding
+TAB_SIZE = 4
+
+
+def _display(line: str) -> str:
+    """The line as a terminal shows it: tabs expanded to their stops."""
+    return line.expandtabs(TAB_SIZE)
+
+
+def _width(line: str, column: int) -> int:
+    """Terminal cells taken by ``line`` before the 1-based character ``column``
+    (tabs expanded, wide characters such as CJK and emoji counted twice)."""
+    return cell_len(_display(line[: max(0, column - 1)]))
 
 
 def _snippet(d: Diagnostic, lines: list[str]) -> list[Text]:
@@ -26,17 +39,20 @@ def _snippet(d: Diagnostic, lines: list[str]) -> list[Text]:
     end_line = min(max(d.end_line, d.line), len(lines))
     first = max(1, d.line - CONTEXT)
     last = min(len(lines), end_line + CONTEXT)
+    if last > end_line and last == len(lines) and not lines[-1]:
+        last -= 1  # the empty "line" after a final newline is not a line of the file
     width = len(str(last))
     gutter = " " * width + " |"
     out = [Text(gutter, style="blue")]
     for number in range(first, last + 1):
-        line = lines[number - 1].expandtabs(1)
+        raw = lines[number - 1]
         row = Text(f"{number:>{width}} | ", style="blue")
-        row.append(line)
+        row.append(_display(raw))
         out.append(row)
         if d.line <= number <= end_line:
-            start = d.column - 1 if number == d.line else len(line) - len(line.lstrip())
-            end = d.end_column - 1 if number == end_line else len(line.rstrip())
+            indent = len(raw) - len(raw.lstrip()) + 1
+            start = _width(raw, d.column if number == d.line else indent)
+            end = _width(raw, d.end_column if number == end_line else len(raw.rstrip()) + 1)
             if end <= start:
                 end = start + 1
             marker = Text(gutter + " ", style="blue")
@@ -67,7 +83,7 @@ def _fix_diff(d: Diagnostic, sources: Sources) -> list[Text]:
         if line.startswith("#@torchlint-cell"):
             continue
         style = "red" if line.startswith("-") else "green"
-        out.append(Text(f"    {line}", style=style))
+        out.append(Text(f"    {line[0]}{_display(line[1:])}", style=style))
     return out
 
 
