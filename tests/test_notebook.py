@@ -201,3 +201,19 @@ def test_nbformat_3_is_linted_and_fixed(tmp_path: Path) -> None:
     _check(tmp_path, "--fix", "old.ipynb")
     fixed = V3.replace("torch.ones(3).cuda()", 'torch.ones(3, device=\\"cuda\\")')
     assert path.read_text() == fixed
+
+
+def test_notebook_on_stdin_is_read_as_a_notebook(notebook: Path) -> None:
+    data = notebook.read_bytes()
+    args = ["check", "--no-cache", "--select", "TL001,TL301", "-", "--stdin-filename",
+            "train.ipynb"]
+    found = CliRunner().invoke(main, args, input=data)
+    assert found.exit_code == 1
+    assert [line.split(": TL")[0] for line in found.stdout.splitlines()] == [
+        "train.ipynb:cell 3:2:8", "train.ipynb:cell 3:7:5"]
+    full = CliRunner().invoke(main, [*args, "--output-format", "full"], input=data)
+    assert "2 | mask = torch.ones(128, 128).cuda()" in full.stdout
+    fixed = CliRunner().invoke(main, [*args, "--fix"], input=data)
+    assert fixed.exit_code == 0
+    _check(notebook.parent, "--fix", "train.ipynb")  # the same bytes as fixing the file
+    assert fixed.stdout_bytes == notebook.read_bytes() != data

@@ -162,6 +162,8 @@ class Report:
 def _check_stdin(path: str, settings: Settings, mode: Mode) -> tuple[FileOutcome, str]:
     """The outcome, and the text its remaining findings refer to."""
     data = sys.stdin.buffer.read()
+    if path.endswith(".ipynb"):
+        return _check_stdin_notebook(path, data, settings, mode)
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
@@ -173,6 +175,23 @@ def _check_stdin(path: str, settings: Settings, mode: Mode) -> tuple[FileOutcome
     if mode.fix:
         text = outcome.fixed_text if outcome.fixed_text is not None else source.text
         sys.stdout.buffer.write(source.with_text(text).to_bytes())
+        sys.stdout.flush()
+    return outcome, text
+
+
+def _check_stdin_notebook(path: str, data: bytes, settings: Settings, mode: Mode
+                          ) -> tuple[FileOutcome, str]:
+    """A notebook on stdin: linted by cells like a notebook file; with --fix the (fixed)
+    notebook goes to stdout."""
+    from torchlint.notebook import process_notebook
+
+    outcome = process_notebook(path, settings, mode, data=data)
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if mode.fix:
+        if outcome.fixed_text is not None:
+            sys.stdout.buffer.write(outcome.fixed_text.encode("utf-8"))
+        else:
+            sys.stdout.buffer.write(data)
         sys.stdout.flush()
     return outcome, text
 

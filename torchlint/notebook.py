@@ -314,6 +314,10 @@ class Notebook:
                 data_bytes = handle.read()
         except OSError as exc:
             raise NotebookError(f"cannot read: {exc.strerror or exc}") from None
+        return cls.from_bytes(path, data_bytes)
+
+    @classmethod
+    def from_bytes(cls, path: str, data_bytes: bytes) -> Notebook:
         try:
             raw = data_bytes.decode("utf-8-sig" if data_bytes.startswith(b"\xef\xbb\xbf")
                                     else "utf-8")
@@ -494,13 +498,17 @@ def _not_a_notebook(path: str, message: str, settings: Settings) -> FileOutcome:
                                          message)])
 
 
-def process_notebook(path: str, settings: Settings, mode: Mode) -> FileOutcome:
-    """Lint (and with ``mode.fix`` fix) one .ipynb file. Never raises for a bad notebook."""
+def process_notebook(path: str, settings: Settings, mode: Mode,
+                     data: bytes | None = None) -> FileOutcome:
+    """Lint (and with ``mode.fix`` fix) one .ipynb file. Never raises for a bad notebook.
+
+    With ``data`` (stdin) the notebook is those bytes, and the fixed notebook is returned
+    as ``fixed_text`` instead of being written to ``path``."""
     from torchlint.runner import FileOutcome, lint_one
     from torchlint.source import SourceFile
 
     try:
-        notebook = Notebook.read(path)
+        notebook = Notebook.read(path) if data is None else Notebook.from_bytes(path, data)
     except NotebookError as exc:
         if str(exc).startswith("cannot read"):
             return FileOutcome(path, error=str(exc))
@@ -533,6 +541,8 @@ def process_notebook(path: str, settings: Settings, mode: Mode) -> FileOutcome:
     except json.JSONDecodeError:  # pragma: no cover - a bug in the writer, never a user's
         return FileOutcome(path, mapped, error="the fixed notebook would not be valid JSON;"
                            " nothing was written")
+    if data is not None:
+        return FileOutcome(path, mapped, fixed=outcome.fixed, fixed_text=new_raw)
     try:
         write_atomic(path, new_raw.encode("utf-8"))
     except OSError as exc:

@@ -39,15 +39,16 @@ class Sources:
         if path in self._texts:
             return self._texts[path]
         loaded: object = None
-        if path in self.overrides:
-            loaded = _Text(self.overrides[path])
-        elif path.endswith(".ipynb"):
+        if path.endswith(".ipynb"):
             from torchlint.notebook import Notebook, NotebookError
 
             try:
-                loaded = Notebook.read(path)
+                loaded = (Notebook.from_text(path, self.overrides[path])
+                          if path in self.overrides else Notebook.read(path))
             except (NotebookError, RecursionError, ValueError):
                 loaded = None
+        elif path in self.overrides:
+            loaded = _Text(self.overrides[path])
         else:
             from torchlint.source import DecodeError, SourceFile
 
