@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.match_api import add_keywords
 from torchlint.match_eval import self_name
 from torchlint.matchers import get_arg, has_keyword, has_star_args
 from torchlint.rule import Rule
@@ -80,7 +81,15 @@ class FunctionalDropoutTraining(Rule):
         if node.args and function is not None and ctx.in_module_class() and (
             self_name(ctx, function) == "self"
         ):
-            # text after the last argument keeps multi-line layouts and trailing commas
-            fix = Fix.safe(NodeEdit(node.args[-1].value, ", training=self.training",
-                                    kind="insert_after"))
+            fix = Fix.safe(self._edit(node))
         self.report(node, fix=fix, function=qual.rsplit(".", 1)[1])
+
+    def _edit(self, node: cst.Call) -> NodeEdit:
+        last = node.args[-1]
+        if isinstance(last.comma, cst.Comma) and isinstance(
+                last.comma.whitespace_after, cst.ParenthesizedWhitespace):
+            # one argument per line with a trailing comma: the keyword gets its own line
+            training = cst.Attribute(value=cst.Name("self"), attr=cst.Name("training"))
+            return NodeEdit(node, self.context.code(add_keywords(node, ("training", training))))
+        # text right after the last argument keeps other layouts and comments in place
+        return NodeEdit(last.value, ", training=self.training", kind="insert_after")
