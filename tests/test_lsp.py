@@ -202,3 +202,24 @@ def test_notebook_cell_magics_are_set_aside(session: Client, tmp_path: Path) -> 
     (whole,) = fix_all["edit"]["changes"][uri]
     assert whole["newText"] == text.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
     assert whole["range"]["end"] == {"line": 4, "character": 11}
+
+
+def test_a_config_error_pops_up_once(session: Client, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nbogus = 1\n')
+    uri = _open(session, tmp_path / "edited.py", SOURCE)
+    for version in (2, 3):
+        session.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"text": SOURCE + "#\n" * version}]})
+    seen: list[dict[str, Any]] = []
+    published = 0
+    while published < 3:
+        message = session.messages.get(timeout=TIMEOUT)
+        seen.append(message)
+        if message.get("method") == "textDocument/publishDiagnostics" \
+                and message["params"]["uri"] == uri:
+            published += 1
+    popups = [m for m in seen if m.get("method") == "window/showMessage"]
+    logged = [m for m in seen if m.get("method") == "window/logMessage"]
+    assert len(popups) == 1 and "bogus" in popups[0]["params"]["message"]
+    assert len(logged) == 2

@@ -61,14 +61,22 @@ class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("torchlint", __version__,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.shown_errors: set[str] = set()
 
     # -------------------------------------------------------------- linting
     def settings_for(self, path: str) -> Settings | None:
         try:
             return resolve_settings(Path(path))
         except ConfigError as exc:
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Error, message=f"torchlint: {exc}"))
+            message = f"torchlint: {exc}"
+            # a pop-up once per distinct error, not on every keystroke; the log keeps all
+            if message not in self.shown_errors:
+                self.shown_errors.add(message)
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Error, message=message))
+            else:
+                self.window_log_message(types.LogMessageParams(
+                    type=types.MessageType.Error, message=message))
             return None
 
     def lint(self, document: TextDocument, mode: Mode = Mode()
