@@ -68,6 +68,8 @@ def test_progress_only_on_a_terminal_outside_ci() -> None:
     assert not wants_progress(MIN_FILES, _Tty(), {"CI": "1"})
     assert wants_progress(MIN_FILES, _Tty(), {"CI": "false"})
     assert not wants_progress(MIN_FILES, _Tty(), {"TERM": "dumb"})
+    assert not wants_progress(MIN_FILES, _Tty(), {"TORCHLINT_NO_PROGRESS": "1"})
+    assert wants_progress(MIN_FILES, _Tty(), {"TORCHLINT_NO_PROGRESS": "0"})
     assert list(with_progress(iter(range(3)), 3, io.StringIO(), {})) == [0, 1, 2]
 
 

@@ -11,13 +11,18 @@ T = TypeVar("T")
 MIN_FILES = 50  # fewer files finish before a bar would be worth drawing
 
 
+def _is_set(value: str | None) -> bool:
+    """A flag variable: set unless empty, 0, false or no."""
+    return (value or "").strip().lower() not in ("", "0", "false", "no")
+
+
 def wants_progress(total: int, stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
     environ = os.environ if environ is None else environ
     if total < MIN_FILES:
         return False
-    if environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+    if _is_set(environ.get("CI")) or _is_set(environ.get("TORCHLINT_NO_PROGRESS")):
         return False
-    if environ.get("TORCHLINT_NO_PROGRESS") or environ.get("TERM") == "dumb":
+    if environ.get("TERM") == "dumb":
         return False
     try:
         return stream.isatty()
