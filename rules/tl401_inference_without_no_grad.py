@@ -13,7 +13,7 @@ from torchlint.match_eval import (
     scan_function,
     torch_imported,
 )
-from torchlint.matchers import reference
+from torchlint.matchers import last_name_part, reference
 from torchlint.rule import Rule
 
 
@@ -93,8 +93,30 @@ class InferenceWithoutNoGrad(Rule):
             return  # the caller decides about autograd
         fix = None
         spelled = reference(ctx, "torch.no_grad")
-        if spelled is not None:
+        # a coroutine's body runs after the decorator has returned: no_grad would not cover it
+        if spelled is not None and node.asynchronous is None:
             spelling, need = spelled
-            fix = Fix.unsafe(NodeEdit(node, f"@{spelling}()", kind="insert_line_before"),
-                             imports=(need,) if need else ())
+            edit = self._edit(node, f"@{spelling}()")
+            if edit is not None:
+                fix = Fix.unsafe(edit, imports=(need,) if need else ())
         self.report(node.name, fix=fix, function=name, model=exposed[0].name)
+
+    def _edit(self, node: cst.FunctionDef, decorator: str) -> NodeEdit | None:
+        """Above all decorators, but below ``@staticmethod``/``@classmethod``: no_grad must
+        wrap the plain function, not the descriptor."""
+        binders = [d for d in node.decorators
+                   if last_name_part(d.decorator) in _DESCRIPTORS]
+        if not binders:
+            return NodeEdit(node, decorator, kind="insert_line_before")
+        module = self.context.module
+        indent = "".join(module.default_indent if anc.indent is None else anc.indent
+                         for anc in self.context.ancestors[:-1]
+                         if isinstance(anc, cst.IndentedBlock))
+        last = binders[-1]
+        if last.trailing_whitespace.comment is not None:
+            return None  # the new line would take the comment away from its decorator
+        return NodeEdit(last.decorator, f"{module.default_newline}{indent}{decorator}",
+                        kind="insert_after")
+
+
+_DESCRIPTORS = ("staticmethod", "classmethod")

@@ -65,8 +65,13 @@ def is_model_name(name: str) -> bool:
 
 
 def torch_imported(ctx: FileContext) -> bool:
-    return ctx.alias_for("torch") is not None or any(
-        ctx.alias_for(q) is not None for q in ("torch.nn", "torch.nn.functional"))
+    """The file imports torch or anything from it (``from torch import inference_mode``)."""
+    if ctx.alias_for("torch") is not None or any(
+            ctx.alias_for(q) is not None for q in ("torch.nn", "torch.nn.functional")):
+        return True
+    names = getattr(ctx, "_module_names", {})
+    return any(q == "torch" or q.startswith("torch.") for q in names.values()
+               if isinstance(q, str))
 
 
 def is_grad_free_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
@@ -167,6 +172,9 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
         elif method == "train":
             if target is not None and node.args:
                 facts.train_receivers.add(target)
+                if len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and (
+                        node.args[0].value.value == "False"):
+                    facts.eval_receivers.setdefault(target, node)  # train(False) is eval()
             elif node.args:
                 facts.other_eval = True
         elif method == "backward":
