@@ -103,3 +103,23 @@ def test_layer_in_nested_helper_of_forward_is_silent() -> None:
         "        def make():\n            return nn.Linear(2, 2)\n        return x\n"
     )
     assert _lint("TL105", text) == []
+
+
+def test_create_then_move_multiline_call_gets_keyword_line() -> None:
+    text = (
+        "import torch\n\n\ndef f(device):\n    return torch.zeros(\n        3,\n"
+        "        4,  # rows\n    ).to(device)\n"
+    )
+    fixed = _fix("TL301", text)
+    assert fixed.endswith(
+        "    return torch.zeros(\n        3,\n        4,  # rows\n        device=device,\n    )\n")
+    assert not _lint("TL301", fixed)
+
+
+def test_tensor_attribute_annotated_assignment_fix() -> None:
+    text = (
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.scale: torch.Tensor = torch.tensor(0.5)\n"
+    )
+    fixed = _fix("TL104", text)
+    assert '        self.register_buffer("scale", torch.tensor(0.5))\n' in fixed
