@@ -88,6 +88,9 @@ class InferenceWithoutEval(Rule):
         called = [c for c in facts.calls if c.name in models and (c.grad_free or decorated)]
         if not called:
             return
+        first = next(i for i, c in enumerate(facts.calls) if c is called[0])
+        if any(at <= first for at in facts.train_at.values()):
+            return  # model.train() before the model runs: the mode is chosen on purpose
         if name in file_facts(ctx).called_after_eval:
             return
         model = called[0].name

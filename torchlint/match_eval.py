@@ -127,6 +127,7 @@ class FunctionFacts:
     eval_receivers: dict[str, cst.Call] = field(default_factory=dict)
     other_eval: bool = False  # .eval() on something that is not a plain dotted name
     train_receivers: set[str] = field(default_factory=set)  # .train(...) with any argument
+    train_at: dict[str, int] = field(default_factory=dict)  # X.train(): len(calls) then
     calls: list[ModelCall] = field(default_factory=list)
     backward: bool = False
     needs_grad: bool = False  # autograd.grad, optimizer step, requires_grad...
@@ -170,6 +171,10 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
             else:
                 facts.eval_receivers.setdefault(target, node)
         elif method == "train":
+            if target is not None and not node.args:
+                # where the function calls X.train(): before the model runs it sets the mode
+                # on purpose (MC dropout), after it only restores it
+                facts.train_at.setdefault(target, len(facts.calls))
             if target is not None and node.args:
                 facts.train_receivers.add(target)
                 if len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and (
@@ -225,6 +230,7 @@ class FileFacts:
     called_grad_free: set[str] = field(default_factory=set)
     called_after_eval: set[str] = field(default_factory=set)
     train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
+    eval_setters: set[str] = field(default_factory=set)  # functions calling X.eval()
     called_with_backward: set[str] = field(default_factory=set)  # result reaches .backward()
 
 
@@ -261,6 +267,8 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
             _file_scan(ctx, child, decorated, facts, per_scope, inner_scope)
         if any(method_call(n, "train") is not None for n in own_nodes(node)):
             facts.train_setters.add(node.name.value)
+        if any(_is_eval_call(n) for n in own_nodes(node)):
+            facts.eval_setters.add(node.name.value)
         return
     if isinstance(node, cst.With):
         inner = grad_free or any(is_grad_free_item(ctx, item.item) for item in node.items)
@@ -280,14 +288,28 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         _file_scan(ctx, child, grad_free, facts, per_scope, scope)
 
 
+def _is_eval_call(node: cst.CSTNode) -> bool:
+    attribute = method_call(node)
+    if attribute is None:
+        return False
+    method = attribute.attr.value
+    return method == "eval" and not node.args or method == "train" and bool(node.args)
+
+
 def class_sets_eval(ctx: FileContext, function: cst.FunctionDef) -> bool:
-    """Another method of ``function``'s class calls ``.eval()`` (e.g. in ``__init__``)."""
+    """Another method of ``function``'s class calls ``.eval()`` (e.g. in ``__init__``), or
+    stores on ``self`` what a function of this file that calls ``.eval()`` returns
+    (``self.model = load_model(path)``)."""
     cls = ctx.enclosing_class(function)
     if cls is None:
         return False
     from torchlint.walk import iter_nodes
 
+    setters = file_facts(ctx).eval_setters
     for node in iter_nodes(cls.body):
+        if setters and isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and (
+                last_name_part(node.value.func) in setters):
+            return True
         attribute = method_call(node)
         if attribute is None:
             continue
