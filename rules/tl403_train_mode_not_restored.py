@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.match_eval import file_facts, is_backward_call, own_nodes
+from torchlint.match_eval import file_facts, is_backward_call, is_grad_free_item, own_nodes
 from torchlint.matchers import dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
+from torchlint.walk import semantic_children
 
 
 class TrainModeNotRestored(Rule):
@@ -94,6 +95,8 @@ class TrainModeNotRestored(Rule):
                     return
             if isinstance(inner, cst.Call) and last_name_part(inner.func) in setters:
                 return
+        if not _trained_in(ctx, loop, model):
+            return  # an EMA copy or a frozen teacher: no training step runs it
         self._reported.add((id(loop), model))
         self.report(node, model=model)
 
@@ -110,3 +113,24 @@ class TrainModeNotRestored(Rule):
                     ):
                         return True
         return False
+
+
+def _trained_in(ctx, loop: cst.For | cst.While, model: str) -> bool:
+    """``model`` runs in ``loop`` with autograd on: called (``model(x)``, ``model.forward``,
+    ``model.module(x)``, or a parent of it) or handed to a call (``loss_fn(model, x)``)."""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.With) and any(is_grad_free_item(ctx, i.item) for i in node.items):
+            continue
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func)
+            if name is not None and (name in (model, model + ".forward", model + ".module")
+                                     or model.startswith(name + ".")):
+                return True
+            if any(dotted_name(arg.value) == model for arg in node.args):
+                return True
+        stack.extend(semantic_children(node))
+    return False
