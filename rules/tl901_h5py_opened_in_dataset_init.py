@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.matchers import self_attribute
+from torchlint.matchers import method_call, self_attribute
 from torchlint.rule import Rule
 
 _H5_FILE = frozenset({"h5py.File", "h5py._hl.files.File"})
@@ -69,8 +69,17 @@ class H5pyOpenedInDatasetInit(Rule):
                "DataLoader workers; open it lazily in __getitem__")
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(self_attribute(t.target) for t in node.targets):
-            self._check(node.value)
+        for target in node.targets:
+            if self_attribute(target.target):
+                self._check(node.value)
+            elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(
+                    node.value, (cst.Tuple, cst.List)) and len(target.target.elements) == len(
+                    node.value.elements):
+                # self.images, self.labels = f["images"], f["labels"]
+                for element, value in zip(target.target.elements, node.value.elements):
+                    if self_attribute(element.value) and not isinstance(
+                            value, cst.StarredElement):
+                        self._check(value.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and self_attribute(node.target):
@@ -83,6 +92,10 @@ class H5pyOpenedInDatasetInit(Rule):
         cls = self.context.enclosing_class(function)
         if cls is None or not self.context.is_dataset_class(cls):
             return
+        for stored in _stored_values(value):
+            self._check_one(stored)
+
+    def _check_one(self, value: cst.BaseExpression) -> None:
         root = _handle_root(value)
         if root is None:
             return
@@ -97,15 +110,42 @@ class H5pyOpenedInDatasetInit(Rule):
                 self.report(value)
 
 
+def _stored_values(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What ends up on ``self``: both branches of ``a if c else b``, the elements of a
+    list/tuple/dict literal or comprehension (``[h5py.File(p) for p in paths]``)."""
+    if isinstance(node, cst.IfExp):
+        return _stored_values(node.body) + _stored_values(node.orelse)
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return _stored_values(node.elt)
+    if isinstance(node, cst.DictComp):
+        return _stored_values(node.value)
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [v for e in node.elements if not isinstance(e, cst.StarredElement)
+                for v in _stored_values(e.value)]
+    if isinstance(node, cst.Dict):
+        return [v for e in node.elements if isinstance(e, cst.DictElement)
+                for v in _stored_values(e.value)]
+    return [node]
+
+
 def _handle_root(node: cst.BaseExpression) -> cst.Call | cst.Name | None:
-    """The call or name under ``X["group"]["dataset"]`` (keys only: slices read into memory)."""
-    while isinstance(node, cst.Subscript):
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-            return None
-        key = node.slice[0].slice.value
-        if isinstance(key, (cst.Integer, cst.Tuple, cst.Ellipsis, cst.UnaryOperation)):
-            return None
-        node = node.value
+    """The call or name under ``X["group"]["dataset"]`` / ``X.get("group")`` (keys only:
+    slices read into memory)."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+                return None
+            key = node.slice[0].slice.value
+            if isinstance(key, (cst.Integer, cst.Tuple, cst.Ellipsis, cst.UnaryOperation)):
+                return None
+            node = node.value
+            continue
+        attribute = method_call(node, "get")
+        if attribute is not None and isinstance(node, cst.Call) and len(node.args) == 1 and (
+                node.args[0].keyword is None and not node.args[0].star):
+            node = attribute.value
+            continue
+        break
     if isinstance(node, (cst.Call, cst.Name)):
         return node
     return None
