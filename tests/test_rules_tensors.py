@@ -58,3 +58,46 @@ def test_expand_fix_is_idempotent() -> None:
 def test_data_assignment_target_is_silent() -> None:
     text = "def f(m, v):\n    for p in m.parameters():\n        p.data = v\n"
     assert _lint("TL210", text) == []
+
+
+def test_data_parallel_alias_and_subclass() -> None:
+    text = ("import torch.nn as nn\nDP = nn.DataParallel\n\n"
+            "class Mine(nn.DataParallel):\n    pass\n\n"
+            "def f(m, DP2=None):\n    return DP(m), Mine(m), DP2(m)\n")
+    assert _lint("TL801", text) == [(8, 12), (8, 19)]
+
+
+def test_view_after_narrow_function_uses_its_dim_argument() -> None:
+    text = "import torch\ndef f(x):\n    return torch.narrow(x, 0, 0, 2).view(-1)\n"
+    assert _lint("TL501", text) == []
+    assert _lint("TL501", text.replace("x, 0, 0", "x, 1, 0")) == [(3, 12)]
+
+
+def test_view_of_self_attribute_named_t_is_silent() -> None:
+    text = "class A:\n    def f(self):\n        return self.T.view(-1), self.t().view(-1)\n"
+    assert _lint("TL501", text) == []
+
+
+def test_adam_partial_fixes_the_reference() -> None:
+    text = ("import functools\nimport torch\n"
+            "make = functools.partial(torch.optim.Adam, weight_decay=1e-4)\n")
+    assert _fix("TL208", text).endswith(
+        "make = functools.partial(torch.optim.AdamW, weight_decay=1e-4)\n")
+
+
+def test_adam_weight_decay_bound_to_zero_is_silent() -> None:
+    text = "import torch\ndef f(ps):\n    wd = 0\n    return torch.optim.Adam(ps, weight_decay=wd)\n"
+    assert _lint("TL208", text) == []
+
+
+def test_zero_grad_kept_when_grads_are_accumulated_by_hand() -> None:
+    text = ("def step(model, opt, grads):\n"
+            "    for p, g in zip(model.parameters(), grads):\n        p.grad += g\n"
+            "    opt.step()\n    opt.zero_grad(set_to_none=False)\n")
+    assert _lint("TL211", text) == []
+
+
+def test_sqrt_of_bound_sum_of_squares_is_reported_without_fix() -> None:
+    text = "import torch\ndef f(d):\n    s = (d ** 2).sum(-1)\n    return s.sqrt()\n"
+    assert _lint("TL206", text) == [(4, 12)]
+    assert _fix("TL206", text) == text
