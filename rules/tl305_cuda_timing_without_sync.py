@@ -40,6 +40,12 @@ _HOST_CONSTRUCTORS = frozenset(f"torch.{name}" for name in (
     "IntTensor", "ByteTensor", "BoolTensor", "DoubleTensor", "HalfTensor", "frombuffer",
     "numel", "is_floating_point", "get_rng_state", "set_rng_state",
 ))
+_SETUP_VERBS = frozenset({
+    "prepare", "load", "build", "create", "get", "save", "init", "make", "setup", "wrap",
+    "unwrap", "compile", "export", "convert", "register", "download", "print", "log", "count",
+    "freeze", "unfreeze", "instantiate", "configure", "restore", "resume", "upload", "push",
+    "set", "update", "copy", "clone", "check", "validate",
+})
 _MODEL_NAMES = frozenset({"net", "network", "module", "encoder", "decoder", "backbone",
                           "generator", "discriminator", "classifier", "self"})
 
@@ -228,8 +234,7 @@ class CudaTimingWithoutSync(Rule):
                 return True
             name = last_name_part(call.func)
             if name is not None and isinstance(call.func, (cst.Name, cst.Attribute)):
-                lowered = name.lower()
-                if "model" in lowered or lowered in _MODEL_NAMES or lowered.endswith("net"):
+                if _names_a_model(name):
                     return True
             if is_loss_call(ctx, call):
                 return True
@@ -239,6 +244,18 @@ class CudaTimingWithoutSync(Rule):
         if self._uses_cuda is None:
             self._uses_cuda = any(_mentions_cuda(n) for n in iter_nodes(self.context.module))
         return self._uses_cuda
+
+
+def _names_a_model(name: str) -> bool:
+    """``model``, ``ddp_model``, ``self.backbone``, ``resnet``: not ``prepare_model`` or
+    ``get_model_kwargs`` (helpers that build or wrap a model on the host)."""
+    words = [w for w in name.lower().split("_") if w]
+    if not words:
+        return False
+    last = words[-1]
+    if not ("model" in last or last in _MODEL_NAMES or last.endswith("net")):
+        return False
+    return len(words) == 1 or words[0] not in _SETUP_VERBS
 
 
 def is_cpu(node: cst.BaseExpression) -> bool:
