@@ -6,6 +6,7 @@ from torchlint.match_modules import single_target
 from torchlint.matchers import get_arg, is_literal_false, is_literal_true, layer_name, \
     self_attribute
 from torchlint.rule import Rule
+from torchlint.walk import iter_nodes
 
 _EXACT = frozenset({
     "Linear", "Bilinear", "PReLU", "LayerNorm", "GroupNorm", "Embedding", "EmbeddingBag",
@@ -110,6 +111,13 @@ class LayerCreatedInForward(Rule):
             target = single_target(parent)
             if isinstance(target, cst.Subscript):
                 target = target.value
+            if isinstance(target, cst.Name):  # new = nn.Embedding(...); ...; self.emb = new
+                function = self.context.current_function
+                return function is not None and any(
+                    isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
+                    and n.value.value == target.value
+                    and self_attribute(single_target(n)) is not None
+                    for n in iter_nodes(function.body))
             return self_attribute(target) is not None
         if isinstance(parent, cst.Arg):
             call = self.context.parent(parent)

@@ -577,6 +577,16 @@ def append_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> c
     """
     layout = _multiline_trailing(call)
     if layout is None:
+        last = call.args[-1] if call.args else None
+        if last is not None and last.comma is cst.MaybeSentinel.DEFAULT and isinstance(
+            last.whitespace_after_arg, cst.ParenthesizedWhitespace
+        ):
+            # ``f(\n    a, b\n)``: the line break before ``)`` follows the new last argument
+            bare = call.with_changes(args=[*call.args[:-1], last.with_changes(
+                whitespace_after_arg=cst.SimpleWhitespace(""))])
+            new = with_keywords(bare, *pairs)
+            return new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+                whitespace_after_arg=last.whitespace_after_arg)])
         return with_keywords(call, *pairs)
     comma, lead = layout
     closing = comma.whitespace_after
