@@ -162,8 +162,6 @@ def test_deep_nesting_through_the_cli_in_parallel(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ the file system
-@pytest.mark.xfail(reason="config.Settings.relative calls Path.resolve(), which raises on a "
-                   "symlink loop; the fix belongs in config.py", strict=False)
 def test_symlink_loop_in_the_tree(tmp_path: Path) -> None:
     _write(tmp_path, "ok.py", b"import torch\n" + MOVE + b"\n")
     os.symlink("loop.py", tmp_path / "loop.py")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 if sys.version_info >= (3, 11):
@@ -79,11 +81,15 @@ class Settings:
 
     # ------------------------------------------------------------ exclusion
     def relative(self, path: str) -> str:
-        try:
-            rel = Path(path).resolve().relative_to(Path(self.root).resolve())
-        except ValueError:
-            rel = Path(path)
-        return PurePosixPath(rel.as_posix()).as_posix()
+        """``path`` relative to the root, as posix; never raises (symlink loops included)."""
+        relative = path
+        # plain string paths first (fast); real paths when a symlink is in the way
+        for absolute, root in ((os.path.abspath(path), _absolute_root(self.root)),
+                               (os.path.realpath(path), os.path.realpath(self.root))):
+            if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
+                relative = os.path.relpath(absolute, root)
+                break
+        return PurePosixPath(Path(relative).as_posix()).as_posix()
 
     def is_excluded(self, path: str, *, explicit: bool = False) -> bool:
         """Excluded by a glob. Files named on the command line only meet the user's globs."""
@@ -92,6 +98,11 @@ class Settings:
             *self.exclude, *self.extend_exclude)
         relative = self.relative(path)
         return any(_glob_match(relative, pattern) for pattern in patterns)
+
+
+@lru_cache(maxsize=64)
+def _absolute_root(root: str) -> str:
+    return os.path.abspath(root)
 
 
 def _glob_match(relative: str, pattern: str) -> bool:

@@ -10,7 +10,8 @@ rules stay silent on ``None``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -106,42 +107,66 @@ def _target_names(target: cst.BaseExpression) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
+def _assign_names(stmt: cst.Assign) -> Iterator[str]:
+    for t in stmt.targets:
+        yield from _target_names(t.target)
+
+
+def _with_names(stmt: cst.With) -> Iterator[str]:
+    for item in stmt.items:
+        if item.asname is not None:
+            yield from _target_names(item.asname.name)
+
+
+def _import_names(stmt: cst.Import | cst.ImportFrom) -> Iterator[str]:
+    for bound, _ in import_bindings(stmt):
+        yield bound
+
+
+def _handler_names(stmt: cst.ExceptHandler) -> Iterator[str]:
+    if stmt.name is not None:
+        yield from _target_names(stmt.name.name)
+
+
+# What each binding statement binds, looked up by exact type (isinstance chains are slow).
+_BINDERS: dict[type, Callable[[Any], Iterator[str]]] = {
+    cst.Assign: _assign_names,
+    cst.AnnAssign: lambda s: _target_names(s.target),
+    cst.AugAssign: lambda s: _target_names(s.target),
+    cst.Import: _import_names,
+    cst.ImportFrom: _import_names,
+    cst.FunctionDef: lambda s: iter((s.name.value,)),
+    cst.ClassDef: lambda s: iter((s.name.value,)),
+    cst.For: lambda s: _target_names(s.target),
+    cst.With: _with_names,
+    cst.Del: lambda s: _target_names(s.target),
+    cst.Global: lambda s: (n.name.value for n in s.names),
+    cst.Nonlocal: lambda s: (n.name.value for n in s.names),
+    cst.NamedExpr: lambda s: _target_names(s.target),
+    cst.ExceptHandler: _handler_names,
+}
+_NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
 def bound_names(stmt: cst.CSTNode) -> Iterator[str]:
     """Names a single (small or compound) statement binds at its own level."""
-    if isinstance(stmt, cst.Assign):
-        for t in stmt.targets:
-            yield from _target_names(t.target)
-    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
-        yield from _target_names(stmt.target)
-    elif isinstance(stmt, (cst.Import, cst.ImportFrom)):
-        for bound, _ in import_bindings(stmt):
-            yield bound
-    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        yield stmt.name.value
-    elif isinstance(stmt, cst.For):
-        yield from _target_names(stmt.target)
-    elif isinstance(stmt, cst.With):
-        for item in stmt.items:
-            if item.asname is not None:
-                yield from _target_names(item.asname.name)
-    elif isinstance(stmt, cst.Del):
-        yield from _target_names(stmt.target)
-    elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
-        for n in stmt.names:
-            yield n.name.value
-    elif isinstance(stmt, cst.NamedExpr):
-        yield from _target_names(stmt.target)
-    elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
-        yield from _target_names(stmt.name.name)
+    binder = _BINDERS.get(type(stmt))
+    return binder(stmt) if binder is not None else iter(())
 
 
 def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
     """Does ``node`` (a statement or block) bind ``name`` anywhere inside, nested defs aside?"""
-    if name in bound_names(node):
-        return True
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return False
-    return any(binds_anywhere(child, name) for child in semantic_children(node))
+    binders = _BINDERS
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        binder = binders.get(type(current))
+        if binder is not None and name in binder(current):
+            return True
+        if isinstance(current, _NEW_SCOPES):
+            continue
+        stack.extend(semantic_children(current))
+    return False
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,12 @@ def lint_source(
     """Run ``rules`` over ``source``; ``enabled_codes`` decides TL001/TL002 (default: all)."""
     enabled = set(enabled_codes) if enabled_codes is not None else {r.code for r in rules} | {
         SYNTAX_ERROR}
+    text = source.text
+    rules = [r for r in rules if not r.triggers or any(t in text for t in r.triggers)]
+    if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
+        # nothing can fire: CPython's parser is enough to tell whether the file parses
+        if _python_syntax_error(text) is None:
+            return LintResult([], parsed=True)
     try:
         module = parse(source.text)
     except (KeyboardInterrupt, SystemExit):

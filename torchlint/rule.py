@@ -32,6 +32,7 @@ class Rule(cst.BatchableCSTVisitor):
       ``message``  a ``str.format`` template filled by :meth:`report`'s keyword arguments
       ``default``  on unless deselected (False: opt-in)
       ``fix_safety`` for the rule table: safe, unsafe, sometimes (safe or unsafe by case), none
+      ``triggers`` substrings, one of which any file the rule can flag must contain
     """
 
     code: ClassVar[str]
@@ -39,6 +40,10 @@ class Rule(cst.BatchableCSTVisitor):
     message: ClassVar[str]
     default: ClassVar[bool] = True
     fix_safety: ClassVar[FixSafety] = "none"
+    # Substrings of which at least one must occur in a file for the rule to be able to fire
+    # (e.g. "DataParallel": even an aliased import spells the name). Empty: always runs.
+    # Files where no enabled rule can fire skip the CST parse and walk altogether.
+    triggers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()
