@@ -312,3 +312,12 @@ def test_console_script_runs_the_demo() -> None:
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert " TL" in proc.stdout
+
+
+def test_diff_marks_a_missing_final_newline_on_the_right_line(project: Path) -> None:
+    write(project / "a.py", "import torch\nx = torch.ones(3).cuda()")
+    result = run("check", "--no-cache", "--diff", "a.py", cwd=project)
+    assert result.stdout.endswith(
+        "-x = torch.ones(3).cuda()\n\\ No newline at end of file\n"
+        '+x = torch.ones(3, device="cuda")\n\\ No newline at end of file\n')
+    assert result.stdout.startswith("--- a/a.py\n+++ b/a.py\n")

@@ -14,7 +14,6 @@ the file (layout, metadata, outputs) stays as it was.
 from __future__ import annotations
 
 import bisect
-import difflib
 import json
 import re
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from torchlint.diagnostic import Diagnostic
 from torchlint.source import write_atomic
+from torchlint.textdiff import unified_diff
 
 if TYPE_CHECKING:
     from torchlint.config import Settings
@@ -555,8 +555,5 @@ def _cells_diff(path: str, notebook: Notebook, changed: dict[int, str]) -> str:
     for index in sorted(changed):
         old = notebook.cell_source(index) or ""
         new = changed[index]
-        for line in difflib.unified_diff(
-                old.splitlines(keepends=True), new.splitlines(keepends=True),
-                fromfile=f"a/{path}:cell {index}", tofile=f"b/{path}:cell {index}"):
-            parts.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        parts.append(unified_diff(old, new, path, f":cell {index}"))
     return "".join(parts)

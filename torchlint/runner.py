@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import multiprocessing
 import multiprocessing.context
 import os
@@ -17,6 +16,7 @@ from torchlint.diagnostic import Diagnostic
 from torchlint.engine import lint_source
 from torchlint.cache import Cache, open_cache
 from torchlint.fixer import applicable, fix_source
+from torchlint.textdiff import unified_diff
 from torchlint.source import DecodeError, SourceFile, write_atomic
 
 SYNTAX_ERROR = "TL001"
@@ -56,11 +56,7 @@ def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
     changed = outcome.source.text != source.text
     diff = ""
     if mode.diff and changed:
-        diff = "".join(difflib.unified_diff(
-            source.text.splitlines(keepends=True), outcome.source.text.splitlines(keepends=True),
-            fromfile=f"a/{path}", tofile=f"b/{path}"))
-        if diff and not diff.endswith("\n"):
-            diff += "\n\\ No newline at end of file\n"
+        diff = unified_diff(source.text, outcome.source.text, path)
         return FileOutcome(path, result.diagnostics, fixed=0, diff=diff)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
                        fixed_text=outcome.source.text if changed else None)
