@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import (
+    with_keywords,
     get_arg,
     has_keyword,
     is_device_like,
@@ -12,7 +13,6 @@ from torchlint.matchers import (
     method_call,
     positional_args,
 )
-from torchlint.match_modules import append_keywords
 from torchlint.rule import Rule
 
 _MOVE_KEYWORDS = {"device", "dtype", "non_blocking"}
@@ -85,7 +85,7 @@ class CreateThenMove(Rule):
             pairs: list[tuple[str, cst.BaseExpression]] = [("device", device)]
             if dtype is not None:
                 pairs.append(("dtype", dtype))
-            new = append_keywords(factory, *pairs).with_changes(
+            new = with_keywords(factory, *pairs).with_changes(
                 lpar=[*node.lpar, *factory.lpar], rpar=[*factory.rpar, *node.rpar])
             fix = Fix.safe(NodeEdit(node, self.context.code(new)))
         self.report(node, device=shown, fix=fix)

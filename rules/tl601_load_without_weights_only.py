@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import add_keywords
+from torchlint.matchers import with_keywords
 from torchlint.matchers import get_arg, has_keyword, has_star_args
 from torchlint.rule import Rule
 
@@ -54,6 +54,6 @@ class LoadWithoutWeightsOnly(Rule):
             return
         fix = None
         if get_arg(node, "pickle_module", 2) is None and not has_star_args(node):
-            new = add_keywords(node, ("weights_only", cst.Name("True")))
+            new = with_keywords(node, ("weights_only", cst.Name("True")))
             fix = Fix.unsafe(NodeEdit(node, self.context.code(new)))
         self.report(node, fix=fix)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import add_keywords
+from torchlint.matchers import with_keywords
 from torchlint.matchers import get_arg, has_keyword, has_star_args
 from torchlint.rule import Rule
 
@@ -65,7 +65,7 @@ def _with_map_location(node: cst.Call) -> cst.Call:
     first = args[0] if args else None
     if first is None or first.keyword is not None or len(args) == 1 or not isinstance(
             first.comma, cst.Comma):
-        return add_keywords(node, ("map_location", value))
+        return with_keywords(node, ("map_location", value))
     after = first.comma.whitespace_after
     if isinstance(after, cst.ParenthesizedWhitespace):
         after = cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=True,

@@ -4,9 +4,10 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import (
-    ModuleIndex, add_keywords, import_cleanup, index_for, keeps_comments,
+    ModuleIndex, import_cleanup, index_for, keeps_comments,
     torch_spelling,
 )
+from torchlint.matchers import with_keywords
 from torchlint.rule import Rule
 
 DTYPES = {
@@ -80,7 +81,7 @@ class LegacyTensorType(Rule):
             ("dtype", cst.parse_expression(dtype[0]))]
         if cuda:
             keywords.append(("device", cst.SimpleString('"cuda"')))
-        new = add_keywords(node.with_changes(func=cst.parse_expression(tensor[0])), *keywords)
+        new = with_keywords(node.with_changes(func=cst.parse_expression(tensor[0])), *keywords)
         text = self.context.code(new)
         if not keeps_comments(node, text):
             return None

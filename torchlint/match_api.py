@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchlint.context import FileContext, import_bindings
 from torchlint.diagnostic import ImportNeed, NodeEdit
-from torchlint.matchers import code
+from torchlint.matchers import code, with_keywords
 from torchlint.walk import semantic_children
 
 # Expressions that never need parentheses when they replace an atom (a call).
@@ -276,39 +276,7 @@ def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 
 # ------------------------------------------------------------ rendering
-def _plain_line(last_line: cst.SimpleWhitespace) -> cst.ParenthesizedWhitespace:
-    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=True,
-                                       last_line=last_line)
-
-
-def add_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst.Call:
-    """``call`` with ``name=value`` arguments appended, one per line in a call laid out one
-    argument per line with a trailing comma, else on the same line."""
-    args = list(call.args)
-    last = args[-1] if args else None
-    if last is None or not isinstance(last.comma, cst.Comma) or not isinstance(
-            last.comma.whitespace_after, cst.ParenthesizedWhitespace):
-        from torchlint.matchers import with_keywords
-
-        return with_keywords(call, *pairs)
-    separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(
-        args[-2].comma, cst.Comma) else call.whitespace_before_args
-    if not isinstance(separator, cst.ParenthesizedWhitespace):
-        from torchlint.matchers import with_keywords
-
-        return with_keywords(call, *pairs)
-    closing = last.comma.whitespace_after
-    args[-1] = last.with_changes(comma=last.comma.with_changes(
-        whitespace_after=closing.with_changes(last_line=separator.last_line)))
-    for index, (name, value) in enumerate(pairs):
-        final = index == len(pairs) - 1
-        after = _plain_line(closing.last_line) if final else _plain_line(separator.last_line)
-        args.append(cst.Arg(
-            value=value, keyword=cst.Name(name),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                  whitespace_after=cst.SimpleWhitespace("")),
-            comma=cst.Comma(whitespace_after=after)))
-    return call.with_changes(args=args)
+add_keywords = with_keywords  # one implementation, in matchers
 
 
 # ------------------------------------------------------------- bindings

@@ -261,8 +261,8 @@ def walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
             yield child
 
 
-def with_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst.Call:
-    """``call`` with ``name=value`` arguments appended (``f(a)`` -> ``f(a, device="cuda")``)."""
+def _inline_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst.Call:
+    """``f(a)`` -> ``f(a, device="cuda")``: new keywords on the line of the last argument."""
     args = list(call.args)
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -276,6 +276,65 @@ def with_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst
         new_args[index] = new_args[index].with_changes(
             comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return call.with_changes(args=[*args, *new_args])
+
+
+def trailing_comma_layout(call: cst.Call) -> tuple[cst.Comma, cst.ParenthesizedWhitespace] | None:
+    """For a call whose last argument ends with ``,`` and a line break: that comma and the
+    whitespace that indents its argument lines (None for any other layout)."""
+    if not call.args:
+        return None
+    comma = call.args[-1].comma
+    if not isinstance(comma, cst.Comma) or not isinstance(
+        comma.whitespace_after, cst.ParenthesizedWhitespace
+    ):
+        return None
+    if len(call.args) > 1:
+        before = call.args[-2].comma
+        lead = before.whitespace_after if isinstance(before, cst.Comma) else None
+    else:
+        lead = call.whitespace_before_args
+    if not isinstance(lead, cst.ParenthesizedWhitespace):
+        return None
+    return comma, lead
+
+
+def with_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst.Call:
+    """``call`` with ``name=value`` arguments added after the last one.
+
+    In a call laid out one argument per line with a trailing comma, each new keyword
+    goes on a line of its own (with its own trailing comma) above the closing bracket;
+    a comment after the old last argument stays on that argument's line.
+    """
+    layout = trailing_comma_layout(call)
+    if layout is None:
+        last = call.args[-1] if call.args else None
+        if last is not None and last.comma is cst.MaybeSentinel.DEFAULT and isinstance(
+            last.whitespace_after_arg, cst.ParenthesizedWhitespace
+        ):
+            # ``f(\n    a, b\n)``: the line break before ``)`` follows the new last argument
+            bare = call.with_changes(args=[*call.args[:-1], last.with_changes(
+                whitespace_after_arg=cst.SimpleWhitespace(""))])
+            new = _inline_keywords(bare, *pairs)
+            return new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+                whitespace_after_arg=last.whitespace_after_arg)])
+        return _inline_keywords(call, *pairs)
+    comma, lead = layout
+    closing = comma.whitespace_after
+    assert isinstance(closing, cst.ParenthesizedWhitespace)
+    args = list(call.args)
+    args[-1] = args[-1].with_changes(comma=comma.with_changes(
+        whitespace_after=lead.with_changes(first_line=closing.first_line,
+                                           empty_lines=closing.empty_lines)))
+    line_break = lead.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    end = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    for index, (name, value) in enumerate(pairs):
+        after = end if index == len(pairs) - 1 else line_break
+        args.append(cst.Arg(
+            value=value, keyword=cst.Name(name),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                  whitespace_after=cst.SimpleWhitespace("")),
+            comma=cst.Comma(whitespace_after=after)))
+    return call.with_changes(args=args)
 
 
 def parse_expression(text: str) -> cst.BaseExpression:
