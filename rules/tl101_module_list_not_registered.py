@@ -55,6 +55,7 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
 
     code = "TL101"
     name = "module-list-not-registered"
+    triggers = ("Module",)
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"

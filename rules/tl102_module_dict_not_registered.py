@@ -53,6 +53,7 @@ class ModuleDictNotRegistered(UnregisteredContainerRule):
 
     code = "TL102"
     name = "module-dict-not-registered"
+    triggers = ("Module",)
     message = ("layers held in a plain dict `self.{attr}` are not registered with the module; "
                "use nn.ModuleDict")
     fix_safety = "safe"

@@ -52,6 +52,7 @@ class NestedPlainListInContainer(Rule):
 
     code = "TL103"
     name = "nested-plain-list-in-container"
+    triggers = ("ModuleList", "Sequential")
     message = "plain {kind} of layers inside nn.{container}: its layers are not registered"
     fix_safety = "safe"
 

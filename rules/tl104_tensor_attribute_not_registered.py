@@ -81,6 +81,7 @@ class TensorAttributeNotRegistered(Rule):
 
     code = "TL104"
     name = "tensor-attribute-not-registered"
+    triggers = ("Module",)
     message = ("tensor stored as plain attribute `self.{attr}`: it will not follow .to()/.cuda() "
                "nor be saved; use register_buffer or nn.Parameter")
     fix_safety = "unsafe"

@@ -65,6 +65,7 @@ class LayerCreatedInForward(Rule):
 
     code = "TL105"
     name = "layer-created-in-forward"
+    triggers = ("Module",)
     message = "nn.{layer} is created in forward: new random weights on every call, never trained"
 
     def visit_Call(self, node: cst.Call) -> None:

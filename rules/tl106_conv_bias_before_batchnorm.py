@@ -69,6 +69,7 @@ class ConvBiasBeforeBatchNorm(Rule):
 
     code = "TL106"
     name = "conv-bias-before-batchnorm"
+    triggers = ("BatchNorm",)
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
 

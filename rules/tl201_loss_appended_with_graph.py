@@ -68,6 +68,7 @@ class LossAppendedWithGraph(Rule):
 
     code = "TL201"
     name = "loss-appended-with-graph"
+    triggers = ("append",)
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"

@@ -71,6 +71,7 @@ class LossSummedWithGraph(Rule):
 
     code = "TL202"
     name = "loss-summed-with-graph"
+    triggers = ("+",)
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"

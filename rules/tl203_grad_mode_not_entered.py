@@ -50,6 +50,7 @@ class GradModeNotEntered(Rule):
 
     code = "TL203"
     name = "grad-mode-not-entered"
+    triggers = ("no_grad", "enable_grad", "inference_mode")
     message = ("{call} on its own line does nothing; use it as `with {call}:` or as a "
                "decorator")
 

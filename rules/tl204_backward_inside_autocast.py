@@ -48,6 +48,7 @@ class BackwardInsideAutocast(Rule):
 
     code = "TL204"
     name = "backward-inside-autocast"
+    triggers = ("autocast",)
     message = "backward() runs inside an autocast block; call it after the block ends"
 
     def visit_Call(self, node: cst.Call) -> None:

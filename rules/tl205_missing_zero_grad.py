@@ -49,6 +49,7 @@ class MissingZeroGrad(Rule):
 
     code = "TL205"
     name = "missing-zero-grad"
+    triggers = ("backward",)
     message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
                "across iterations")
 

@@ -46,6 +46,7 @@ class EmptyCacheInLoop(Rule):
 
     code = "TL209"
     name = "empty-cache-in-loop"
+    triggers = ("empty_cache",)
     message = ("torch.cuda.empty_cache() runs on every loop iteration; it frees no live "
                "tensor and slows each step: drop it or run it under an if")
 

@@ -57,6 +57,7 @@ class CreateThenMove(Rule):
 
     code = "TL301"
     name = "create-then-move"
+    triggers = ("cuda", ".to")
     message = "tensor created on the CPU, then moved to {device}; pass device= to the factory"
     fix_safety = "safe"
 

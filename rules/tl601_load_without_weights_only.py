@@ -44,6 +44,7 @@ class LoadWithoutWeightsOnly(Rule):
 
     code = "TL601"
     name = "load-without-weights-only"
+    triggers = ("load",)
     message = "torch.load() without weights_only=; unpickling can run arbitrary code"
     fix_safety = "unsafe"
 

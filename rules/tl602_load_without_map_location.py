@@ -42,6 +42,7 @@ class LoadWithoutMapLocation(Rule):
 
     code = "TL602"
     name = "load-without-map-location"
+    triggers = ("load",)
     message = "torch.load() without map_location=; tensors return to the device they were saved from"
     fix_safety = "unsafe"
 

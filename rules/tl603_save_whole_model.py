@@ -50,6 +50,7 @@ class SaveWholeModel(Rule):
 
     code = "TL603"
     name = "save-whole-model"
+    triggers = ("save",)
     message = "torch.save() of a whole module pickles its class; save {name}.state_dict() instead"
     fix_safety = "unsafe"
 

@@ -56,6 +56,7 @@ class SaveWrappedStateDict(Rule):
 
     code = "TL604"
     name = "save-wrapped-state-dict"
+    triggers = ("save",)
     message = ("{name} is wrapped in {wrapper}: its state_dict keys start with 'module.'; "
                "save {name}.module.state_dict()")
     fix_safety = "unsafe"

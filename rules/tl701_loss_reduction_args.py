@@ -44,6 +44,7 @@ class LossReductionArgs(Rule):
 
     code = "TL701"
     name = "loss-reduction-args"
+    triggers = ("size_average", "reduce")
     message = "{arg}= is deprecated; use reduction={reduction}"
     fix_safety = "safe"
 

@@ -49,6 +49,7 @@ class ClipGradNotInplaceName(Rule):
 
     code = "TL702"
     name = "clip-grad-not-inplace-name"
+    triggers = ("clip_grad",)
     message = "{old} is deprecated; call {old}_ (it clips the gradients in place)"
     fix_safety = "safe"
 

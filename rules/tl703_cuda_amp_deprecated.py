@@ -57,6 +57,7 @@ class CudaAmpDeprecated(Rule):
 
     code = "TL703"
     name = "cuda-amp-deprecated"
+    triggers = ("amp",)
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
     fix_safety = "safe"
 

@@ -45,6 +45,7 @@ class AutogradVariable(Rule):
 
     code = "TL704"
     name = "autograd-variable"
+    triggers = ("Variable",)
     message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
     fix_safety = "safe"
 

@@ -54,6 +54,7 @@ class LegacyTensorType(Rule):
 
     code = "TL705"
     name = "legacy-tensor-type"
+    triggers = ("Tensor",)
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
 
