@@ -5,10 +5,9 @@ import libcst as cst
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_devices import (
     DATALOADERS,
+    batch_loop,
     batch_root,
     is_device_move,
-    loader_iterable,
-    target_names,
     unwrap_loader,
 )
 from torchlint.matchers import code, get_arg, has_keyword, is_literal_true, method_call, \
@@ -79,12 +78,8 @@ class TransferWithoutNonBlocking(Rule):
         root = batch_root(attribute.value)
         if root is None:
             return
-        bound = ctx.binding(root.value, node)
-        if bound is None or bound.kind != "for" or not isinstance(bound.node, cst.For):
-            return
-        loop = bound.node
-        batch = loader_iterable(ctx, loop.iter, loop.target)
-        if batch is None or root.value not in target_names(batch):
+        loop = batch_loop(ctx, root.value, node)
+        if loop is None:
             return
         if not self._is_pinned(unwrap_loader(ctx, loop.iter), loop):
             return

@@ -296,6 +296,34 @@ def is_known_tensor_name(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> b
     return False
 
 
+def batch_loop(ctx: FileContext, name: str, at: cst.CSTNode) -> cst.For | None:
+    """The ``for`` over a data loader that ``name`` takes its batch from, before ``at``:
+    ``for x, y in loader``, or ``for batch in loader: x, y = batch`` / ``x = batch["image"]``
+    / ``x = batch[0]``."""
+    for bound in _bindings(ctx, name, at):
+        if isinstance(bound, cst.For):
+            batch = loader_iterable(ctx, bound.iter, bound.target)
+            return bound if batch is not None and in_target(name, batch)[0] else None
+        if not isinstance(bound, cst.Assign):
+            return None
+        target = bound.targets[0].target
+        value: cst.BaseExpression | None = bound.value
+        if isinstance(target, (cst.Tuple, cst.List)):
+            value = _element_for(name, target, bound.value)
+        elif not isinstance(target, cst.Name):
+            return None
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        if not isinstance(value, cst.Name) or value.value == name:
+            return None
+        source = ctx.binding(value.value, at)
+        if source is None or source.kind != "for" or not isinstance(source.node, cst.For):
+            return None
+        batch = loader_iterable(ctx, source.node.iter, source.node.target)
+        return source.node if batch is not None and in_target(value.value, batch)[0] else None
+    return None
+
+
 # ------------------------------------------------------------ CUDA use
 def is_cuda_string(node: cst.BaseExpression | None) -> bool:
     text = string_value(node) if node is not None else None
