@@ -80,6 +80,9 @@ class InferenceWithoutNoGrad(Rule):
         facts = scan_function(ctx, node)
         if not (is_eval_name(name) or facts.eval_receivers):
             return
+        if not is_eval_name(name) and (facts.train_at or facts.train_receivers - set(
+                facts.eval_receivers)):
+            return  # switches modes back and forth: not an evaluation function
         if facts.backward or facts.needs_grad or facts.grad_off_call:
             return
         if not torch_imported(ctx):
@@ -89,7 +92,8 @@ class InferenceWithoutNoGrad(Rule):
         if not exposed:
             return
         callers = file_facts(ctx)
-        if name in callers.called_grad_free or name in callers.called_with_backward:
+        if name in callers.called_grad_free or name in callers.called_with_backward or (
+                name in callers.called_from_forward):
             return  # the caller decides about autograd
         fix = None
         spelled = reference(ctx, "torch.no_grad")

@@ -60,8 +60,14 @@ def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
     return is_test_file and function.name.value.startswith("test")
 
 
+_MODEL_HELPER = re.compile(
+    r"^_*(get|build|make|create|load|wrap|unwrap|init|prepare|setup|set|save|to|freeze|"
+    r"compile|export|update|copy|clone|reset)_")
+
+
 def is_model_name(name: str) -> bool:
-    return bool(_MODEL_PARAM_STRICT.match(name))
+    """``model``, ``net``, ``ema_model``... but not helpers like ``_wrap_model``."""
+    return bool(_MODEL_PARAM_STRICT.match(name)) and not _MODEL_HELPER.match(name)
 
 
 def torch_imported(ctx: FileContext) -> bool:
@@ -231,8 +237,12 @@ class FileFacts:
     called_after_eval: set[str] = field(default_factory=set)
     train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
     eval_setters: set[str] = field(default_factory=set)  # functions calling X.eval()
+    called_from_forward: set[str] = field(default_factory=set)  # inside forward/__call__
     called_with_backward: set[str] = field(default_factory=set)  # result reaches .backward()
 
+
+# A helper called from these is part of a forward pass: its caller decides about autograd.
+_FORWARD_METHODS = ("forward", "_forward", "__call__")
 
 _FILE_CACHE: dict[int, tuple[cst.Module, FileFacts]] = {}
 
@@ -267,6 +277,9 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
             _file_scan(ctx, child, decorated, facts, per_scope, inner_scope)
         if any(method_call(n, "train") is not None for n in own_nodes(node)):
             facts.train_setters.add(node.name.value)
+        if node.name.value in _FORWARD_METHODS:
+            facts.called_from_forward |= {
+                last_name_part(n.func) or "" for n in own_nodes(node) if isinstance(n, cst.Call)}
         if any(_is_eval_call(n) for n in own_nodes(node)):
             facts.eval_setters.add(node.name.value)
         return
