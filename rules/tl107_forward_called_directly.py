@@ -4,8 +4,9 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_eval import torch_imported
-from torchlint.matchers import code, last_name_part, method_call
+from torchlint.matchers import code, dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
+from torchlint.walk import iter_nodes
 
 
 class ForwardCalledDirectly(Rule):
@@ -64,6 +65,8 @@ class ForwardCalledDirectly(Rule):
                 return
         if _is_remote(target):
             return  # RPC proxies (rref.remote().forward, RemoteModule.forward) have no __call__
+        if self._is_script_class(target):
+            return  # torch.classes.* objects (TorchScript custom classes) have no __call__
         if self._is_class(target):
             return  # Base.forward(self, x): an explicit parent call
         if not torch_imported(ctx) and not ctx.module_class_names:
@@ -74,6 +77,20 @@ class ForwardCalledDirectly(Rule):
             # only the callee changes: the arguments keep their own layout
             fix = Fix.unsafe(NodeEdit(attribute, shown))
         self.report(node, fix=fix, receiver=shown if len(shown) <= 40 else "module")
+
+    def _is_script_class(self, target: cst.BaseExpression) -> bool:
+        """``self.X`` that the class sets to ``torch.classes.ns.Cls()`` somewhere."""
+        attr = dotted_name(target)
+        cls = self.context.enclosing_class()
+        if attr is None or not attr.startswith("self.") or cls is None:
+            return False
+        for node in iter_nodes(cls.body):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and any(
+                    dotted_name(t.target) == attr for t in node.targets):
+                qual = self.context.qualified_name(node.value.func) or ""
+                if qual.startswith(_CUSTOM_CLASS_ROOTS):
+                    return True
+        return False
 
     def _is_class(self, target: cst.BaseExpression) -> bool:
         ctx = self.context
@@ -86,6 +103,9 @@ class ForwardCalledDirectly(Rule):
         if qual is not None and qual.rsplit(".", 1)[-1][:1].isupper():
             return True
         return name[:1].isupper() and not name.isupper()
+
+
+_CUSTOM_CLASS_ROOTS = ("torch.classes.", "torch.ops.")
 
 
 _REMOTE_METHODS = ("remote", "rpc_async", "rpc_sync")
