@@ -159,3 +159,29 @@ def test_tl308_fix_is_idempotent() -> None:
     once = fixed("TL308", source)
     assert "x = x.to(device, non_blocking=True)" in once
     assert fixed("TL308", once) == once
+
+
+def test_tl302_integer_batch_index_fix_is_unsafe_and_key_fix_safe() -> None:
+    source = """
+    def run(loader, device):
+        for batch in loader:
+            batch["image"].to(device)
+            batch[0].cuda()
+    """
+    rule = all_rules()["TL302"]
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)), [rule],
+                         enabled_codes={"TL302"})
+    assert [d.fix.is_safe if d.fix else None for d in result.diagnostics] == [True, False]
+    assert 'batch["image"] = batch["image"].to(device)' in fixed("TL302", source)
+    assert "batch[0] = batch[0].cuda()" in fixed("TL302", source)
+
+
+def test_tl302_unpacked_batch_stays_silent_when_the_batch_was_rebound() -> None:
+    source = """
+    def run(loader, device, model):
+        for data in loader:
+            data = model.prepare(data)
+            inputs, labels = data
+            inputs.cuda()
+    """
+    assert lint("TL302", source) == []
