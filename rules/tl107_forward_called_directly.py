@@ -49,6 +49,7 @@ class ForwardCalledDirectly(Rule):
 
     code = "TL107"
     name = "forward-called-directly"
+    triggers = ("forward",)
     message = "'{receiver}.forward(...)' bypasses the module's hooks; call '{receiver}(...)'"
     fix_safety = "unsafe"
 

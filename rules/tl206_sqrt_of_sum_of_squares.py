@@ -54,6 +54,7 @@ class SqrtOfSumOfSquares(Rule):
 
     code = "TL206"
     name = "sqrt-of-sum-of-squares"
+    triggers = ("sqrt",)
     message = "sqrt of a sum of squares has a NaN gradient at 0; {advice}"
     fix_safety = "unsafe"
 

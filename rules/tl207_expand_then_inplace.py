@@ -63,6 +63,7 @@ class ExpandThenInplace(Rule):
 
     code = "TL207"
     name = "expand-then-inplace"
+    triggers = ("expand",)
     message = ("in-place write into the result of .{op}(), whose elements share memory; "
                ".clone() it first")
     fix_safety = "safe"

@@ -57,6 +57,7 @@ class AdamWeightDecay(Rule):
 
     code = "TL208"
     name = "adam-weight-decay"
+    triggers = ("Adam",)
     message = "Adam with weight_decay adds an L2 penalty, not decoupled weight decay; use AdamW"
     fix_safety = "unsafe"
 

@@ -51,6 +51,7 @@ class TensorDataAttribute(Rule):
 
     code = "TL210"
     name = "tensor-data-attribute"
+    triggers = (".data",)
     message = "'.data' bypasses autograd's checks; use .detach() (or torch.no_grad() for writes)"
     default = False
     fix_safety = "unsafe"

@@ -89,6 +89,7 @@ class ZeroGradSetToNoneFalse(Rule):
 
     code = "TL211"
     name = "zero-grad-set-to-none-false"
+    triggers = ("zero_grad", "zero_")
     message = "{what}; let zero_grad() set gradients to None"
     default = False
 

@@ -66,6 +66,7 @@ class InferenceWithoutNoGrad(Rule):
 
     code = "TL401"
     name = "inference-without-no-grad"
+    triggers = ("val", "eval", "test", "infer", "predict", "train")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"

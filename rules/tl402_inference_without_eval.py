@@ -64,6 +64,7 @@ class InferenceWithoutEval(Rule):
 
     code = "TL402"
     name = "inference-without-eval"
+    triggers = ("no_grad", "inference_mode", "set_grad_enabled")
     message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
                "calls {model}.eval(); dropout and batch norm stay in training mode")
     fix_safety = "unsafe"

@@ -63,6 +63,7 @@ class TrainModeNotRestored(Rule):
 
     code = "TL403"
     name = "train-mode-not-restored"
+    triggers = ("eval",)
     message = ("{model}.eval() inside a training loop that never calls {model}.train(); "
                "the following training steps run in eval mode")
 

@@ -42,6 +42,7 @@ class ModeMethodNotCalled(Rule):
 
     code = "TL404"
     name = "mode-method-not-called"
+    triggers = ("eval", "train", "zero_grad")
     message = "'{expr}' is not called; add () to call it"
     fix_safety = "safe"
 

@@ -66,6 +66,7 @@ class FunctionalDropoutTraining(Rule):
 
     code = "TL405"
     name = "functional-dropout-training"
+    triggers = ("dropout",)
     message = "{function}() without training=: it keeps dropping activations after model.eval()"
     fix_safety = "safe"
 

@@ -49,6 +49,7 @@ class ViewAfterPermute(Rule):
 
     code = "TL501"
     name = "view-after-permute"
+    triggers = ("view",)
     message = ".view() on the non-contiguous result of {op}; use .reshape() or .contiguous()"
     fix_safety = "safe"
 

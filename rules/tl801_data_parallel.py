@@ -55,6 +55,7 @@ class DataParallel(Rule):
 
     code = "TL801"
     name = "data-parallel"
+    triggers = ("DataParallel",)
     message = "DataParallel is single-process and GIL-bound; use DistributedDataParallel"
 
     _aliases: dict[str, cst.CSTNode] | None = None

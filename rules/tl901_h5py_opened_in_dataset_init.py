@@ -65,6 +65,7 @@ class H5pyOpenedInDatasetInit(Rule):
 
     code = "TL901"
     name = "h5py-opened-in-dataset-init"
+    triggers = ("h5py",)
     message = ("h5py file handle stored on self in Dataset.__init__ cannot be shared with "
                "DataLoader workers; open it lazily in __getitem__")
 

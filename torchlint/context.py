@@ -354,6 +354,11 @@ class FileContext:
                 best = candidate
         return best
 
+    def imports_from(self, package: str) -> bool:
+        """The file imports ``package`` or anything from it (``from torch import nn``)."""
+        prefix = package + "."
+        return any(q == package or q.startswith(prefix) for q in self._module_names.values())
+
     def is_free(self, name: str) -> bool:
         """True if binding ``name`` at module level cannot clash with anything in the file."""
         return name not in self._module_bound and all(

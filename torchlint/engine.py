@@ -326,7 +326,9 @@ def _resolve_fix(fix: Fix, module: cst.Module, locator: Locator) -> Fix:
             edits.append(edit)
             continue
         node = edit.node
-        is_statement = isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement))
+        # statements and decorators own their leading comment lines and trailing newline
+        is_statement = isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement,
+                                         cst.Decorator))
         start, end = locator.range(node) if is_statement else locator.raw_range(node)
         if edit.kind == "replace":
             edits.append(Edit(start, end, edit.text))

@@ -72,12 +72,7 @@ def is_model_name(name: str) -> bool:
 
 def torch_imported(ctx: FileContext) -> bool:
     """The file imports torch or anything from it (``from torch import inference_mode``)."""
-    if ctx.alias_for("torch") is not None or any(
-            ctx.alias_for(q) is not None for q in ("torch.nn", "torch.nn.functional")):
-        return True
-    names = getattr(ctx, "_module_names", {})
-    return any(q == "torch" or q.startswith("torch.") for q in names.values()
-               if isinstance(q, str))
+    return ctx.imports_from("torch")
 
 
 def is_grad_free_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
