@@ -51,6 +51,7 @@ class TensorMoveDiscarded(Rule):
 
     code = "TL302"
     name = "tensor-move-discarded"
+    triggers = (".to", ".cuda", ".cpu")
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "sometimes"

@@ -56,6 +56,7 @@ class CudaVisibleDevicesAfterInit(Rule):
 
     code = "TL303"
     name = "cuda-visible-devices-after-init"
+    triggers = ("CUDA_VISIBLE_DEVICES",)
     message = "CUDA_VISIBLE_DEVICES is set after {call} initialised CUDA; it has no effect"
 
     def visit_Assign(self, node: cst.Assign) -> None:

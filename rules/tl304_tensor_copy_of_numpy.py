@@ -49,6 +49,7 @@ class TensorCopyOfNumpy(Rule):
 
     code = "TL304"
     name = "tensor-copy-of-numpy"
+    triggers = ("tensor", "Tensor")
     message = "`{call}(...)` copies a NumPy array; `torch.from_numpy(...)` shares its memory"
     fix_safety = "unsafe"
 

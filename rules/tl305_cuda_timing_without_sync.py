@@ -98,6 +98,7 @@ class CudaTimingWithoutSync(Rule):
 
     code = "TL305"
     name = "cuda-timing-without-sync"
+    triggers = ("time",)
     message = ("stop timestamp `{clock}()` taken after CUDA work without "
                "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
 

@@ -58,6 +58,7 @@ class HostSyncInLoop(Rule):
 
     code = "TL306"
     name = "host-sync-in-loop"
+    triggers = ("backward",)
     message = "{what} in a training loop waits for the GPU on every step"
     default = False
 

@@ -49,6 +49,7 @@ class DataloaderDefaults(Rule):
 
     code = "TL307"
     name = "dataloader-defaults"
+    triggers = ("DataLoader",)
     message = "DataLoader without {missing}: {why}"
     default = False
 

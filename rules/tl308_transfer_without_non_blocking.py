@@ -61,6 +61,7 @@ class TransferWithoutNonBlocking(Rule):
 
     code = "TL308"
     name = "transfer-without-non-blocking"
+    triggers = ("pin_memory",)
     message = "batch from a pinned DataLoader moved with `.{method}()` without non_blocking=True"
     default = False
     fix_safety = "safe"
