@@ -10,8 +10,8 @@ rules stay silent on ``None``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, TypeVar
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -46,6 +46,7 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
                               "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
 _AMBIGUOUS = "\0ambiguous"
+_T = TypeVar("_T")
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
@@ -203,6 +204,7 @@ class FileContext:
         self._module_classes: dict[str, cst.ClassDef] = {}
         self._dataset_classes: dict[str, cst.ClassDef] = {}
         self._class_nodes: list[cst.ClassDef] = []
+        self._memo: dict[Hashable, Any] = {}
         self._scan_module(module.body)
         self._find_classes()
 
@@ -353,6 +355,14 @@ class FileContext:
             if best is None or len(candidate) < len(best):
                 best = candidate
         return best
+
+    def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """A per-file memo for facts rules derive more than once (``key`` names the fact)."""
+        try:
+            return self._memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     def imports_from(self, package: str) -> bool:
         """The file imports ``package`` or anything from it (``from torch import nn``)."""

@@ -319,14 +319,17 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
                             kind: str) -> list[Finding]:
     """Plain lists (kind "list") or dicts ("dict") of layers stored on ``self`` in ``function``."""
     nodes = list(iter_scope(function.body))
-    # a layer registered by add_module/setattr is in the module already
-    layer_names = layer_locals(ctx, function) - registered_names(ctx, function)
-    wrapped, odd_methods = _class_uses(ctx, cls, kind)
     self_assigns: list[tuple[str, int]] = []
     for index, node in enumerate(nodes):
         attr = self_attribute(single_target(node))
         if attr is not None:
             self_assigns.append((attr, index))
+    if not any(_may_hold(ctx, assigned_value(nodes[index]), kind) for _, index in self_assigns):
+        return []  # the common case: nothing list- or dict-like is stored on self here
+    # a layer registered by add_module/setattr is in the module already
+    layer_names = layer_locals(ctx, function) - registered_names(ctx, function)
+    wrapped, odd_methods = ctx.cached(("class_uses", id(cls), kind),
+                                      lambda: _class_uses(ctx, cls, kind))
     findings: list[Finding] = []
     for attr, index in self_assigns:
         if attr in wrapped or any(a == attr and i > index for a, i in self_assigns):
@@ -353,6 +356,14 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
                 findings.append(Finding(kind, target, value,
                                         "wrap" if local and fixable_api else None))
     return findings
+
+
+def _may_hold(ctx: FileContext, value: cst.BaseExpression | None, kind: str) -> bool:
+    """Could ``self.X = value`` store a plain container (the only values the rules inspect)?"""
+    literal = (cst.List, cst.ListComp) if kind == "list" else (cst.Dict, cst.DictComp)
+    if isinstance(value, (*literal, cst.Name)):
+        return True
+    return isinstance(value, cst.Call) and ctx.qualified_name(value.func) == f"builtins.{kind}"
 
 
 def _local_container(ctx: FileContext, nodes: list[cst.CSTNode], use: int, name: str, kind: str,
