@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.context import FileContext
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_eval import (
     file_facts,
@@ -71,9 +72,22 @@ class InferenceWithoutNoGrad(Rule):
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._switches_mode: set[int] = set()  # functions calling X.eval(...) / X.train(...)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+            function = self.context.current_function
+            if function is not None:
+                self._switches_mode.add(id(function))
+
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         ctx = self.context
         name = node.name.value
+        if not is_eval_name(name) and id(node) not in self._switches_mode:
+            return  # neither named nor acting like evaluation code: skip the scan
         if ctx.function_is_no_grad(node) or is_pytest_test(ctx, node) or is_step_hook(name):
             return
         if any(is_grad_free_item(ctx, d.decorator) for d in node.decorators):

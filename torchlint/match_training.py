@@ -616,19 +616,10 @@ _CLEARING_WORDS = ("zero", "clear", "reset", "none", "free", "drop")
 
 def _clearing_functions(ctx: FileContext) -> frozenset[str]:
     """Names of functions and methods in this file whose body clears gradients."""
-    module = ctx.module
-    cached = _CLEARING_CACHE.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    names = frozenset(fn.name.value for fn in iter_nodes(module)
-                      if isinstance(fn, cst.FunctionDef)
-                      and any(clears_gradients(n) for n in iter_nodes(fn.body)))
-    _CLEARING_CACHE.clear()
-    _CLEARING_CACHE[id(module)] = (module, names)
-    return names
-
-
-_CLEARING_CACHE: dict[int, tuple[cst.Module, frozenset[str]]] = {}
+    return ctx.cached("clearing_functions", lambda: frozenset(
+        fn.name.value for fn in iter_nodes(ctx.module)
+        if isinstance(fn, cst.FunctionDef) and any(clears_gradients(n) for n in iter_nodes(fn.body))
+    ))
 
 
 def calls_clearing_helper(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -677,14 +668,17 @@ def _backward_and_step(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str |
     backward = False
     step: str | None = None
     clears = False
-    for child in iter_nodes(body):
+    nodes = list(iter_nodes(body))
+    for child in nodes:
         if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and (
                 child.func.attr.value == "backward"):
             # distributed autograd keeps gradients per context, nothing to clear
             qual = ctx.qualified_name(child.func)
             backward = backward or not (qual or "").startswith("torch.distributed.")
         step = step or optimizer_step(child)
-        clears = clears or clears_gradients(child) or calls_clearing_helper(ctx, child)
+    if backward and step is not None:  # only then does clearing matter
+        clears = any(clears_gradients(child) or calls_clearing_helper(ctx, child)
+                     for child in nodes)
     return backward, step, clears
 
 
