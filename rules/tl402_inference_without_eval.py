@@ -80,14 +80,12 @@ class InferenceWithoutEval(Rule):
         facts = scan_function(ctx, node)
         if facts.eval_receivers or facts.other_eval or facts.train_receivers:
             return
-        if facts.backward or facts.needs_grad or class_sets_eval(ctx, node):
+        if facts.backward or facts.needs_grad or not torch_imported(ctx):
             return
         decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
-        if not torch_imported(ctx):
-            return
         models = model_names(ctx, node, facts, include_evaluated=False)
         called = [c for c in facts.calls if c.name in models and (c.grad_free or decorated)]
-        if not called:
+        if not called or class_sets_eval(ctx, node):  # the costly class-wide look comes last
             return
         first = next(i for i, c in enumerate(facts.calls) if c is called[0])
         if any(at <= first for at in facts.train_at.values()):

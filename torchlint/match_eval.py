@@ -239,14 +239,12 @@ class FileFacts:
 # A helper called from these is part of a forward pass: its caller decides about autograd.
 _FORWARD_METHODS = ("forward", "_forward", "__call__")
 
-_FILE_CACHE: dict[int, tuple[cst.Module, FileFacts]] = {}
-
-
 def file_facts(ctx: FileContext) -> FileFacts:
     """Names of functions called from no-grad code, and from code that calls ``.eval()``."""
-    cached = _FILE_CACHE.get(id(ctx.module))
-    if cached is not None and cached[0] is ctx.module:
-        return cached[1]
+    return ctx.cached("eval_file_facts", lambda: _file_facts(ctx))
+
+
+def _file_facts(ctx: FileContext) -> FileFacts:
     facts = FileFacts()
     per_scope: list[tuple[set[str], bool]] = []
     _file_scan(ctx, ctx.module, False, facts, per_scope, [set(), False, False])
@@ -254,9 +252,6 @@ def file_facts(ctx: FileContext) -> FileFacts:
         if evals:
             facts.called_after_eval |= called
     _backward_flows(ctx.module, facts)
-    if len(_FILE_CACHE) > 64:
-        _FILE_CACHE.clear()
-    _FILE_CACHE[id(ctx.module)] = (ctx.module, facts)
     return facts
 
 
