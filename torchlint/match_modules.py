@@ -472,7 +472,27 @@ class UnregisteredContainerRule(Rule):
     kind = "list"
     container = "ModuleList"
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # functions that store something list- or dict-like on self: the only ones analysed
+        self._candidates: set[int] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._note(node.targets[0].target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._note(node.target, node.value)
+
+    def _note(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if self_attribute(target) is not None and _may_hold(self.context, value, self.kind):
+            function = self.context.current_function
+            if function is not None:
+                self._candidates.add(id(function))
+
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if id(node) not in self._candidates:
+            return
         cls = self.context.enclosing_class(node)
         if cls is None or not self.context.is_module_class(cls):
             return
