@@ -12,7 +12,6 @@ from typing import TextIO
 
 import click
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 
 from torchlint import __version__
@@ -324,6 +323,8 @@ def explain(code: str) -> None:
     default = "on by default" if rule.default else "opt-in (enable with --select " + rule.code + ")"
     header = f"# {rule.code} {rule.name}\n\n*{default}; fix: {_fix_label(rule)}*\n\n"
     if sys.stdout.isatty():
+        from rich.markdown import Markdown  # only `explain` on a terminal needs it
+
         Console().print(Markdown(header + rule.doc()))
     else:
         click.echo(header + rule.doc())
