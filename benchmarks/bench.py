@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--select", default="ALL", help="torchlint --select (default: ALL)")
+    parser.add_argument("--select", default="ALL",
+                        help="torchlint --select (default: ALL; 'default' runs the default rules)")
     parser.add_argument("--torchfix-cmd", default=None,
                         help="TorchFix command, e.g. '/work/tfvenv/bin/torchfix' "
                              "(default: torchfix on PATH; 'none' skips it)")
@@ -189,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     Path(listing).write_text("\n".join(files) + "\n", encoding="utf-8")
     Path(script).write_text(BARE_PARSE, encoding="utf-8")
 
-    torchlint = [*shlex.split(args.torchlint_cmd), "check", directory, "--select", args.select,
+    selection = [] if args.select == "default" else ["--select", args.select]
+    torchlint = [*shlex.split(args.torchlint_cmd), "check", directory, *selection,
                  "--jobs", str(args.jobs), "--cache-dir", cache, "--exit-zero", "--quiet"]
     results: list[Measure] = []
     try:
