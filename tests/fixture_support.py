@@ -43,13 +43,26 @@ def expected(text: str) -> set[tuple[int, str]]:
     return found
 
 
+def _rules_for(code: str):
+    """The rule alone; TL002 (unused noqa) needs the default rules whose findings it checks."""
+    rules = all_rules()
+    if code == "TL002":
+        chosen = [r for c, r in rules.items() if r.default or c == code]
+        return chosen, {r.code for r in chosen}
+    return [rules[code]], {code, "TL001"}
+
+
 def lint_with(path: Path, code: str, text: str | None = None):
-    rule = all_rules()[code]
+    rules, codes = _rules_for(code)
     source = SourceFile.read(path) if text is None else SourceFile(str(path), text)
-    return lint_source(source, [rule], enabled_codes={code, "TL001"})
+    result = lint_source(source, rules, enabled_codes=codes)
+    result.diagnostics = [d for d in result.diagnostics if d.code == code]
+    return result
 
 
 def fix_with(path: Path, code: str, text: str | None = None):
-    rule = all_rules()[code]
+    rules, codes = _rules_for(code)
+    if code == "TL002":  # it has no fix; fixing the other rules is not its fixture's business
+        rules, codes = [all_rules()[code]], {code}
     source = SourceFile.read(path) if text is None else SourceFile(str(path), text)
-    return fix_source(source, [rule], unsafe=True, enabled_codes={code, "TL001"})
+    return fix_source(source, rules, unsafe=True, enabled_codes=codes)

@@ -47,6 +47,9 @@ def test_fix_output_is_exact(path: Path, request: pytest.FixtureRequest) -> None
 def test_fix_is_idempotent_and_parses(path: Path) -> None:
     code = rule_code(path)
     first = fix_with(path, code)
+    if code == "TL001":  # the fixture is a file that does not parse; nothing may change it
+        assert first.source.text == path.read_text(encoding="utf-8")
+        return
     parse(first.source.text)
     second = fix_with(path, code, first.source.text)
     assert second.source.text == first.source.text
@@ -55,7 +58,7 @@ def test_fix_is_idempotent_and_parses(path: Path) -> None:
 
 def test_every_rule_has_a_fixture() -> None:
     covered = {rule_code(p) for p in FILES}
-    missing = sorted(set(all_rules()) - covered - {"TL001", "TL002"})
+    missing = sorted(set(all_rules()) - covered)
     assert not missing, f"rules without a fixture: {missing}"
 
 
