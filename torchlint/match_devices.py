@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.context import FileContext, binds_anywhere
+from torchlint.context import FileContext, binds_anywhere, dotted_name
 from torchlint.matchers import (
     TENSOR_FACTORIES,
     get_arg,
@@ -121,23 +121,14 @@ def imports_inplace_batch_package(ctx: FileContext) -> bool:
     for stmt in ctx.module.body:
         for node in walk_scope(stmt):
             if isinstance(node, cst.Import):
-                names = [_dotted(a.name) for a in node.names]
+                names = [dotted_name(a.name) for a in node.names]
             elif isinstance(node, cst.ImportFrom) and node.module is not None:
-                names = [_dotted(node.module)]
+                names = [dotted_name(node.module)]
             else:
                 continue
             if any(n and n.split(".")[0] in _INPLACE_BATCH_PACKAGES for n in names):
                 return True
     return False
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
 
 
 def in_target(name: str, target: cst.BaseExpression) -> tuple[bool, bool]:
