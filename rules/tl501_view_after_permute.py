@@ -57,6 +57,8 @@ class ViewAfterPermute(Rule):
         attribute = method_call(node, "view")
         if attribute is None or not node.args or self._is_dtype_view(node):
             return
+        if not self.context.cached("imports_torch", lambda: self.context.imports_from("torch")):
+            return  # no torch in the file: the receiver is some other library's object
         op = self._producer(attribute.value, node)
         if op is None:
             return
