@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.context import FileContext
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
+from torchlint.match_api import ModuleIndex, import_cleanup, index_for
 from torchlint.matchers import get_arg, last_name_part, reference
 from torchlint.rule import Rule
 
@@ -61,28 +63,38 @@ class AdamWeightDecay(Rule):
     message = "Adam with weight_decay adds an L2 penalty, not decoupled weight decay; use AdamW"
     fix_safety = "unsafe"
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._index: dict[int, ModuleIndex] = {}
+
     def visit_Call(self, node: cst.Call) -> None:
+        adam = self._flagged(node)
+        if adam is not None:
+            self.report(node, fix=self._fix(adam))
+
+    def _flagged(self, node: cst.Call) -> cst.BaseExpression | None:
+        """The Adam reference of a call this rule reports, else None."""
         adam, call = node.func, node
         if self.context.call_name(node) in _PARTIAL:
             # functools.partial(torch.optim.Adam, weight_decay=...): the same optimizer later
             if not node.args or node.args[0].keyword is not None or node.args[0].star:
-                return
+                return None
             adam = node.args[0].value
             call = node.with_changes(func=adam, args=node.args[1:])
         if self.context.qualified_name(adam) not in _ADAM:
-            return
+            return None
         decay = get_arg(call, "weight_decay", 4)
         if decay is None or self._is_zero_value(decay.value, node):
-            return
+            return None
         named = last_name_part(decay.value)
         if named is not None and "l2" in named.lower():
-            return  # weight_decay=args.l2: an L2 penalty is what the author asked for
+            return None  # weight_decay=args.l2: an L2 penalty is what the author asked for
         decoupled = get_arg(call, "decoupled_weight_decay")
         if decoupled is not None and not _is_zero(decoupled.value):
-            return  # Adam(decoupled_weight_decay=True) is AdamW already
+            return None  # Adam(decoupled_weight_decay=True) is AdamW already
         if any(arg.star == "**" for arg in call.args):
-            return
-        self.report(node, fix=self._fix(adam))
+            return None
+        return adam
 
     def _is_zero_value(self, value: cst.BaseExpression, node: cst.Call) -> bool:
         """A zero literal, or a local name bound to one (``wd = 0.0``, ``def f(wd=0)``)."""
@@ -103,7 +115,10 @@ class AdamWeightDecay(Rule):
             if self.context.lookup("AdamW") == "torch.optim.AdamW":
                 return Fix.unsafe(NodeEdit(func, "AdamW"))
             if func.value == "Adam" and self.context.is_free("AdamW"):
-                return Fix.unsafe(NodeEdit(func, "AdamW"),
+                # `from torch.optim import Adam`: the now unused Adam import goes too
+                cleanup = import_cleanup(index_for(self._index, self.context), "Adam",
+                                         lambda call: self._flagged(call) is not None, func)
+                return Fix.unsafe(NodeEdit(func, "AdamW"), *cleanup,
                                   imports=(ImportNeed("from torch.optim import AdamW"),))
             spelled = reference(self.context, "torch.optim.AdamW")
             if spelled is None:

@@ -36,11 +36,18 @@ def test_data_parallel_needs_torch() -> None:
     assert _lint("TL801", "import torch.nn.parallel as P\nP.DataParallel(1)\n") == [(2, 1)]
 
 
-def test_adam_from_import_gets_an_adamw_import() -> None:
+def test_adam_from_import_gets_an_adamw_import_and_loses_the_unused_adam() -> None:
     text = "from torch.optim import Adam\nopt = Adam(ps, weight_decay=0.1)\n"
     assert _fix("TL208", text) == (
-        "from torch.optim import Adam\nfrom torch.optim import AdamW\n"
-        "opt = AdamW(ps, weight_decay=0.1)\n")
+        "from torch.optim import AdamW\nopt = AdamW(ps, weight_decay=0.1)\n")
+
+
+def test_adam_import_stays_while_an_unflagged_use_remains() -> None:
+    text = ("from torch.optim import Adam, SGD\n"
+            "a = Adam(ps, weight_decay=0.1)\nb = Adam(ps)\n")
+    assert _fix("TL208", text) == (
+        "from torch.optim import Adam, SGD\nfrom torch.optim import AdamW\n"
+        "a = AdamW(ps, weight_decay=0.1)\nb = Adam(ps)\n")
 
 
 def test_sqrt_fix_keeps_keywords() -> None:
