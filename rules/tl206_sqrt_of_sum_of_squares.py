@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.context import FileContext
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_tensors import plus_terms, square_base, sum_of_squares
-from torchlint.matchers import code, reference
+from torchlint.match_api import ModuleIndex, import_cleanup, index_for
+from torchlint.matchers import reference
 from torchlint.rule import Rule
 
 _REDUCTION_KEYWORDS = ("dim", "keepdim")
@@ -57,6 +59,10 @@ class SqrtOfSumOfSquares(Rule):
     triggers = ("sqrt",)
     message = "sqrt of a sum of squares has a NaN gradient at 0; {advice}"
     fix_safety = "unsafe"
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         operand = self._sqrt_operand(node)
@@ -111,12 +117,12 @@ class SqrtOfSumOfSquares(Rule):
             elif arg.keyword.value in _REDUCTION_KEYWORDS:
                 values[arg.keyword.value] = arg.value
             elif arg.keyword.value == "dtype":
-                extra.append(f"dtype={code(arg.value)}")
+                extra.append(f"dtype={self.context.code(arg.value)}")
             else:
                 return None
         func = node.func
         if isinstance(func, cst.Attribute) and self.context.qualified_name(func.value) == "torch":
-            function, need = f"{code(func.value)}.linalg.vector_norm", None  # torch.sqrt's spelling
+            function, need = f"{self.context.code(func.value)}.linalg.vector_norm", None  # torch.sqrt's spelling
         else:
             spelled = reference(self.context, "torch.linalg.vector_norm")
             if spelled is None:
@@ -124,10 +130,18 @@ class SqrtOfSumOfSquares(Rule):
             function, need = spelled
         if base.lpar and not isinstance(base, (cst.Tuple, cst.GeneratorExp)):
             base = base.with_changes(lpar=[], rpar=[])
-        parts = [code(base)]
-        parts += [f"{key}={code(values[key])}" for key in _REDUCTION_KEYWORDS if key in values]
+        parts = [self.context.code(base)]
+        parts += [f"{key}={self.context.code(values[key])}" for key in _REDUCTION_KEYWORDS if key in values]
         parts += extra
         text = f"{function}({', '.join(parts)})"
         if node.lpar:
             text = "(" * len(node.lpar) + text + ")" * len(node.rpar)
-        return Fix.unsafe(NodeEdit(node, text), imports=(need,) if need else ())
+        cleanup: tuple[NodeEdit, ...] = ()
+        if isinstance(func, cst.Name):  # `from torch import sqrt`: drop it once unused
+            cleanup = import_cleanup(index_for(self._index, self.context), func.value,
+                                     self._fixable, func)
+        return Fix.unsafe(NodeEdit(node, text), *cleanup, imports=(need,) if need else ())
+
+    def _fixable(self, call: cst.Call) -> bool:
+        operand = self._sqrt_operand(call)
+        return operand is not None and sum_of_squares(self.context, operand) is not None
