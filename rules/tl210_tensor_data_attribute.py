@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_tensors import is_parameter_loop_target
-from torchlint.matchers import code, is_tensor_factory, method_call
+from torchlint.matchers import is_tensor_factory, method_call
 from torchlint.rule import Rule
 
 _TENSOR_ATTRIBUTES = frozenset({"grad", "weight", "bias"})
@@ -63,7 +63,7 @@ class TensorDataAttribute(Rule):
             return
         detached = cst.Call(func=cst.Attribute(value=node.value, attr=cst.Name("detach")),
                             lpar=node.lpar, rpar=node.rpar)
-        self.report(node, fix=Fix.unsafe(NodeEdit(node, code(detached))))
+        self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(detached))))
 
     def _comprehension_iter(self, name: str) -> bool | None:
         """For ``p`` bound by an enclosing comprehension: does it iterate parameters?
