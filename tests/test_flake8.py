@@ -64,3 +64,11 @@ def test_opt_in_rules_only_when_selected(project: Path) -> None:
     assert any(line.startswith("mod.py:8:43: TL002") for line in extended)
     assert not any("TL002" in line for line in selected)
     assert any("TL002" in line for line in _run(project, "--select", "TL002,TL301"))
+
+
+def test_disable_noqa_shows_suppressed_findings(project: Path) -> None:
+    honoured = [line for line in _run(project, "--select", "TL") if ": TL301 " in line]
+    disabled = [line for line in _run(project, "--select", "TL", "--disable-noqa")
+                if ": TL301 " in line]
+    assert len(honoured) == 1
+    assert len(disabled) == 3  # both `# noqa` lines show up too

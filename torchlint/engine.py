@@ -15,7 +15,7 @@ from torchlint.diagnostic import Diagnostic, Edit, Fix, ImportNeed, NodeEdit
 from torchlint.positions import Locator
 from torchlint.rule import Report, Rule
 from torchlint.source import SourceFile
-from torchlint.suppression import parse_suppressions
+from torchlint.suppression import Suppressions, parse_suppressions
 from torchlint.walk import Handler, Walker
 
 SYNTAX_ERROR = "TL001"
@@ -124,8 +124,12 @@ def lint_source(
     *,
     enabled_codes: Collection[str] | None = None,
     unfixable: Collection[str] = (),
+    noqa: bool = True,
 ) -> LintResult:
-    """Run ``rules`` over ``source``; ``enabled_codes`` decides TL001/TL002 (default: all)."""
+    """Run ``rules`` over ``source``; ``enabled_codes`` decides TL001/TL002 (default: all).
+
+    ``noqa=False`` ignores ``# noqa`` comments (flake8's ``--disable-noqa``).
+    """
     enabled = set(enabled_codes) if enabled_codes is not None else {r.code for r in rules} | {
         SYNTAX_ERROR}
     text = source.text
@@ -153,7 +157,7 @@ def lint_source(
         diagnostics = [syntax_error(source.path, exc, source.text)]
         return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False,
                           module=module)
-    suppressions = parse_suppressions(source.text)
+    suppressions = parse_suppressions(source.text) if noqa else Suppressions()
     diagnostics: list[Diagnostic] = []
     suppressed = 0
     if reports:

@@ -43,6 +43,7 @@ class TorchlintChecker:
     name = "torchlint"
     version = __version__
     codes: ClassVar[tuple[str, ...] | None] = None  # set by parse_options
+    honour_noqa: ClassVar[bool] = True  # False with flake8 --disable-noqa
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         self.filename = filename
@@ -52,11 +53,12 @@ class TorchlintChecker:
     def parse_options(cls, options: Any) -> None:
         cls.codes = enabled_codes(getattr(options, "select", None),
                                   getattr(options, "extend_select", None))
+        cls.honour_noqa = not getattr(options, "disable_noqa", False)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         codes = self.codes if self.codes is not None else enabled_codes(None, None)
         settings = Settings(select=codes)
         source = SourceFile(path=self.filename, text="".join(self.lines))
-        for d in lint_one(source, settings, Mode()).diagnostics:
+        for d in lint_one(source, settings, Mode(noqa=self.honour_noqa)).diagnostics:
             # flake8 prints the column it is given plus one; ours are 1-based already
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

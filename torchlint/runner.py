@@ -27,6 +27,7 @@ class Mode:
     fix: bool = False  # write fixes to the file
     unsafe: bool = False  # include unsafe fixes
     diff: bool = False  # compute the diff of the fixes, write nothing
+    noqa: bool = True  # honour `# noqa` comments
 
 
 @dataclass
@@ -48,7 +49,8 @@ def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
     rules = settings.rules_for(path)
     codes = settings.codes_for(path)
     unfixable = settings.unfixable_codes()
-    result = lint_source(source, rules, enabled_codes=codes, unfixable=unfixable)
+    result = lint_source(source, rules, enabled_codes=codes, unfixable=unfixable,
+                         noqa=mode.noqa)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics)
     outcome = fix_source(source, rules, unsafe=mode.unsafe, enabled_codes=codes,
