@@ -93,6 +93,9 @@ class TensorDataAttribute(Rule):
 
     def _is_written(self, node: cst.Attribute) -> bool:
         parent = self.context.parent(node)
+        # w.data[:n] = ... writes through .data: the slice is the assignment target
+        while isinstance(parent, cst.Subscript) and parent.value is node:
+            node, parent = parent, self.context.parent(parent)
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             return True
         if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
