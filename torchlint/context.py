@@ -98,25 +98,25 @@ def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, st
         yield bound, f"{module}.{name}"
 
 
-def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
     if isinstance(target, cst.Name):
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _target_names(element.value)
+            yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _assign_names(stmt: cst.Assign) -> Iterator[str]:
     for t in stmt.targets:
-        yield from _target_names(t.target)
+        yield from target_names(t.target)
 
 
 def _with_names(stmt: cst.With) -> Iterator[str]:
     for item in stmt.items:
         if item.asname is not None:
-            yield from _target_names(item.asname.name)
+            yield from target_names(item.asname.name)
 
 
 def _import_names(stmt: cst.Import | cst.ImportFrom) -> Iterator[str]:
@@ -126,24 +126,24 @@ def _import_names(stmt: cst.Import | cst.ImportFrom) -> Iterator[str]:
 
 def _handler_names(stmt: cst.ExceptHandler) -> Iterator[str]:
     if stmt.name is not None:
-        yield from _target_names(stmt.name.name)
+        yield from target_names(stmt.name.name)
 
 
 # What each binding statement binds, looked up by exact type (isinstance chains are slow).
 _BINDERS: dict[type, Callable[[Any], Iterator[str]]] = {
     cst.Assign: _assign_names,
-    cst.AnnAssign: lambda s: _target_names(s.target),
-    cst.AugAssign: lambda s: _target_names(s.target),
+    cst.AnnAssign: lambda s: target_names(s.target),
+    cst.AugAssign: lambda s: target_names(s.target),
     cst.Import: _import_names,
     cst.ImportFrom: _import_names,
     cst.FunctionDef: lambda s: iter((s.name.value,)),
     cst.ClassDef: lambda s: iter((s.name.value,)),
-    cst.For: lambda s: _target_names(s.target),
+    cst.For: lambda s: target_names(s.target),
     cst.With: _with_names,
-    cst.Del: lambda s: _target_names(s.target),
+    cst.Del: lambda s: target_names(s.target),
     cst.Global: lambda s: (n.name.value for n in s.names),
     cst.Nonlocal: lambda s: (n.name.value for n in s.names),
-    cst.NamedExpr: lambda s: _target_names(s.target),
+    cst.NamedExpr: lambda s: target_names(s.target),
     cst.ExceptHandler: _handler_names,
 }
 _NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -545,7 +545,7 @@ class FileContext:
             if isinstance(block, cst.ClassDef):
                 return None
             if isinstance(block, _LOOPS) and child is block.body:
-                if isinstance(block, cst.For) and name in _target_names(block.target):
+                if isinstance(block, cst.For) and name in target_names(block.target):
                     return Binding("for", block, block.iter)
                 if binds_anywhere(block.body, name):
                     return None
@@ -575,7 +575,7 @@ class FileContext:
                 return None
         for stmt in reversed(body[:position]):
             if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock) and not (
-                any(item.asname is not None and name in _target_names(item.asname.name)
+                any(item.asname is not None and name in target_names(item.asname.name)
                     for item in stmt.items)
             ):
                 inner = self._search_statements(stmt.body.body, None, name)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.context import FileContext, binds_anywhere, dotted_name
+from torchlint.context import FileContext, binds_anywhere, dotted_name, target_names
 from torchlint.matchers import (
     TENSOR_FACTORIES,
     get_arg,
@@ -438,19 +438,6 @@ def is_numpy_array(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) 
     return is_numpy_array_expression(ctx, node, at)
 
 
-def target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        found: set[str] = set()
-        for element in target.elements:
-            value = element.value
-            found |= target_names(value.value if isinstance(value, cst.StarredElement)
-                                  else value)
-        return found
-    return set()
-
-
 def batch_root(node: cst.BaseExpression) -> cst.Name | None:
     """``batch`` for ``batch``, ``batch[0]``, ``batch["image"]``."""
     while isinstance(node, cst.Subscript):
@@ -472,7 +459,7 @@ def moves_loader_batches_to_device(ctx: FileContext) -> bool:
         if not isinstance(node, cst.For):
             continue
         batch = loader_iterable(ctx, node.iter, node.target)
-        names = target_names(batch) if batch is not None else set()
+        names = set(target_names(batch)) if batch is not None else set()
         if not names:
             continue
         for inner in walk_scope(node.body):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.context import FileContext
+from torchlint.context import FileContext, target_names
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import (
     is_layer_call,
@@ -88,18 +88,10 @@ def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
                              cst.FunctionDef, cst.ClassDef, cst.NamedExpr, cst.Del,
                              cst.CompFor, cst.Import, cst.ImportFrom)):
             if isinstance(node, cst.CompFor):
-                bad.update(_names_in(node.target))
+                bad.update(target_names(node.target))
             else:
                 bad.update(bound_names(node))
     return frozenset(good - bad)
-
-
-def _names_in(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names_in(element.value)
 
 
 def is_layerish(ctx: FileContext, expr: cst.CSTNode | None, layer_names: frozenset[str]) -> bool:
@@ -381,7 +373,7 @@ def _local_container(ctx: FileContext, nodes: list[cst.CSTNode], use: int, name:
                                cst.NamedExpr, cst.Assign, cst.AnnAssign)):
             from torchlint.context import bound_names
 
-            names = _names_in(node.target) if isinstance(node, cst.CompFor) else bound_names(node)
+            names = target_names(node.target) if isinstance(node, cst.CompFor) else bound_names(node)
             if name in names and not (isinstance(node, cst.AugAssign) and kind == "list"):
                 return None
         elif isinstance(node, cst.Call) and _passes(node, name):
