@@ -10,6 +10,7 @@ from torchlint.context import FileContext, target_names
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import (
     is_layer_call,
+    layer_name,
     reference,
     self_attribute,
     trailing_comma_layout,
@@ -517,27 +518,20 @@ class UnregisteredContainerRule(Rule):
 # ------------------------------------------------------- conv + batch norm
 def conv_dimension(ctx: FileContext, node: cst.CSTNode) -> str | None:
     """``2d`` for ``nn.Conv2d(...)``/``nn.ConvTranspose2d(...)``/``nn.LazyConv2d(...)``."""
-    if not isinstance(node, cst.Call):
-        return None
-    qual = ctx.qualified_name(node.func)
-    if qual is None or not qual.startswith("torch.nn.") or qual.count(".") != 2:
-        return None
-    leaf = qual.rsplit(".", 1)[1]
-    for prefix in ("Conv", "ConvTranspose", "LazyConv", "LazyConvTranspose"):
-        rest = leaf[len(prefix):]
-        if leaf.startswith(prefix) and rest in ("1d", "2d", "3d"):
-            return rest
-    return None
+    return _dimension(ctx, node, ("Conv", "ConvTranspose", "LazyConv", "LazyConvTranspose"))
 
 
 def batchnorm_dimension(ctx: FileContext, node: cst.CSTNode) -> str | None:
-    if not isinstance(node, cst.Call):
+    """``2d`` for ``nn.BatchNorm2d(...)``/``nn.LazyBatchNorm2d(...)``."""
+    return _dimension(ctx, node, ("BatchNorm", "LazyBatchNorm"))
+
+
+def _dimension(ctx: FileContext, node: cst.CSTNode, prefixes: tuple[str, ...]) -> str | None:
+    """The ``1d``/``2d``/``3d`` suffix of a ``torch.nn`` layer named ``<prefix><dim>``."""
+    leaf = layer_name(ctx, node)
+    if leaf is None:
         return None
-    qual = ctx.qualified_name(node.func)
-    if qual is None or not qual.startswith("torch.nn.") or qual.count(".") != 2:
-        return None
-    leaf = qual.rsplit(".", 1)[1]
-    for prefix in ("BatchNorm", "LazyBatchNorm"):
+    for prefix in prefixes:
         rest = leaf[len(prefix):]
         if leaf.startswith(prefix) and rest in ("1d", "2d", "3d"):
             return rest
