@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.context import FileContext
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_tensors import plus_terms, square_base, sum_of_squares
-from torchlint.match_api import ModuleIndex, import_cleanup, index_for
+from torchlint.match_api import import_cleanup, index_for
 from torchlint.matchers import reference
 from torchlint.rule import Rule
 
@@ -60,9 +59,6 @@ class SqrtOfSumOfSquares(Rule):
     message = "sqrt of a sum of squares has a NaN gradient at 0; {advice}"
     fix_safety = "unsafe"
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         operand = self._sqrt_operand(node)
@@ -138,7 +134,7 @@ class SqrtOfSumOfSquares(Rule):
             text = "(" * len(node.lpar) + text + ")" * len(node.rpar)
         cleanup: tuple[NodeEdit, ...] = ()
         if isinstance(func, cst.Name):  # `from torch import sqrt`: drop it once unused
-            cleanup = import_cleanup(index_for(self._index, self.context), func.value,
+            cleanup = import_cleanup(index_for(self.context), func.value,
                                      self._fixable, func)
         return Fix.unsafe(NodeEdit(node, text), *cleanup, imports=(need,) if need else ())
 

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.context import FileContext
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
-from torchlint.match_api import ModuleIndex, import_cleanup, index_for
+from torchlint.match_api import import_cleanup, index_for
 from torchlint.matchers import get_arg, last_name_part, reference
 from torchlint.rule import Rule
 
@@ -63,9 +62,6 @@ class AdamWeightDecay(Rule):
     message = "Adam with weight_decay adds an L2 penalty, not decoupled weight decay; use AdamW"
     fix_safety = "unsafe"
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         adam = self._flagged(node)
@@ -116,7 +112,7 @@ class AdamWeightDecay(Rule):
                 return Fix.unsafe(NodeEdit(func, "AdamW"))
             if func.value == "Adam" and self.context.is_free("AdamW"):
                 # `from torch.optim import Adam`: the now unused Adam import goes too
-                cleanup = import_cleanup(index_for(self._index, self.context), "Adam",
+                cleanup = import_cleanup(index_for(self.context), "Adam",
                                          lambda call: self._flagged(call) is not None, func)
                 return Fix.unsafe(NodeEdit(func, "AdamW"), *cleanup,
                                   imports=(ImportNeed("from torch.optim import AdamW"),))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import ModuleIndex, import_cleanup, index_for
+from torchlint.match_api import import_cleanup, index_for
 from torchlint.matchers import reference
 from torchlint.rule import Rule
 
@@ -53,9 +53,6 @@ class ClipGradNotInplaceName(Rule):
     message = "{old} is deprecated; call {old}_ (it clips the gradients in place)"
     fix_safety = "safe"
 
-    def __init__(self, context: object) -> None:
-        super().__init__(context)  # type: ignore[arg-type]
-        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)
@@ -70,7 +67,7 @@ class ClipGradNotInplaceName(Rule):
             return Fix.safe(NodeEdit(func.attr, new))
         if not isinstance(func, cst.Name):
             return None
-        index = index_for(self._index, self.context)
+        index = index_for(self.context)
         site = index.import_site(func.value, func)
         if site is not None and site.alias.asname is not None:
             return Fix.safe(NodeEdit(site.alias.name, new))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import ModuleIndex, import_cleanup, index_for, torch_spelling
+from torchlint.match_api import import_cleanup, index_for, torch_spelling
 from torchlint.rule import Rule
 from torchlint.walk import iter_nodes
 
@@ -61,9 +61,6 @@ class CudaAmpDeprecated(Rule):
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
     fix_safety = "safe"
 
-    def __init__(self, context: object) -> None:
-        super().__init__(context)  # type: ignore[arg-type]
-        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         name = DEPRECATED.get(self.context.qualified_name(node.func) or "")
@@ -99,7 +96,7 @@ class CudaAmpDeprecated(Rule):
         if isinstance(imported, cst.Attribute) and isinstance(imported.value, cst.Name):
             imported = imported.value  # from torch.cuda import amp; amp.autocast()
         if isinstance(imported, cst.Name):
-            index = index_for(self._index, self.context)
+            index = index_for(self.context)
 
             def fixable(call: cst.Call) -> bool:
                 if isinstance(call.func, cst.Attribute):

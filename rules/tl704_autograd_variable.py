@@ -49,14 +49,11 @@ class AutogradVariable(Rule):
     message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
     fix_safety = "safe"
 
-    def __init__(self, context: object) -> None:
-        super().__init__(context)  # type: ignore[arg-type]
-        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in VARIABLE:
             return
-        index = index_for(self._index, self.context)
+        index = index_for(self.context)
         replacement = self._replacement(index, node)
         fix = None
         if replacement is not None:

@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import (
-    ModuleIndex, import_cleanup, index_for, keeps_comments,
+    import_cleanup, index_for, keeps_comments,
     torch_spelling,
 )
 from torchlint.matchers import with_keywords
@@ -58,9 +58,6 @@ class LegacyTensorType(Rule):
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
 
-    def __init__(self, context: object) -> None:
-        super().__init__(context)  # type: ignore[arg-type]
-        self._index: dict[int, ModuleIndex] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)
@@ -91,7 +88,7 @@ class LegacyTensorType(Rule):
         if isinstance(imported, cst.Attribute) and isinstance(imported.value, cst.Name) and cuda:
             imported = imported.value  # from torch import cuda; cuda.FloatTensor([...])
         if isinstance(imported, cst.Name):
-            index = index_for(self._index, self.context)
+            index = index_for(self.context)
             cleanup = import_cleanup(index, imported.value, _fixable, node)
             if cleanup:
                 edits.extend(cleanup)

@@ -126,12 +126,9 @@ class ModuleIndex:
         return ImportSite(line, statement, alias, name, uses)
 
 
-def index_for(cache: dict[int, ModuleIndex], ctx: FileContext) -> ModuleIndex:
-    index = cache.get(id(ctx.module))
-    if index is None or index.module is not ctx.module:
-        cache.clear()
-        index = cache[id(ctx.module)] = ModuleIndex(ctx.module)
-    return index
+def index_for(ctx: FileContext) -> ModuleIndex:
+    """The file's ModuleIndex, built once per file and shared by every rule that needs it."""
+    return ctx.cached("module_index", lambda: ModuleIndex(ctx.module))
 
 
 def called_use(index: ModuleIndex, name: cst.Name) -> cst.Call | None:
