@@ -359,17 +359,15 @@ def grad_surely_enabled(ctx: FileContext) -> bool:
     return True
 
 
-_CALL_SITES: dict[int, tuple[cst.Module, dict[str, list[bool]]]] = {}
-
-
 def _call_sites(ctx: FileContext) -> dict[str, list[bool]]:
     """For each called function name: for every call, whether it runs without grad."""
+    return ctx.cached("call_sites", lambda: _find_call_sites(ctx))
+
+
+def _find_call_sites(ctx: FileContext) -> dict[str, list[bool]]:
     from torchlint.walk import semantic_children
 
     module = ctx.module
-    cached = _CALL_SITES.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
     sites: dict[str, list[bool]] = {}
     stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
     while stack:
@@ -389,8 +387,6 @@ def _call_sites(ctx: FileContext) -> dict[str, list[bool]]:
             stack.append((node.body, True))
             continue
         stack.extend((child, no_grad) for child in semantic_children(node))
-    _CALL_SITES.clear()
-    _CALL_SITES[id(module)] = (module, sites)
     return sites
 
 
