@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.context import binds_anywhere, bound_names
+from torchlint.context import binds_anywhere, bound_names, parameters
 from torchlint.rule import Rule
 from torchlint.walk import semantic_children
 
@@ -76,7 +76,7 @@ class DataParallel(Rule):
                 self.context.qualified_name(bound.value) in _DATA_PARALLEL)
         for function in self.context.ancestors:
             if isinstance(function, (cst.FunctionDef, cst.Lambda)) and (
-                    any(p.name.value == func.value for p in _params(function))
+                    any(p.name.value == func.value for p in parameters(function))
                     or binds_anywhere(function.body, func.value)):
                 return False
         return func.value in self._module_aliases()
@@ -113,12 +113,6 @@ class DataParallel(Rule):
                 stmt.targets[0].target, cst.Name) and is_dp(stmt.value):
             return stmt.targets[0].target.value
         return None
-
-
-def _params(function: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
-    params = function.params
-    star = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return [*params.posonly_params, *params.params, *params.kwonly_params, *star]
 
 
 def _module_statements(body) -> "list[cst.CSTNode]":

@@ -170,6 +170,16 @@ def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
     return False
 
 
+def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
+               ) -> list[cst.Param]:
+    """The parameters of ``function``; ``*args``/``**kwargs`` too unless ``stars`` is False."""
+    p = function.params
+    found = [*p.posonly_params, *p.params, *p.kwonly_params]
+    if stars:
+        found += [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
+    return found
+
+
 @dataclass(frozen=True)
 class Binding:
     """What a name was last bound to before a use, in straight-line code.
@@ -284,12 +294,8 @@ class FileContext:
     # ------------------------------------------------------------ walk hooks
     def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
         frame = _Frame(node)
-        params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for param in parameters(node):
             frame.names[param.name.value] = _AMBIGUOUS
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                frame.names[star.name.value] = _AMBIGUOUS
         self._frames.append(frame)
 
     def leave_function(self) -> None:
@@ -610,8 +616,7 @@ class FileContext:
 
     @staticmethod
     def _param_binding(function: cst.FunctionDef | cst.Lambda, name: str) -> Binding | None:
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for param in parameters(function, stars=False):
             if param.name.value == name:
                 return Binding("param", param, param.default)
         return None

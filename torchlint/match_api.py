@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.context import FileContext, import_bindings
+from torchlint.context import FileContext, import_bindings, parameters
 from torchlint.diagnostic import ImportNeed, NodeEdit
 from torchlint.matchers import code, with_keywords
 from torchlint.walk import semantic_children
@@ -317,10 +317,7 @@ def global_assignment(ctx: FileContext, name: str) -> tuple[cst.CSTNode, cst.Bas
 
     for ancestor in ctx.ancestors:
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            params = ancestor.params
-            every = (*params.posonly_params, *params.params, *params.kwonly_params,
-                     params.star_arg, params.star_kwarg)
-            if any(isinstance(p, cst.Param) and p.name.value == name for p in every):
+            if any(p.name.value == name for p in parameters(ancestor)):
                 return None
             if isinstance(ancestor, cst.FunctionDef) and binds_anywhere(ancestor.body, name):
                 return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.context import FileContext
+from torchlint.context import FileContext, parameters
 from torchlint.matchers import code, dotted_name, last_name_part, method_call
 from torchlint.walk import semantic_children
 
@@ -99,8 +99,7 @@ def own_nodes(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def params(function: cst.FunctionDef) -> list[cst.Param]:
-    p = function.params
-    return [*p.posonly_params, *p.params, *p.kwonly_params]
+    return parameters(function, stars=False)
 
 
 def self_name(ctx: FileContext, function: cst.FunctionDef) -> str | None:

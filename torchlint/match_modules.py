@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.context import FileContext, target_names
+from torchlint.context import FileContext, parameters, target_names
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import (
     is_layer_call,
@@ -68,9 +68,7 @@ def assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
 
 def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
     """Local names that every binding in ``function`` sets to a layer call."""
-    params = function.params
-    param_names = {p.name.value for p in (*params.posonly_params, *params.params,
-                                          *params.kwonly_params)}
+    param_names = {p.name.value for p in parameters(function, stars=False)}
     good: set[str] = set()
     bad: set[str] = set(param_names)
     from torchlint.context import bound_names

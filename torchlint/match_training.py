@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from torchlint.context import FileContext, binds_anywhere, bound_names
+from torchlint.context import FileContext, binds_anywhere, bound_names, parameters
 from torchlint.matchers import (
     dotted_name,
     is_layer_call,
@@ -191,12 +191,7 @@ def self_attribute_values(ctx: FileContext, node: cst.BaseExpression) -> list[cs
 
 
 def _params(function: cst.FunctionDef) -> set[str]:
-    p = function.params
-    names = {param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
-    for star in (p.star_arg, p.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.add(star.name.value)
-    return names
+    return {param.name.value for param in parameters(function)}
 
 
 def global_value(ctx: FileContext, name: str) -> cst.BaseExpression | None:
