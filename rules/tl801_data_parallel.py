@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.context import binds_anywhere, bound_names, parameters
+from torchlint.context import binds_anywhere, bound_names, module_statements, parameters
 from torchlint.rule import Rule
-from torchlint.walk import semantic_children
 
 _DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel",
@@ -86,7 +85,7 @@ class DataParallel(Rule):
         if self._aliases is None:
             counts: dict[str, int] = {}
             found: dict[str, cst.CSTNode] = {}
-            statements = list(_module_statements(self.context.module.body))
+            statements = list(module_statements(self.context.module.body))
             for stmt in statements:
                 for name in bound_names(stmt):
                     counts[name] = counts.get(name, 0) + 1
@@ -113,21 +112,3 @@ class DataParallel(Rule):
                 stmt.targets[0].target, cst.Name) and is_dp(stmt.value):
             return stmt.targets[0].target.value
         return None
-
-
-def _module_statements(body) -> "list[cst.CSTNode]":
-    """Module-level small and compound statements, inside if/try/with but not defs."""
-    out: list[cst.CSTNode] = []
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            out.extend(stmt.body)
-            continue
-        out.append(stmt)
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        for child in semantic_children(stmt):
-            if isinstance(child, cst.BaseSuite):
-                out.extend(_module_statements(child.body))
-            elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally, cst.If)):
-                out.extend(_module_statements([child]))
-    return out

@@ -170,6 +170,26 @@ def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
     return False
 
 
+def module_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """Small and compound statements that run at module level, in order: those inside
+    if/try/with/for/match blocks too, but not the bodies of functions and classes."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+            continue
+        yield stmt
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for child in semantic_children(stmt):
+            if isinstance(child, cst.BaseSuite):
+                yield from module_statements(child.body)
+            elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally, cst.If,
+                                    cst.ExceptStarHandler)):
+                yield from module_statements([child])
+            elif isinstance(child, cst.MatchCase):
+                yield from module_statements(child.body.body)
+
+
 def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
                ) -> list[cst.Param]:
     """The parameters of ``function``; ``*args``/``**kwargs`` too unless ``stars`` is False."""
@@ -220,24 +240,11 @@ class FileContext:
 
     # ------------------------------------------------------------------ setup
     def _scan_module(self, body: Sequence[cst.CSTNode]) -> None:
-        for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    self._bind_module_statement(small)
-            else:
-                self._bind_module_statement(stmt)
-                if isinstance(stmt, cst.ClassDef):
-                    self._class_nodes.append(stmt)
-                    self._collect_nested_classes(stmt.body)
-                elif not isinstance(stmt, cst.FunctionDef):
-                    for child in semantic_children(stmt):
-                        if isinstance(child, cst.BaseSuite):
-                            self._scan_module(child.body)
-                        elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally,
-                                                cst.If, cst.ExceptStarHandler)):
-                            self._scan_module([child])
-                        elif isinstance(child, cst.MatchCase):
-                            self._scan_module(child.body.body)
+        for stmt in module_statements(body):
+            self._bind_module_statement(stmt)
+            if isinstance(stmt, cst.ClassDef):
+                self._class_nodes.append(stmt)
+                self._collect_nested_classes(stmt.body)
 
     def _collect_nested_classes(self, suite: cst.BaseSuite) -> None:
         for stmt in suite.body:
