@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_api import earlier_assignment, global_assignment, receiver_text
+from torchlint.match_api import global_assignment, receiver_text
 from torchlint.matchers import get_arg, is_layer_call, method_call
 from torchlint.rule import Rule
 
@@ -76,24 +76,18 @@ class SaveWholeModel(Rule):
                 continue
             if not isinstance(expr, cst.Name):
                 return False
-            if statement is None:
-                bound = ctx.binding(expr.value)
-                if bound is None and ctx.current_function is not None:
-                    found = global_assignment(ctx, expr.value)
-                    if found is None:
-                        return False
-                    # later hops search the module body, where the assignment stands
-                    statement, value = found
-                    expr = value
-                    continue
-                if bound is None or bound.kind != "assign" or bound.value is None:
+            bound = ctx.binding(expr.value, statement)
+            if bound is None and statement is None and ctx.current_function is not None:
+                found = global_assignment(ctx, expr.value)
+                if found is None:
                     return False
-                statement, value = bound.node, bound.value
-            else:
-                earlier = earlier_assignment(ctx, statement, expr.value)
-                if earlier is None:
-                    return False
-                statement, value = earlier
+                # later hops search the module body, where the assignment stands
+                statement, value = found
+                expr = value
+                continue
+            if bound is None or bound.kind != "assign" or bound.value is None:
+                return False
+            statement, value = bound.node, bound.value
             expr = value
         return False
 

@@ -235,3 +235,21 @@ def test_binding_looks_into_with_bodies() -> None:
 
     answers = [a for a in probe(source, "Call", bound) if a is not None]
     assert answers == [("assign", "crit(out, y)"), ("with", 'open("f")')]
+
+
+def test_binding_follows_a_chain_back_from_an_earlier_statement() -> None:
+    source = """
+        def save(path):
+            net = Net()
+            model = net.to("cpu")
+            model.probe()
+    """
+
+    def chain(ctx, node):
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "probe"):
+            return None
+        first = ctx.binding("model")
+        second = ctx.binding("net", first.node)
+        return cst.Module([]).code_for_node(second.value)
+
+    assert [a for a in probe(source, "Call", chain) if a is not None] == ["Net()"]

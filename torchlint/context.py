@@ -544,12 +544,14 @@ class FileContext:
     def binding(self, name: str, at: cst.CSTNode | None = None) -> Binding | None:
         """What ``name`` was last bound to before ``at`` (default: the current node).
 
-        Only straight-line code of the current scope counts: a binding inside a compound
-        statement in between, or a loop that rebinds the name, gives None.
+        ``at`` is on the walk stack, or is an earlier statement of a block on it (so that a
+        chain ``a = b; b = ...`` can be followed back). Only straight-line code of the
+        current scope counts: a binding inside a compound statement in between, or a loop
+        that rebinds the name, gives None.
         """
         index = len(self.ancestors) - 1 if at is None else self._index(at)
         if index < 0:
-            return None
+            return self._binding_before_statement(name, at) if at is not None else None
         for i in range(index - 1, -1, -1):
             block = self.ancestors[i]
             child = self.ancestors[i + 1]
@@ -571,6 +573,26 @@ class FileContext:
                 continue
             if found is not None:
                 return found or None
+        return None
+
+    def _binding_before_statement(self, name: str, stmt: cst.CSTNode) -> Binding | None:
+        """``binding`` for a statement of a block on the walk stack, not itself on it."""
+        for block in reversed(self.ancestors):
+            if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+                continue
+            line = next((s for s in block.body if s is stmt or (
+                isinstance(s, cst.SimpleStatementLine) and any(x is stmt for x in s.body))),
+                None)
+            if line is None:
+                continue
+            if line is not stmt:  # earlier small statements of the same line come first
+                found = self._search_statements(line.body, stmt, name)
+                if found is not None:
+                    return found or None
+            found = self._search_statements(block.body, line, name)
+            if found is not None:
+                return found or None
+            return self.binding(name, block)
         return None
 
     def _search_statements(self, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,

@@ -277,39 +277,6 @@ add_keywords = with_keywords  # one implementation, in matchers
 
 
 # ------------------------------------------------------------- bindings
-def earlier_assignment(ctx: FileContext, statement: cst.CSTNode, name: str
-                       ) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
-    """The statement and value of ``name = value`` straight before ``statement`` (an Assign found through
-    ``ctx.binding``) in the same block; None when not a plain assignment or unsure."""
-    for block in reversed(ctx.ancestors):
-        if not isinstance(block, (cst.Module, cst.IndentedBlock)):
-            continue
-        position = next((k for k, line in enumerate(block.body)
-                         if isinstance(line, cst.SimpleStatementLine)
-                         and any(small is statement for small in line.body)), None)
-        if position is None:
-            continue
-        for line in reversed(block.body[:position]):
-            if not isinstance(line, cst.SimpleStatementLine):
-                from torchlint.context import binds_anywhere
-
-                if binds_anywhere(line, name):
-                    return None
-                continue
-            for small in reversed(line.body):
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
-                        small.targets[0].target, cst.Name):
-                    if small.targets[0].target.value == name:
-                        return small, small.value
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(
-                        small.target, cst.Name) and small.target.value == name:
-                    if isinstance(small, cst.AnnAssign) and small.value is not None:
-                        return small, small.value
-                    return None
-        return None
-    return None
-
-
 def global_assignment(ctx: FileContext, name: str) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
     """``name = value`` when that is the only binding of ``name`` at module level and the
     current function (and those around it) never bind ``name`` themselves."""
