@@ -21,3 +21,41 @@ def test_every_rule_declares_what_it_needs_to_see() -> None:
     missing = [code for code, rule in all_rules().items()
                if not rule.triggers and code not in ("TL001", "TL002")]
     assert not missing, f"rules without triggers: {missing}"
+
+
+def _findings(result) -> list[tuple[int, int, str]]:
+    return [(d.line, d.column, d.code) for d in result.diagnostics]
+
+
+def test_prefilters_hide_no_finding_in_any_fixture() -> None:
+    """Every rule's triggers and patterns pass every fixture, demo and doc example it flags."""
+    from fixture_support import FIXTURES
+
+    rules = [r for code, r in all_rules().items() if code not in ("TL001", "TL002")]
+    codes = {r.code for r in rules}
+    texts = {str(p): p.read_text(encoding="utf-8") for p in FIXTURES.rglob("*.py")
+             if not p.name.endswith(".fixed.py")}
+    for rule in rules:
+        texts[f"{rule.code}-example.py"] = rule.doc_example("## Example")
+    for path, text in texts.items():
+        source = SourceFile(path, text)
+        everything = lint_source(source, rules, enabled_codes=codes, prefilter=False)
+        if not everything.parsed:
+            continue
+        filtered = lint_source(source, rules, enabled_codes=codes)
+        assert _findings(filtered) == _findings(everything), path
+
+
+def test_patterns_narrow_triggers() -> None:
+    """A pattern is searched only after a trigger matched, and all patterns must match."""
+    from torchlint.rule import Rule
+
+    class Both(Rule):
+        code, name, message = "TL999", "both", "m"
+        triggers = ("load",)
+        patterns = (r"\bload\b", r"^import torch")
+
+    assert Both.could_fire("import torch\ntorch.load(f)\n")
+    assert not Both.could_fire("import torch\nloader = 1\n")  # trigger only
+    assert not Both.could_fire("torch.load(f)\n")  # one pattern only
+    assert not Both.could_fire("import torch\n")  # no trigger
