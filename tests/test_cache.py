@@ -189,3 +189,44 @@ def test_cli_cache_options(tmp_path: Path) -> None:
                              "--no-cache"], capture_output=True, text=True, cwd=nocache)
     assert result.returncode == 1
     assert not (nocache / ".torchlint_cache").exists()
+
+
+def test_a_cached_run_loads_neither_libcst_nor_a_rule(tmp_path: Path) -> None:
+    """A run answered from the cache starts fast: libcst and the rules stay unimported."""
+    path, _, cache_dir = _setup(tmp_path)
+    probe = (
+        "import sys\n"
+        "from torchlint.cli import main\n"
+        "try:\n"
+        f"    main([ 'check', {path!r}, '--cache-dir', {str(cache_dir)!r}, '-q'])\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "loaded = sorted(m for m in sys.modules if m == 'libcst' or m.startswith("
+        "'torchlint.rules.'))\n"
+        "print(code, loaded)\n"
+    )
+    first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           cwd=tmp_path, check=True)
+    assert first.stdout.splitlines()[-1].startswith("1 ['libcst'")  # computed: both loaded
+    second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=tmp_path, check=True)
+    assert "TL301" in second.stdout
+    assert second.stdout.splitlines()[-1] == "1 []"
+
+
+def test_plugin_metadata_is_noticed_without_importlib_metadata(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchlint import registry
+
+    dist = tmp_path / "someplugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(tmp_path / "missing")])
+    assert not registry._may_declare_plugins()
+    (dist / "entry_points.txt").write_text("[torchlint.rules]\nmine = someplugin.rules\n",
+                                           encoding="utf-8")
+    assert registry._may_declare_plugins()
+    archive = tmp_path / "bundle.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert registry._may_declare_plugins()  # cannot look inside cheaply: ask importlib

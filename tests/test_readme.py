@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from torchlint.docs import BEGIN, END, rule_table
+from torchlint.docs import BEGIN, END, catalog_source, rule_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -14,6 +14,13 @@ def test_rule_table_is_current() -> None:
     text = README.read_text(encoding="utf-8")
     table = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert table == rule_table(), "run: python -m torchlint.docs README.md"
+
+
+def test_catalog_is_current() -> None:
+    """torchlint/catalog.py (codes, names, defaults without importing rules) is generated."""
+    catalog = Path(__file__).resolve().parent.parent / "torchlint" / "catalog.py"
+    assert catalog.read_text(encoding="utf-8") == catalog_source(), (
+        "run: python -m torchlint.docs README.md")
 
 
 def test_readme_names_every_check_option() -> None:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,19 +29,30 @@ _README = "Created by torchlint. Safe to delete at any time.\n"
 
 
 def _engine_files() -> list[str]:
-    """Source files whose content decides lint results: torchlint's own and every rule's."""
-    import inspect
+    """Source files whose content decides lint results: torchlint's own and every rule's.
+
+    Found without importing a rule (a warm run never loads libcst), except rules that
+    plugins add, whose modules are imported to find their files.
+    """
+    import importlib.util
 
     import torchlint
-    from torchlint.registry import all_rules
+    from torchlint.registry import plugin_entry_points
 
-    package_dir = Path(torchlint.__file__).resolve().parent
-    files = {str(p) for p in package_dir.rglob("*.py")}
-    for rule in all_rules().values():
-        try:
-            files.add(str(Path(inspect.getfile(rule)).resolve()))
-        except (TypeError, OSError):
-            files.add(f"{rule.__module__}.{rule.__qualname__}")
+    files = {str(p) for p in Path(torchlint.__file__).resolve().parent.rglob("*.py")}
+    spec = importlib.util.find_spec("torchlint.rules")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        files.update(str(p) for p in Path(location).resolve().glob("*.py"))
+    if plugin_entry_points():
+        import inspect
+
+        from torchlint.registry import all_rules
+
+        for rule in all_rules().values():
+            try:
+                files.add(str(Path(inspect.getfile(rule)).resolve()))
+            except (TypeError, OSError):
+                files.add(f"{rule.__module__}.{rule.__qualname__}")
     return sorted(files)
 
 
@@ -61,20 +71,30 @@ def code_fingerprint(files: Iterable[str] | None = None) -> str:
 
 def settings_basis(settings: object, code_hash: str | None = None) -> str:
     """The part of every key shared by one run: versions, code and settings."""
-    import libcst
-
     from torchlint import __version__
 
-    libcst_version = getattr(libcst, "__version__", None) or _dist_version("libcst")
     parts = (
         f"torchlint-cache-{FORMAT}",
         __version__,
         sys.version,
-        libcst_version,
+        _libcst_version(),
         code_hash if code_hash is not None else code_fingerprint(),
         repr(settings),
     )
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _libcst_version() -> str:
+    """libcst's version file, read without importing libcst (that takes a quarter second)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or not spec.origin:
+        return "?"
+    try:
+        return Path(spec.origin).with_name("_version.py").read_text(encoding="utf-8")
+    except OSError:
+        return _dist_version("libcst")
 
 
 def _dist_version(name: str) -> str:
@@ -168,6 +188,8 @@ class Cache:
             if not os.path.isdir(directory):
                 os.makedirs(directory, exist_ok=True)
                 self._mark_root()
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import TextIO
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from torchlint import __version__
 from torchlint.config import ConfigError, Settings, resolve_settings
@@ -294,6 +292,9 @@ def rules_command(fmt: str) -> None:
         ]
         click.echo(json.dumps(payload, indent=2))
         return
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(show_lines=False, header_style="bold")
     for column in ("Code", "Name", "Enabled", "Fix", "Summary"):
         table.add_column(column, overflow="fold")
@@ -323,6 +324,7 @@ def explain(code: str) -> None:
     default = "on by default" if rule.default else "opt-in (enable with --select " + rule.code + ")"
     header = f"# {rule.code} {rule.name}\n\n*{default}; fix: {_fix_label(rule)}*\n\n"
     if sys.stdout.isatty():
+        from rich.console import Console
         from rich.markdown import Markdown  # only `explain` on a terminal needs it
 
         Console().print(Markdown(header + rule.doc()))

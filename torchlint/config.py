@@ -9,14 +9,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from torchlint.registry import all_rules, nearest_codes
-from torchlint.rule import Rule
+from torchlint.registry import all_rules, nearest_codes, rule_catalog
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "exclude",
               "extend-exclude", "unfixable")
@@ -50,9 +53,11 @@ class Settings:
 
     # ------------------------------------------------------------ rule sets
     def enabled_codes(self) -> frozenset[str]:
-        rules = all_rules()
+        return _enabled_codes(self)
+
+    def _enabled_codes(self) -> frozenset[str]:
         if self.select is None:
-            base = {code for code, rule in rules.items() if rule.default}
+            base = {code for code, (_, default) in rule_catalog().items() if default}
         else:
             base = set(expand_selectors(self.select))
         base |= set(expand_selectors(self.extend_select))
@@ -65,6 +70,8 @@ class Settings:
 
     def codes_for(self, path: str) -> frozenset[str]:
         codes = self.enabled_codes()
+        if not self.per_file_ignores:
+            return codes
         ignored: set[str] = set()
         relative = self.relative(path)
         for pattern, selectors in self.per_file_ignores:
@@ -73,8 +80,7 @@ class Settings:
         return codes - ignored
 
     def rules_for(self, path: str) -> list[type[Rule]]:
-        codes = self.codes_for(path)
-        return [rule for code, rule in all_rules().items() if code in codes]
+        return list(_rules_with(self.codes_for(path)))
 
     def unfixable_codes(self) -> frozenset[str]:
         return frozenset(expand_selectors(self.unfixable))
@@ -97,12 +103,40 @@ class Settings:
         patterns = (*user_exclude, *self.extend_exclude) if explicit else (
             *self.exclude, *self.extend_exclude)
         relative = self.relative(path)
-        return any(_glob_match(relative, pattern) for pattern in patterns)
+        names, globs = _split_patterns(patterns)
+        if names and not names.isdisjoint(relative.split("/")):
+            return True
+        return any(_glob_match(relative, pattern) for pattern in globs)
+
+
+@lru_cache(maxsize=64)
+def _enabled_codes(settings: Settings) -> frozenset[str]:
+    return settings._enabled_codes()
+
+
+@lru_cache(maxsize=64)
+def _rules_with(codes: frozenset[str]) -> tuple[type[Rule], ...]:
+    return tuple(rule for code, rule in all_rules().items() if code in codes)
 
 
 @lru_cache(maxsize=64)
 def _absolute_root(root: str) -> str:
     return os.path.abspath(root)
+
+
+@lru_cache(maxsize=64)
+def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Plain folder or file names (matched against each path part, as :func:`_glob_match`
+    would) apart from real globs."""
+    names: set[str] = set()
+    globs: list[str] = []
+    for pattern in patterns:
+        plain = pattern.rstrip("/").removeprefix("./")
+        if "/" in plain or any(c in plain for c in "*?["):
+            globs.append(pattern)
+        else:
+            names.add(plain)
+    return frozenset(names), tuple(globs)
 
 
 def _glob_match(relative: str, pattern: str) -> bool:
@@ -118,7 +152,7 @@ def _glob_match(relative: str, pattern: str) -> bool:
 
 def expand_selectors(selectors: Iterable[str]) -> list[str]:
     """Codes named by selectors: ``ALL``, a code, or a prefix (``TL``, ``TL3``, ``TL30``)."""
-    rules = all_rules()
+    rules = rule_catalog()
     codes: list[str] = []
     for selector in selectors:
         upper = selector.strip().upper()
@@ -132,7 +166,7 @@ def expand_selectors(selectors: Iterable[str]) -> list[str]:
 def validate_selectors(selectors: Iterable[str], where: str) -> None:
     for selector in selectors:
         upper = selector.strip().upper()
-        if upper == "ALL" or any(code.startswith(upper) for code in all_rules()) and upper:
+        if upper == "ALL" or any(code.startswith(upper) for code in rule_catalog()) and upper:
             continue
         hint = nearest_codes(selector)
         suggestion = f" (did you mean {', '.join(hint)}?)" if hint else ""

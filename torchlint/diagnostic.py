@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class Applicability(str, Enum):
@@ -94,3 +95,8 @@ class Diagnostic:
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+
+def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    """Whether a fix run applies this diagnostic's fix (unsafe ones only with ``unsafe``)."""
+    return diagnostic.fix is not None and (diagnostic.fix.is_safe or unsafe)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.context import import_bindings
-from torchlint.diagnostic import Diagnostic, Edit
+from torchlint.diagnostic import Diagnostic, Edit, applicable
 from torchlint.engine import LintResult, lint_source, parse
 from torchlint.rule import Rule
 from torchlint.source import SourceFile
@@ -25,10 +25,6 @@ class FixOutcome:
     source: SourceFile  # the fixed source (same object as the input when nothing changed)
     result: LintResult  # lint of the fixed source: what remains
     fixed: int  # diagnostics fixed
-
-
-def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
-    return diagnostic.fix is not None and (diagnostic.fix.is_safe or unsafe)
 
 
 def _conflicts(a: Edit, b: Edit) -> bool:

@@ -1,18 +1,30 @@
-"""Finding rules: every module of ``torchlint.rules`` plus ``torchlint.rules`` entry points."""
+"""Finding rules: every module of ``torchlint.rules`` plus ``torchlint.rules`` entry points.
+
+:func:`rule_catalog` answers "which codes exist, and which are on by default" without
+importing any rule (and so without libcst) unless a plugin adds rules; :func:`all_rules`
+imports them all.
+"""
 
 from __future__ import annotations
 
-import difflib
-import importlib
-import inspect
-import pkgutil
+import os
+import sys
 from functools import lru_cache
-from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
-from torchlint.rule import Rule
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from torchlint.rule import Rule
+
+GROUP = "torchlint.rules"
 
 
 def _rules_in(module: object) -> list[type[Rule]]:
+    import inspect
+
+    from torchlint.rule import Rule
+
     return [
         obj
         for _, obj in inspect.getmembers(module, inspect.isclass)
@@ -22,14 +34,53 @@ def _rules_in(module: object) -> list[type[Rule]]:
 
 
 @lru_cache(maxsize=1)
+def plugin_entry_points() -> tuple[EntryPoint, ...]:
+    """Installed ``torchlint.rules`` entry points (rules from other packages)."""
+    if not _may_declare_plugins():
+        return ()
+    from importlib.metadata import entry_points
+
+    return tuple(entry_points(group=GROUP))
+
+
+def _may_declare_plugins() -> bool:
+    """False only when no metadata folder on ``sys.path`` mentions the entry point group.
+
+    A quick look that spares importing importlib.metadata (a tenth of a cached run) when no
+    plugin is installed; whenever it cannot tell (a zip on the path), it says True.
+    """
+    marker = GROUP.encode()
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as listing:
+                folders = [e.name for e in listing if e.name.endswith((".dist-info", ".egg-info"))]
+        except OSError:
+            if os.path.isfile(entry):  # a zip archive: importlib.metadata can read it
+                return True
+            continue
+        for folder in folders:
+            try:
+                with open(os.path.join(entry or ".", folder, "entry_points.txt"), "rb") as handle:
+                    if marker in handle.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
+@lru_cache(maxsize=1)
 def all_rules() -> dict[str, type[Rule]]:
     """Every known rule, keyed and sorted by code."""
+    import importlib
+    import inspect
+    import pkgutil
+
     import torchlint.rules as package
 
     found: list[type[Rule]] = []
     for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
         found.extend(_rules_in(importlib.import_module(info.name)))
-    for ep in entry_points(group="torchlint.rules"):
+    for ep in plugin_entry_points():
         loaded = ep.load()
         found.extend(_rules_in(loaded) if inspect.ismodule(loaded) else [loaded])
     rules: dict[str, type[Rule]] = {}
@@ -40,16 +91,28 @@ def all_rules() -> dict[str, type[Rule]]:
     return dict(sorted(rules.items()))
 
 
+@lru_cache(maxsize=1)
+def rule_catalog() -> dict[str, tuple[str, bool]]:
+    """``code -> (name, on by default)`` for every known rule, sorted by code."""
+    if plugin_entry_points():
+        return {code: (rule.name, rule.default) for code, rule in all_rules().items()}
+    from torchlint.catalog import BUILTIN
+
+    return dict(BUILTIN)
+
+
 def nearest_codes(text: str, limit: int = 3) -> list[str]:
     """Known codes or names that look like ``text`` (for 'did you mean')."""
-    rules = all_rules()
+    import difflib
+
+    catalog = rule_catalog()
     upper = text.upper()
-    by_name = {r.name: code for code, r in rules.items()}
-    candidates = difflib.get_close_matches(upper, list(rules), n=limit, cutoff=0.5)
+    by_name = {name: code for code, (name, _) in catalog.items()}
+    candidates = difflib.get_close_matches(upper, list(catalog), n=limit, cutoff=0.5)
     candidates += [by_name[n] for n in difflib.get_close_matches(text.lower(), list(by_name),
                                                                 n=limit, cutoff=0.6)]
     if not candidates:
-        candidates = [c for c in rules if c.startswith(upper[:3])][:limit]
+        candidates = [c for c in catalog if c.startswith(upper[:3])][:limit]
     seen: list[str] = []
     for c in candidates:
         if c not in seen:

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.context
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from torchlint.config import Settings
-from torchlint.diagnostic import Diagnostic
-from torchlint.engine import lint_source
 from torchlint.cache import Cache, open_cache
-from torchlint.fixer import applicable, fix_source
-from torchlint.textdiff import unified_diff
+from torchlint.config import Settings
+from torchlint.diagnostic import Diagnostic, applicable
+from torchlint.registry import all_rules
 from torchlint.source import DecodeError, SourceFile, write_atomic
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+# The engine (libcst and the rules) and the process pool are imported only when a file must
+# be linted: a run answered from the cache never loads them.
 
 SYNTAX_ERROR = "TL001"
 
@@ -45,6 +46,9 @@ def _unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Diag
 
 
 def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
+    from torchlint.engine import lint_source
+    from torchlint.fixer import fix_source
+
     path = source.path
     rules = settings.rules_for(path)
     codes = settings.codes_for(path)
@@ -58,6 +62,8 @@ def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
     changed = outcome.source.text != source.text
     diff = ""
     if mode.diff and changed:
+        from torchlint.textdiff import unified_diff
+
         diff = unified_diff(source.text, outcome.source.text, path)
         return FileOutcome(path, result.diagnostics, fixed=0, diff=diff)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
@@ -178,6 +184,8 @@ def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     # fork: workers start in milliseconds with the rules already imported
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -191,6 +199,9 @@ def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache
     a task, and a file whose pool breaks again is run alone in a pool of its own, so only
     the file that kills its worker is reported.
     """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     pending = _chunks(paths, jobs)
     round_number = 0
     while pending:
@@ -246,6 +257,8 @@ def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | Non
             done[path] = hit
         else:
             todo.append(path)
+    if todo:
+        _load_engine()
     if jobs <= 1 or len(todo) < _SMALL_RUN:
         computed: Iterator[tuple[str, FileOutcome]] = (
             (path, _guarded(path, settings, mode, cache)) for path in todo)
@@ -261,6 +274,14 @@ def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | Non
     while index < len(paths):
         yield done[paths[index]]
         index += 1
+
+
+def _load_engine() -> None:
+    """Import libcst and the enabled rules here, once, so that forked workers inherit them."""
+    import torchlint.engine  # noqa: F401
+    import torchlint.fixer  # noqa: F401
+
+    all_rules()
 
 
 def _from_cache(path: str, mode: Mode, cache: Cache | None) -> FileOutcome | None:
