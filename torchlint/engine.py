@@ -16,7 +16,7 @@ from torchlint.positions import Locator
 from torchlint.rule import Report, Rule
 from torchlint.source import SourceFile
 from torchlint.suppression import Suppressions, parse_suppressions
-from torchlint.walk import Handler, Walker
+from torchlint.walk import Handler, Walker, memoised_children
 
 SYNTAX_ERROR = "TL001"
 UNUSED_NOQA = "TL002"
@@ -264,7 +264,8 @@ def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]], *,
             context.leave_function()
         pop()
 
-    Walker(visit, leave, enter, leave_node).walk(module)
+    with memoised_children():
+        Walker(visit, leave, enter, leave_node).walk(module)
     return [(instance, report) for instance in instances if id(instance) not in failed
             for report in instance.reports], context
 

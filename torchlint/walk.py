@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import libcst as cst
 
@@ -60,7 +61,38 @@ def _is_node_type(cls: type) -> bool:
     return known
 
 
+# While one tree is analysed, each node's children are computed once: rules walk parts of
+# the tree again (a function body, a loop) many times. The entry keeps the node alive, so
+# its id cannot be reused by another node while the memo exists.
+_memo: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] | None = None
+
+
+@contextmanager
+def memoised_children() -> Iterator[None]:
+    """Remember children lists until the block ends (one file's analysis)."""
+    global _memo
+    previous = _memo
+    _memo = {}
+    try:
+        yield
+    finally:
+        _memo = previous
+
+
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The semantic children of ``node``; the list is shared: never modify it."""
+    memo = _memo
+    if memo is None:
+        return _compute_children(node)
+    entry = memo.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1]
+    children = _compute_children(node)
+    memo[id(node)] = (node, children)
+    return children
+
+
+def _compute_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     children: list[cst.CSTNode] = []
     is_node = _node_types
     for name in _fields_cache.get(type(node)) or _child_fields(type(node)):
@@ -101,8 +133,7 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield current
         children = _children(current)
         if children:
-            children.reverse()
-            extend(children)
+            extend(reversed(children))
 
 
 Handler = Callable[[cst.CSTNode], object]
