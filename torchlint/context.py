@@ -147,6 +147,7 @@ _BINDERS: dict[type, Callable[[Any], Iterator[str]]] = {
     cst.ExceptHandler: _handler_names,
 }
 _NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NEW_SCOPE_TYPES = frozenset(_NEW_SCOPES)
 
 
 def bound_names(stmt: cst.CSTNode) -> Iterator[str]:
@@ -164,7 +165,7 @@ def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
         binder = binders.get(type(current))
         if binder is not None and name in binder(current):
             return True
-        if isinstance(current, _NEW_SCOPES):
+        if type(current) in _NEW_SCOPE_TYPES:
             continue
         stack.extend(semantic_children(current))
     return False
@@ -338,9 +339,10 @@ class FileContext:
 
     def qualified_name(self, expr: cst.CSTNode) -> str | None:
         """``torch.nn.Linear`` for ``nn.Linear`` after ``from torch import nn``; else None."""
-        if isinstance(expr, cst.Name):
+        kind = type(expr)  # exact types: an isinstance against libcst's ABCs is slow here
+        if kind is cst.Name:
             return self.lookup(expr.value)
-        if isinstance(expr, cst.Attribute):
+        if kind is cst.Attribute:
             base = self.qualified_name(expr.value)
             if base is None or base.startswith("builtins."):
                 return None
@@ -452,11 +454,12 @@ class FileContext:
     @property
     def current_function(self) -> cst.FunctionDef | None:
         """The innermost function whose body we are in (lambdas are seen through)."""
-        for i in range(len(self.ancestors) - 1, -1, -1):
-            anc = self.ancestors[i]
-            if isinstance(anc, cst.FunctionDef):
+        function, klass = cst.FunctionDef, cst.ClassDef
+        for anc in reversed(self.ancestors):
+            kind = type(anc)
+            if kind is function:
                 return anc
-            if isinstance(anc, cst.ClassDef):
+            if kind is klass:
                 return None
         return None
 

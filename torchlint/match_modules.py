@@ -53,9 +53,10 @@ def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def single_target(stmt: cst.CSTNode) -> cst.BaseExpression | None:
     """The one target of ``a = v`` / ``a: T = v``; None for chained or tuple targets."""
-    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+    kind = type(stmt)
+    if kind is cst.Assign and len(stmt.targets) == 1:
         return stmt.targets[0].target
-    if isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+    if kind is cst.AnnAssign and stmt.value is not None:
         return stmt.target
     return None
 

@@ -69,7 +69,7 @@ def positional_args(call: cst.Call) -> list[cst.Arg]:
 
 def method_call(node: cst.CSTNode, *names: str) -> cst.Attribute | None:
     """For ``<obj>.name(...)`` with name in ``names``, the ``Attribute``; else None."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         if not names or node.func.attr.value in names:
             return node.func
     return None
