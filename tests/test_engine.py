@@ -59,3 +59,15 @@ def test_patterns_narrow_triggers() -> None:
     assert not Both.could_fire("import torch\nloader = 1\n")  # trigger only
     assert not Both.could_fire("torch.load(f)\n")  # one pattern only
     assert not Both.could_fire("import torch\n")  # no trigger
+
+
+def test_the_quick_syntax_check_agrees_with_the_parser(capfd) -> None:
+    """Files no rule can fire on get CPython's check only: code that parses but does not
+    compile (a module-level return) is still fine, and compiler warnings stay silent."""
+    rules = list(all_rules().values())
+    for text in ("return 1\n", "x = 1\nprint(x is 1)\n", "def f():\n    nonlocal y\n",
+                 "s = '\\d'\n"):
+        assert lint_source(SourceFile("q.py", text), rules).diagnostics == [], text
+    assert capfd.readouterr().err == ""
+    broken = lint_source(SourceFile("b.py", "x = (1,\n"), rules).diagnostics
+    assert [d.code for d in broken] == ["TL001"]
