@@ -10,6 +10,7 @@ from torchlint.matchers import (
     is_device_like,
     is_dtype,
     is_tensor_factory,
+    TENSOR_FACTORIES,
     method_call,
     positional_args,
 )
@@ -20,6 +21,8 @@ _MOVE_KEYWORDS = {"device", "dtype", "non_blocking"}
 _FLOAT_ONLY = frozenset({"rand", "randn", "rand_like", "randn_like", "linspace", "logspace"})
 _INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
                              "bool", "uint16", "uint32", "uint64"})
+# the leaf names of TENSOR_FACTORIES (zeros|ones|...), for the prefilter
+_FACTORIES = "|".join(sorted(q.rsplit(".", 1)[1] for q in TENSOR_FACTORIES))
 
 
 class CreateThenMove(Rule):
@@ -57,7 +60,16 @@ class CreateThenMove(Rule):
 
     code = "TL301"
     name = "create-then-move"
-    triggers = ("cuda", ".to")
+    # factories are torch.* names ("cuda"/".to" missed `torch.zeros(3).` + newline + `to(d)`)
+    triggers = ("torch",)
+    # a torch import; `.cuda(`/`.to(` right after a call's `)` (or after a comment line);
+    # a factory name as attribute (torch.zeros, T.zeros), in an import list, or after a comment
+    patterns = (r"\btorch\b",
+                r"\)[\s\\)]*\.[\s\\]*(?:cuda|to)[\s\\]*[(#)]"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:cuda|to)[\s\\]*[(#)]",
+                r"\.[\s\\]*(?:" + _FACTORIES + r")\b"
+                r"|(?:\bimport|,)[\s\\(]*(?:" + _FACTORIES + r")[ \t\f]*(?:[,)#\\;]|as\b|$)"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _FACTORIES + r")\b")
     message = "tensor created on the CPU, then moved to {device}; pass device= to the factory"
     fix_safety = "safe"
 

@@ -51,7 +51,16 @@ class TensorMoveDiscarded(Rule):
 
     code = "TL302"
     name = "tensor-move-discarded"
-    triggers = (".to", ".cuda", ".cpu")
+    # the method names (".to" missed `x.` + backslash-newline + `to(d)`); no torch needed:
+    # `for x, y in train_loader` makes x a batch tensor by the loader's name alone
+    triggers = ("to", "cuda", "cpu")
+    # an expression statement `name.to(` / `name[key].cuda(` (statement start: line start,
+    # `;` or `:`); or a subscript whose key holds `]` (`[...'a]']`); or a comment inside
+    patterns = (r"(?:^|[;:])[\s(]*\w+[\s\\)]*(?:\[[^\]]*\][\s\\)]*)?\.[\s\\]*"
+                r"(?:cuda|cpu|to)[\s\\]*[(#)]"
+                r"|\][^\]]*[\"')][\s\\)]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
+                r"|#[^\n]*\n[\s\w()]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]",)
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "sometimes"

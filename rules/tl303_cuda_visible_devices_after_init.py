@@ -57,6 +57,8 @@ class CudaVisibleDevicesAfterInit(Rule):
     code = "TL303"
     name = "cuda-visible-devices-after-init"
     triggers = ("CUDA_VISIBLE_DEVICES",)
+    # the variable is set through os.environ[...] / .setdefault / .update, or os.putenv
+    patterns = (r"\b(?:environ|putenv)\b",)
     message = "CUDA_VISIBLE_DEVICES is set after {call} initialised CUDA; it has no effect"
 
     def visit_Assign(self, node: cst.Assign) -> None:

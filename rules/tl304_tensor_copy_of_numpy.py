@@ -50,6 +50,10 @@ class TensorCopyOfNumpy(Rule):
     code = "TL304"
     name = "tensor-copy-of-numpy"
     triggers = ("tensor", "Tensor")
+    # torch.tensor / torch.Tensor resolve through a torch import, the array through numpy;
+    # the constructor is called (`tensor(`, `Tensor )(`, `tensor  # c`) or imported `as` alias
+    patterns = (r"\btorch\b", r"\bnumpy\b",
+                r"\b(?:tensor|Tensor)(?:[\s\\)]*[(#]|[\s\\]+as\b)")
     message = "`{call}(...)` copies a NumPy array; `torch.from_numpy(...)` shares its memory"
     fix_safety = "unsafe"
 

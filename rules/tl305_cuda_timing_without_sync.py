@@ -99,6 +99,8 @@ class CudaTimingWithoutSync(Rule):
     code = "TL305"
     name = "cuda-timing-without-sync"
     triggers = ("time",)
+    # the time module is imported, and the file mentions cuda (maybe as a string escape)
+    patterns = (r"\bimport\b[^\n]*(?:\btime\b|\\\r?$)|\bfrom[\s\\]+time\b", r"cuda|\\[xuUN0-7\r\n]")
     message = ("stop timestamp `{clock}()` taken after CUDA work without "
                "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
 

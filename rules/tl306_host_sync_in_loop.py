@@ -59,6 +59,8 @@ class HostSyncInLoop(Rule):
     code = "TL306"
     name = "host-sync-in-loop"
     triggers = ("backward",)
+    # a sync method (.item() ...) or print, and a `.backward()` / `.manual_backward()` call
+    patterns = (r"\b(?:item|cpu|numpy|tolist|print|builtins)\b", r"backward\b")
     message = "{what} in a training loop waits for the GPU on every step"
     default = False
 

@@ -50,6 +50,8 @@ class DataloaderDefaults(Rule):
     code = "TL307"
     name = "dataloader-defaults"
     triggers = ("DataLoader",)
+    # DATALOADERS are torch.utils.data names: a torch import spelling the word DataLoader
+    patterns = (r"\btorch\b", r"\bDataLoader\b")
     message = "DataLoader without {missing}: {why}"
     default = False
 

@@ -61,7 +61,14 @@ class TransferWithoutNonBlocking(Rule):
 
     code = "TL308"
     name = "transfer-without-non-blocking"
-    triggers = ("pin_memory",)
+    # a torch DataLoader ("pin_memory" missed pin_memory passed by position, the 8th argument)
+    triggers = ("DataLoader",)
+    # torch import; DataLoader; a literal True; a for loop; a `.to(`/`.cuda(` call; and
+    # pin_memory by keyword, or a True passed by position (after a comma)
+    patterns = (r"\btorch\b", r"\bDataLoader\b", r"\bTrue\b", r"\bfor\b",
+                r"\.[\s\\]*(?:cuda|to)[\s\\]*[(#)]"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:cuda|to)[\s\\]*[(#)]",
+                r"\bpin_memory\b|,[\s\\(]*True\b|#[^\n]*\n[\s\\(]*True\b")
     message = "batch from a pinned DataLoader moved with `.{method}()` without non_blocking=True"
     default = False
     fix_safety = "safe"

@@ -68,6 +68,15 @@ class InferenceWithoutNoGrad(Rule):
     code = "TL401"
     name = "inference-without-no-grad"
     triggers = ("val", "eval", "test", "infer", "predict", "train")
+    # torch_imported(); a def named like evaluation (EVAL_NAME) or X.eval()/X.train(False);
+    # a model call: an eval receiver, or a call/.forward of a model-named param or self attribute
+    patterns = (r"\btorch\b",
+                r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
+                r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)"
+                r"|\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b",
+                r"\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b|"
+                r"(?:\b|_)(?:model|net)[\s\\)]*\(|\bnetwork[\s\\)]*\("
+                r"|(?:\b|_)(?:model|net|network)[\s\\)]*\.[\s\\]*forward\b")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"

@@ -64,7 +64,15 @@ class InferenceWithoutEval(Rule):
 
     code = "TL402"
     name = "inference-without-eval"
-    triggers = ("no_grad", "inference_mode", "set_grad_enabled")
+    # "enable_grad": is_grad_free_item also accepts with-items whose text says enable_grad
+    triggers = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
+    # torch_imported(); a def named like evaluation (EVAL_NAME); a call or .forward of a
+    # model-named parameter or self attribute (model_names without eval receivers)
+    patterns = (r"\btorch\b",
+                r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
+                r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)",
+                r"(?:\b|_)(?:model|net)[\s\\)]*\(|\bnetwork[\s\\)]*\("
+                r"|(?:\b|_)(?:model|net|network)[\s\\)]*\.[\s\\]*forward\b")
     message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
                "calls {model}.eval(); dropout and batch norm stay in training mode")
     fix_safety = "unsafe"

@@ -64,6 +64,8 @@ class TrainModeNotRestored(Rule):
     code = "TL403"
     name = "train-mode-not-restored"
     triggers = ("eval",)
+    # an X.eval() attribute call; a loop with .backward()/.manual_backward()/autograd.backward
+    patterns = (r"\.[\s\\]*eval\b", r"backward")
     message = ("{model}.eval() inside a training loop that never calls {model}.train(); "
                "the following training steps run in eval mode")
 

@@ -43,6 +43,9 @@ class ModeMethodNotCalled(Rule):
     code = "TL404"
     name = "mode-method-not-called"
     triggers = ("eval", "train", "zero_grad")
+    # an expression statement ending in .eval/.train/.zero_grad: after the name only the
+    # end of the line, ";", a comment, ")" (parenthesised) or a line continuation can follow
+    patterns = (r"\.[\s\\]*(?:eval|train|zero_grad)(?=[ \t\f]*(?:$|[\r;#)\\]))",)
     message = "'{expr}' is not called; add () to call it"
     fix_safety = "safe"
 

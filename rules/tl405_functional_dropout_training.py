@@ -67,6 +67,13 @@ class FunctionalDropoutTraining(Rule):
     code = "TL405"
     name = "functional-dropout-training"
     triggers = ("dropout",)
+    # torch.nn.functional.dropout*: "torch" and "functional" are spelled in an import or the
+    # call; a call of a dropout name (not self.dropout(...), unless something is imported
+    # "as self") whose arguments do not open with training= (nesting/comments stop the
+    # look), or the function imported under an alias
+    patterns = (r"\btorch\b", r"\bfunctional\b",
+                r"(?<!\bself\.)\b(?:feature_)?(?:alpha_)?dropout\w*[\s\\)]*\("
+                r"(?![^()#]*\btraining[\s\\]*=(?!=))|dropout\w*[\s\\]+as\b|\bas[\s\\]+self\b")
     message = "{function}() without training=: it keeps dropping activations after model.eval()"
     fix_safety = "safe"
 

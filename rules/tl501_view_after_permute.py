@@ -3,9 +3,17 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.match_tensors import is_dtype_like, non_contiguous_producer
+from torchlint.match_tensors import (
+    NON_CONTIGUOUS_ATTRIBUTES,
+    NON_CONTIGUOUS_METHODS,
+    is_dtype_like,
+    non_contiguous_producer,
+)
 from torchlint.matchers import method_call
 from torchlint.rule import Rule
+
+# permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for
+_PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES))
 
 
 class ViewAfterPermute(Rule):
@@ -50,6 +58,12 @@ class ViewAfterPermute(Rule):
     code = "TL501"
     name = "view-after-permute"
     triggers = ("view",)
+    # imports_from("torch"); a `.view(` call; a producer attribute (.permute, .T, ...), all
+    # possibly split by whitespace, backslash-newlines or (in brackets) comment lines
+    patterns = (r"\btorch\b",
+                r"\.[\s\\]*view[\s\\]*[(#)]|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*view[\s\\]*[(#)]",
+                r"\.[\s\\]*(?:" + _PRODUCERS + r")\b"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
     message = ".view() on the non-contiguous result of {op}; use .reshape() or .contiguous()"
     fix_safety = "safe"
 

@@ -45,6 +45,13 @@ class LoadWithoutWeightsOnly(Rule):
     code = "TL601"
     name = "load-without-weights-only"
     triggers = ("load",)
+    # a torch import; torch.load / torch.serialization.load spelled out (also through
+    # brackets, dots and backslashes), an alias of torch or torch.serialization, `load` in a
+    # from-import list, or `.load` / `load` right after a comment line
+    patterns = (r"\btorch\b",
+                r"\b(?:torch|serialization)\W*load\b|\b(?:torch|serialization)[\s\\]+as\b"
+                r"|(?:\bimport|,)[\s\\(]*load[ \t\f]*(?:[,)#\\;]|as\b|$)"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*load\b")
     message = "torch.load() without weights_only=; unpickling can run arbitrary code"
     fix_safety = "unsafe"
 

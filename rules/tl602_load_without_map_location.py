@@ -43,6 +43,13 @@ class LoadWithoutMapLocation(Rule):
     code = "TL602"
     name = "load-without-map-location"
     triggers = ("load",)
+    # a torch import; torch.load / torch.serialization.load spelled out (also through
+    # brackets, dots and backslashes), an alias of torch or torch.serialization, `load` in a
+    # from-import list, or `.load` / `load` right after a comment line
+    patterns = (r"\btorch\b",
+                r"\b(?:torch|serialization)\W*load\b|\b(?:torch|serialization)[\s\\]+as\b"
+                r"|(?:\bimport|,)[\s\\(]*load[ \t\f]*(?:[,)#\\;]|as\b|$)"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*load\b")
     message = "torch.load() without map_location=; tensors return to the device they were saved from"
     fix_safety = "unsafe"
 

@@ -51,6 +51,15 @@ class SaveWholeModel(Rule):
     code = "TL603"
     name = "save-whole-model"
     triggers = ("save",)
+    # is_layer_call: a torch.nn class or a local subclass of nn.Module / LightningModule;
+    # a torch import; torch.save / torch.serialization.save spelled out (also through
+    # brackets, dots and backslashes), an alias of torch or torch.serialization, `save` in a
+    # from-import list, or `.save` / `save` right after a comment line
+    patterns = (r"\btorch\b",
+                r"\b(?:torch|serialization)\W*save\b|\b(?:torch|serialization)[\s\\]+as\b"
+                r"|(?:\bimport|,)[\s\\(]*save[ \t\f]*(?:[,)#\\;]|as\b|$)"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*save\b",
+                r"\b(?:nn|LightningModule)\b")
     message = "torch.save() of a whole module pickles its class; save {name}.state_dict() instead"
     fix_safety = "unsafe"
 

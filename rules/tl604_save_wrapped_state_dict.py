@@ -56,7 +56,16 @@ class SaveWrappedStateDict(Rule):
 
     code = "TL604"
     name = "save-wrapped-state-dict"
-    triggers = ("save",)
+    # WRAPPERS: (Distributed)DataParallel, spelled in the import or the attribute
+    triggers = ("DataParallel",)
+    # a torch import; torch.save / torch.serialization.save spelled out (also through
+    # brackets, dots and backslashes), an alias of torch or torch.serialization, `save` in a
+    # from-import list, or `.save` / `save` right after a comment line; a `.state_dict()` call
+    patterns = (r"\btorch\b",
+                r"\b(?:torch|serialization)\W*save\b|\b(?:torch|serialization)[\s\\]+as\b"
+                r"|(?:\bimport|,)[\s\\(]*save[ \t\f]*(?:[,)#\\;]|as\b|$)"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*save\b",
+                r"\bstate_dict\b")
     message = ("{name} is wrapped in {wrapper}: its state_dict keys start with 'module.'; "
                "save {name}.module.state_dict()")
     fix_safety = "unsafe"

@@ -45,6 +45,8 @@ class LossReductionArgs(Rule):
     code = "TL701"
     name = "loss-reduction-args"
     triggers = ("size_average", "reduce")
+    # a size_average=/reduce= keyword argument (not ==); a torch loss is always imported
+    patterns = (r"\b(?:size_average|reduce)[\s\\]*=(?!=)", r"\btorch\b")
     message = "{arg}= is deprecated; use reduction={reduction}"
     fix_safety = "safe"
 

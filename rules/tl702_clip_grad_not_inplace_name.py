@@ -50,6 +50,8 @@ class ClipGradNotInplaceName(Rule):
     code = "TL702"
     name = "clip-grad-not-inplace-name"
     triggers = ("clip_grad",)
+    # the old name without "_" is spelled at the call or in its import; torch is imported
+    patterns = (r"\bclip_grad_(?:norm|value)\b", r"\btorch\b")
     message = "{old} is deprecated; call {old}_ (it clips the gradients in place)"
     fix_safety = "safe"
 

@@ -58,6 +58,10 @@ class CudaAmpDeprecated(Rule):
     code = "TL703"
     name = "cuda-amp-deprecated"
     triggers = ("amp",)
+    # every part of torch.cuda.amp.{autocast,GradScaler} is spelled in an import or the call;
+    # "cuda" and "amp" stand together unless cuda is aliased or amp imported from torch.cuda
+    patterns = (r"\bamp\b", r"\b(?:autocast|GradScaler)\b", r"\btorch\b",
+                r"cuda[\s\\]*\.[\s\\]*amp\b|\bcuda[\s\\]+(?:as|import)\b")
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
     fix_safety = "safe"
 

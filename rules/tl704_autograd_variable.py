@@ -46,6 +46,8 @@ class AutogradVariable(Rule):
     code = "TL704"
     name = "autograd-variable"
     triggers = ("Variable",)
+    # every part of torch.autograd.Variable is spelled in an import or the call
+    patterns = (r"\bVariable\b", r"\bautograd\b", r"\btorch\b")
     message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
     fix_safety = "safe"
 

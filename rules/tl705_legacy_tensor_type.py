@@ -55,6 +55,9 @@ class LegacyTensorType(Rule):
     code = "TL705"
     name = "legacy-tensor-type"
     triggers = ("Tensor",)
+    # the legacy type name is called, or imported under an alias; torch is imported
+    patterns = (r"\b(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor"
+                r"(?:[\s\\)]*\(|[\s\\]+as\b)", r"\btorch\b")
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
 
