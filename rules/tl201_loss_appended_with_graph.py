@@ -69,6 +69,11 @@ class LossAppendedWithGraph(Rule):
     code = "TL201"
     name = "loss-appended-with-graph"
     triggers = ("append",)
+    # the value is a loss (cross_entropy, *Loss, criterion...), nn layer/Module or model-named call
+    patterns = (r"(?i)loss|criteri|entropy|kl_div|\bnn\b|LightningModule"
+                r"|(?:\b(?:model|net|network|generator|discriminator|netg|netd|student|teacher"
+                r"|classifier|backbone)|_(?:model|net|network))(?:[\s\\]|#[^\n\r]*[\r\n])*\("
+                r"|\b(?:model|net)_\w*(?:[\s\\]|#[^\n\r]*[\r\n])*\(",)
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"

@@ -72,6 +72,16 @@ class LossSummedWithGraph(Rule):
     code = "TL202"
     name = "loss-summed-with-graph"
     triggers = ("+",)
+    # `name += <not a lone number/string>` or `name = name + ...`; the value as in TL201
+    patterns = (r"(?:^|[\r\n;:(])[ \t\f\\(]*\w+(?:[\s\\)]|#[^\n\r]*[\r\n])*\+="
+                r"(?![ \t]*(?:[\d.][\w.]*|[rRbBuUfF]{0,2}(?:\"[^\"\n\r]*\"|'[^'\n\r]*'))"
+                r"[ \t]*(?:#|;|\r|$))"
+                r"|\b(\w+)(?:[\s\\)]|#[^\n\r]*[\r\n])*=(?:[\s\\(]|#[^\n\r]*[\r\n])*\1"
+                r"(?:[\s\\)]|#[^\n\r]*[\r\n])*\+",
+                r"(?i)loss|criteri|entropy|kl_div|\bnn\b|LightningModule"
+                r"|(?:\b(?:model|net|network|generator|discriminator|netg|netd|student|teacher"
+                r"|classifier|backbone)|_(?:model|net|network))(?:[\s\\]|#[^\n\r]*[\r\n])*\("
+                r"|\b(?:model|net)_\w*(?:[\s\\]|#[^\n\r]*[\r\n])*\(")
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"

@@ -51,6 +51,10 @@ class GradModeNotEntered(Rule):
     code = "TL203"
     name = "grad-mode-not-entered"
     triggers = ("no_grad", "enable_grad", "inference_mode")
+    # a line naming it that is neither a decorator nor a `with ...:` header (one colon, at its end)
+    patterns = (r"(?:^|(?<=\r))(?![ \t]*@[^\n\r;:]*(?:\r|$))"
+                r"(?![ \t]*(?:async[ \t]+)?with\b[^\n\r;#:]*:[ \t]*(?:#[^\n\r]*)?(?:\r|$))"
+                r"[^\n\r]*(?:no_grad|enable_grad|inference_mode)",)
     message = ("{call} on its own line does nothing; use it as `with {call}:` or as a "
                "decorator")
 

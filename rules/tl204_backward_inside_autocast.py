@@ -49,6 +49,8 @@ class BackwardInsideAutocast(Rule):
     code = "TL204"
     name = "backward-inside-autocast"
     triggers = ("autocast",)
+    # a `.backward()` call inside a `with` block
+    patterns = ("backward", r"\bwith\b")
     message = "backward() runs inside an autocast block; call it after the block ends"
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -50,6 +50,8 @@ class MissingZeroGrad(Rule):
     code = "TL205"
     name = "missing-zero-grad"
     triggers = ("backward",)
+    # the loop calls `.step()` on an optimizer-named receiver (or `scaler.step(optimizer)`)
+    patterns = (r"\bstep\b", r"(?i)optim|\bopts?\b|\bopt_|_opt\b")
     message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
                "across iterations")
 

@@ -56,6 +56,10 @@ class SqrtOfSumOfSquares(Rule):
     code = "TL206"
     name = "sqrt-of-sum-of-squares"
     triggers = ("sqrt",)
+    # torch.sqrt (any sqrt but math./np./numpy.sqrt, unless torch is imported as one) or `.sqrt()`
+    patterns = (r"\bsqrt\b(?:(?<!\bmath\.sqrt)(?<!\bnp\.sqrt)(?<!\bnumpy\.sqrt)"
+                r"|(?:[\s\\]|#[^\n\r]*[\r\n])*\((?:[\s\\]|#[^\n\r]*[\r\n])*\))"
+                r"|\btorch[\s\\]+as[\s\\]+(?:math|np|numpy)\b",)
     message = "sqrt of a sum of squares has a NaN gradient at 0; {advice}"
     fix_safety = "unsafe"
 

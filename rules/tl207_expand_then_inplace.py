@@ -64,6 +64,9 @@ class ExpandThenInplace(Rule):
     code = "TL207"
     name = "expand-then-inplace"
     triggers = ("expand",)
+    # `.expand(`/`.expand_as(`, and an in-place `x.op_(`, `y[i] = ...` or augmented assignment
+    patterns = (r"\bexpand(?:_as)?\b",
+                r"\b[^\W\d_]\w*_\b|\](?:[\s\\)]|#[^\n\r]*[\r\n])*=|(?:[-+*/%&|^@]|<<|>>)=")
     message = ("in-place write into the result of .{op}(), whose elements share memory; "
                ".clone() it first")
     fix_safety = "safe"

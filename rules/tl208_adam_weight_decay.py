@@ -59,6 +59,9 @@ class AdamWeightDecay(Rule):
     code = "TL208"
     name = "adam-weight-decay"
     triggers = ("Adam",)
+    # the name Adam, and a weight_decay keyword or Adam called, passed to partial, or aliased
+    patterns = (r"\bAdam\b",
+                r"weight_decay|\bAdam\b(?:[\s\\]|#[^\n\r]*[\r\n])*(?:[(,]|as\b)")
     message = "Adam with weight_decay adds an L2 penalty, not decoupled weight decay; use AdamW"
     fix_safety = "unsafe"
 

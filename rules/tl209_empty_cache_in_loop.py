@@ -47,6 +47,8 @@ class EmptyCacheInLoop(Rule):
     code = "TL209"
     name = "empty-cache-in-loop"
     triggers = ("empty_cache",)
+    # the call sits in a loop body
+    patterns = (r"\b(?:for|while)\b",)
     message = ("torch.cuda.empty_cache() runs on every loop iteration; it frees no live "
                "tensor and slows each step: drop it or run it under an if")
 

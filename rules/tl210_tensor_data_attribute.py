@@ -51,7 +51,14 @@ class TensorDataAttribute(Rule):
 
     code = "TL210"
     name = "tensor-data-attribute"
-    triggers = (".data",)
+    triggers = ("data",)
+    # a `.data` attribute, on .grad/.weight/.bias, a parameter/buffer, a factory tensor or Parameter
+    patterns = (r"\.(?:[\s\\]|#[^\n\r]*[\r\n])*data\b",
+                r"\b(?:grad|weight|bias)\b|[Pp]aram|buffers"
+                r"|\b(?:tensor|zeros|ones|empty|full|eye|rand|randn|randint|randperm|arange"
+                r"|linspace|logspace|zeros_like|ones_like|empty_like|full_like|rand_like"
+                r"|randn_like|randint_like|as_tensor)\b|\.(?:[\s\\]|#[^\n\r]*[\r\n])*range\b"
+                r"|\bfrom[\s\\]+torch[\s\\]+import\b[^\n]*(?:\brange\b|\\|\()|\\[xuUN0-7\r\n]")
     message = "'.data' bypasses autograd's checks; use .detach() (or torch.no_grad() for writes)"
     default = False
     fix_safety = "unsafe"

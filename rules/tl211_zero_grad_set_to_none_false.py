@@ -90,6 +90,10 @@ class ZeroGradSetToNoneFalse(Rule):
     code = "TL211"
     name = "zero-grad-set-to-none-false"
     triggers = ("zero_grad", "zero_")
+    # zero_grad(set_to_none=False) / zero_grad(False), or `<name>.grad[.data].zero_()`
+    patterns = (r"set_to_none|zero_grad(?:[\s\\(]|#[^\n\r]*[\r\n])*False\b"
+                r"|\bgrad\b(?:[\s\\)]|#[^\n\r]*[\r\n])*\.(?:[\s\\]|#[^\n\r]*[\r\n])*"
+                r"(?:data\b(?:[\s\\)]|#[^\n\r]*[\r\n])*\.(?:[\s\\]|#[^\n\r]*[\r\n])*)?zero_\b",)
     message = "{what}; let zero_grad() set gradients to None"
     default = False
 
