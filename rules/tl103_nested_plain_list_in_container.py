@@ -53,6 +53,9 @@ class NestedPlainListInContainer(Rule):
     code = "TL103"
     name = "nested-plain-list-in-container"
     triggers = ("ModuleList", "Sequential")
+    # both containers are resolved as torch.nn.X: `nn` is spelled in the import or the call,
+    # and the container's own name as a whole word (an alias still imports it by name)
+    patterns = (r"\bnn\b", r"\b(?:ModuleList|Sequential)\b")
     message = "plain {kind} of layers inside nn.{container}: its layers are not registered"
     fix_safety = "safe"
 

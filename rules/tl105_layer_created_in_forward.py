@@ -18,6 +18,9 @@ _PREFIXES = ("Conv", "ConvTranspose", "BatchNorm", "InstanceNorm", "Lazy")
 # layers whose parameters are switched off by a keyword (and that keep no running stats)
 _AFFINE_KEYWORD = {"LayerNorm": "elementwise_affine", "GroupNorm": "affine", "RMSNorm":
                    "elementwise_affine"}
+# prefilter: a whole name of _EXACT, or a name starting with one of _PREFIXES
+_LAYER_NAMES = (r"\b(?:" + "|".join(sorted(_EXACT, key=lambda n: (-len(n), n))) + r")\b"
+                r"|\b(?:" + "|".join(_PREFIXES) + ")")
 
 
 class LayerCreatedInForward(Rule):
@@ -66,6 +69,9 @@ class LayerCreatedInForward(Rule):
     code = "TL105"
     name = "layer-created-in-forward"
     triggers = ("Module",)
+    # a module class with a `def forward`; a torch.nn layer (`nn` spelled in its import or
+    # call) whose class name is one of those with parameters
+    patterns = (r"Module\b", r"\bdef[\s\\]+forward\b", r"\bnn\b", _LAYER_NAMES)
     message = "nn.{layer} is created in forward: new random weights on every call, never trained"
 
     def visit_Call(self, node: cst.Call) -> None:

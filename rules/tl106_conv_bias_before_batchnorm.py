@@ -70,6 +70,9 @@ class ConvBiasBeforeBatchNorm(Rule):
     code = "TL106"
     name = "conv-bias-before-batchnorm"
     triggers = ("BatchNorm",)
+    # torch.nn layers (`nn` in the import or the call): a BatchNorm1d/2d/3d (or Lazy...) and a
+    # Conv1d/2d/3d or ConvTranspose1d/2d/3d (or Lazy...), spelled as names ending the word
+    patterns = (r"\bnn\b", r"BatchNorm[123]d\b", r"Conv(?:Transpose)?[123]d\b")
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
 

@@ -55,6 +55,9 @@ class DataParallel(Rule):
     code = "TL801"
     name = "data-parallel"
     triggers = ("DataParallel",)
+    # torch.nn(.parallel).DataParallel: `nn` in the import or the call, and `DataParallel` as
+    # a whole word (DistributedDataParallel alone cannot fire; aliases import it by name)
+    patterns = (r"\bnn\b", r"\bDataParallel\b")
     message = "DataParallel is single-process and GIL-bound; use DistributedDataParallel"
 
     _aliases: dict[str, cst.CSTNode] | None = None

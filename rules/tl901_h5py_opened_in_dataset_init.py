@@ -66,6 +66,10 @@ class H5pyOpenedInDatasetInit(Rule):
     code = "TL901"
     name = "h5py-opened-in-dataset-init"
     triggers = ("h5py",)
+    # h5py.File (`h5py` imported, `File` as a word); a Dataset/IterableDataset subclass; a
+    # `def __init__` storing on `self`
+    patterns = (r"\bh5py\b", r"\bFile\b", r"Dataset\b", r"\bdef[\s\\]+__init__\b",
+                r"\bself\b")
     message = ("h5py file handle stored on self in Dataset.__init__ cannot be shared with "
                "DataLoader workers; open it lazily in __getitem__")
 
