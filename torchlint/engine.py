@@ -14,6 +14,7 @@ import libcst as cst
 from torchlint.context import FileContext
 from torchlint.diagnostic import Diagnostic, Edit, Fix, ImportNeed, NodeEdit
 from torchlint.positions import Locator
+from torchlint.prefilter import rules_to_run
 from torchlint.rule import Report, Rule
 from torchlint.source import SourceFile
 from torchlint.suppression import Suppressions, parse_suppressions
@@ -21,6 +22,7 @@ from torchlint.walk import Handler, Walker, memoised_children
 
 SYNTAX_ERROR = "TL001"
 UNUSED_NOQA = "TL002"
+_ENGINE_CODES = frozenset({SYNTAX_ERROR, UNUSED_NOQA})
 
 _FUNCTIONS = (cst.FunctionDef, cst.Lambda)
 _LOCAL_BINDERS = (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For,
@@ -167,8 +169,10 @@ def lint_source(
     enabled = set(enabled_codes) if enabled_codes is not None else {r.code for r in rules} | {
         SYNTAX_ERROR}
     text = source.text
+    # TL001 and TL002 are the engine's own; their rule classes only document them
+    rules = [r for r in rules if r.code not in _ENGINE_CODES]
     if prefilter:
-        rules = [r for r in rules if r.could_fire(text)]
+        rules = rules_to_run(rules, text)
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
         # nothing can fire: CPython's parser is enough to tell whether the file parses
         if _compiles(text) or _python_syntax_error(text) is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import ClassVar, Literal
 
 import libcst as cst
@@ -15,11 +14,6 @@ from torchlint.diagnostic import Fix
 FixSafety = Literal["safe", "unsafe", "sometimes", "none"]
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "Use instead:",
                 "## Fix safety")
-
-
-@lru_cache(maxsize=None)
-def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(p, re.MULTILINE) for p in patterns)
 
 
 @dataclass
@@ -59,10 +53,9 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def could_fire(cls, text: str) -> bool:
         """False when ``text`` cannot hold a finding of this rule (triggers and patterns)."""
-        triggers = cls.triggers
-        if triggers and not any(t in text for t in triggers):
-            return False
-        return all(p.search(text) is not None for p in _compiled(cls.patterns))
+        from torchlint.prefilter import could_fire
+
+        return could_fire(cls, text)
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

