@@ -17,9 +17,10 @@ from torchlint.matchers import (
     with_keywords,
 )
 from torchlint.rule import Rule
-from torchlint.walk import semantic_children
+from torchlint.walk import children_of, semantic_children
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NESTED_SCOPE_TYPES = frozenset(_NESTED_SCOPES)
 
 # Attribute names an nn.ModuleDict key may not take: add_module refuses names that
 # already exist as attributes of the container.
@@ -40,15 +41,19 @@ MODULE_DICT_RESERVED = frozenset({
 
 def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and its descendants, pre-order, not entering nested functions/classes/lambdas."""
-    stack: list[cst.CSTNode] = [node]
-    first = True
+    yield node
+    stack: list[cst.CSTNode] = list(reversed(children_of(node)))
+    nested = _NESTED_SCOPE_TYPES
     while stack:
         current = stack.pop()
         yield current
-        if not first and isinstance(current, _NESTED_SCOPES):
-            continue
-        first = False
-        stack.extend(reversed(list(semantic_children(current))))
+        if type(current) not in nested:
+            stack.extend(reversed(children_of(current)))
+
+
+def scope_nodes(ctx: FileContext, function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """``list(iter_scope(function.body))``, computed once a file."""
+    return ctx.cached(("scope_nodes", id(function)), lambda: list(iter_scope(function.body)))
 
 
 def single_target(stmt: cst.CSTNode) -> cst.BaseExpression | None:
@@ -74,9 +79,7 @@ def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
     bad: set[str] = set(param_names)
     from torchlint.context import bound_names
 
-    for node in iter_scope(function.body):
-        if node is function:
-            continue
+    for node in scope_nodes(ctx, function):
         target = single_target(node)
         if isinstance(target, cst.Name):
             if is_layer_call(ctx, assigned_value(node)):
@@ -310,18 +313,30 @@ def _direct(ctx: FileContext, value: cst.BaseExpression, kind: str,
 def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
                             kind: str) -> list[Finding]:
     """Plain lists (kind "list") or dicts ("dict") of layers stored on ``self`` in ``function``."""
-    nodes = list(iter_scope(function.body))
+    nodes = scope_nodes(ctx, function)
     self_assigns: list[tuple[str, int]] = []
+    # names assigned in the function: ``self.X = name`` can only store a local container
+    # (a parameter, the common ``self.dim = dim``, never is one)
+    assigned: set[str] = set()
     for index, node in enumerate(nodes):
-        attr = self_attribute(single_target(node))
+        target = single_target(node)
+        if isinstance(target, cst.Name):
+            assigned.add(target.value)
+        attr = self_attribute(target)
         if attr is not None:
             self_assigns.append((attr, index))
-    if not any(_may_hold(ctx, assigned_value(nodes[index]), kind) for _, index in self_assigns):
+
+    def may_hold(value: cst.BaseExpression | None) -> bool:
+        if isinstance(value, cst.Name):
+            return value.value in assigned
+        return _may_hold(ctx, value, kind)
+
+    if not any(may_hold(assigned_value(nodes[index])) for _, index in self_assigns):
         return []  # the common case: nothing list- or dict-like is stored on self here
     # a layer registered by add_module/setattr is in the module already
     layer_names = layer_locals(ctx, function) - registered_names(ctx, function)
-    wrapped, odd_methods = ctx.cached(("class_uses", id(cls), kind),
-                                      lambda: _class_uses(ctx, cls, kind))
+    wrapped, odd_by_kind = ctx.cached(("class_uses", id(cls)), lambda: _class_uses(ctx, cls))
+    odd_methods = odd_by_kind[kind]
     findings: list[Finding] = []
     for attr, index in self_assigns:
         if attr in wrapped or any(a == attr and i > index for a, i in self_assigns):
@@ -342,7 +357,7 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
                 ok = not growth.unknown and growth.keys_ok and fixable_api
                 findings.append(Finding(kind, target, value, "empty" if ok else None))
             continue
-        if isinstance(value, cst.Name):
+        if isinstance(value, cst.Name) and value.value in assigned:
             local = _local_container(ctx, nodes, index, value.value, kind, layer_names)
             if local is not None:
                 findings.append(Finding(kind, target, value,
@@ -353,6 +368,11 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
 def _may_hold(ctx: FileContext, value: cst.BaseExpression | None, kind: str) -> bool:
     """Could ``self.X = value`` store a plain container (the only values the rules inspect)?"""
     literal = (cst.List, cst.ListComp) if kind == "list" else (cst.Dict, cst.DictComp)
+    if isinstance(value, (cst.List, cst.Dict)) and kind == ("list" if isinstance(
+            value, cst.List) else "dict"):
+        # a literal with a plain value in it (``[64, 128]``) is no container of layers
+        return not any(is_clearly_not_module(e.value) for e in value.elements
+                       if isinstance(e, (cst.Element, cst.DictElement)))
     if isinstance(value, (*literal, cst.Name)):
         return True
     return isinstance(value, cst.Call) and ctx.qualified_name(value.func) == f"builtins.{kind}"
@@ -412,8 +432,8 @@ def _registers(ctx: FileContext, call: cst.Call) -> bool:
 def registered_names(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
     """Local names handed to add_module/register_module/setattr(self, ...) in ``function``."""
     names: set[str] = set()
-    for node in iter_scope(function.body):
-        if isinstance(node, cst.Call) and _registers(ctx, node):
+    for node in scope_nodes(ctx, function):
+        if type(node) is cst.Call and _registers(ctx, node):
             names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
     return frozenset(names)
 
@@ -422,14 +442,14 @@ def _passes(call: cst.Call, name: str) -> bool:
     return any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args)
 
 
-def _class_uses(ctx: FileContext, cls: cst.ClassDef, kind: str) -> tuple[set[str], set[str]]:
+def _class_uses(ctx: FileContext, cls: cst.ClassDef) -> tuple[set[str], dict[str, set[str]]]:
     """Attributes handed to a call anywhere in the class (``nn.Sequential(*self.X)``,
-    ``nn.ModuleList(self.X)``), and attributes used with a method the nn container lacks."""
+    ``nn.ModuleList(self.X)``), and by container kind ("list", "dict") the attributes used
+    with a method the nn container of that kind lacks."""
     from torchlint.walk import iter_nodes
 
     wrapped: set[str] = set()
-    odd: set[str] = set()
-    missing = LIST_ONLY_METHODS if kind == "list" else DICT_ONLY_METHODS
+    odd: dict[str, set[str]] = {"list": set(), "dict": set()}
     for node in iter_nodes(cls.body):
         if isinstance(node, cst.For) and any(
             isinstance(n, cst.Call) and _registers(ctx, n) for n in iter_nodes(node.body)
@@ -451,10 +471,13 @@ def _class_uses(ctx: FileContext, cls: cst.ClassDef, kind: str) -> tuple[set[str
                 if layer:  # nn.Sequential(OrderedDict(zip(names, self.X)))
                     wrapped.update(a for a in (self_attribute(n) for n in iter_nodes(arg.value)
                                                if isinstance(n, cst.Attribute)) if a)
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in missing:
-                attr = self_attribute(node.func.value)
-                if attr is not None:
-                    odd.add(attr)
+            if isinstance(node.func, cst.Attribute):
+                method = node.func.attr.value
+                for kind, missing in (("list", LIST_ONLY_METHODS), ("dict", DICT_ONLY_METHODS)):
+                    if method in missing:
+                        attr = self_attribute(node.func.value)
+                        if attr is not None:
+                            odd[kind].add(attr)
     return wrapped, odd
 
 
@@ -468,18 +491,29 @@ class UnregisteredContainerRule(Rule):
         super().__init__(context)
         # functions that store something list- or dict-like on self: the only ones analysed
         self._candidates: set[int] = set()
+        # per function, the names assigned so far (``self.X = name`` needs an earlier one)
+        self._assigned: dict[int, set[str]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1:
             self._note(node.targets[0].target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._note(node.target, node.value)
+        if node.value is not None:
+            self._note(node.target, node.value)
 
-    def _note(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if self_attribute(target) is not None and _may_hold(self.context, value, self.kind):
-            function = self.context.current_function
-            if function is not None:
+    def _note(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        function = self.context.current_function
+        if function is None:
+            return
+        if isinstance(target, cst.Name):
+            self._assigned.setdefault(id(function), set()).add(target.value)
+        elif self_attribute(target) is not None:
+            if isinstance(value, cst.Name):
+                candidate = value.value in self._assigned.get(id(function), ())
+            else:
+                candidate = _may_hold(self.context, value, self.kind)
+            if candidate:
                 self._candidates.add(id(function))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
