@@ -335,33 +335,39 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
         return []  # the common case: nothing list- or dict-like is stored on self here
     # a layer registered by add_module/setattr is in the module already
     layer_names = layer_locals(ctx, function) - registered_names(ctx, function)
-    wrapped, odd_by_kind = ctx.cached(("class_uses", id(cls)), lambda: _class_uses(ctx, cls))
-    odd_methods = odd_by_kind[kind]
+
+    def class_uses() -> tuple[set[str], dict[str, set[str]]]:
+        # how the class uses its attributes: a scan of the whole class, so only once a
+        # container of layers has been found
+        return ctx.cached(("class_uses", id(cls)), lambda: _class_uses(ctx, cls))
+
     findings: list[Finding] = []
     for attr, index in self_assigns:
-        if attr in wrapped or any(a == attr and i > index for a, i in self_assigns):
+        if any(a == attr and i > index for a, i in self_assigns):
             continue
         node = nodes[index]
         target = single_target(node)
         value = assigned_value(node)
         assert target is not None and value is not None
-        fixable_api = attr not in odd_methods
+        found: tuple[bool, str] | None = None  # (fixable as far as the value goes, fix kind)
         direct = _direct(ctx, value, kind, layer_names)
         if direct is not None:
-            _, fixable, how = direct
-            findings.append(Finding(kind, target, value, how if fixable and fixable_api else None))
-            continue
-        if _is_empty(ctx, value, kind):
+            found = direct[1], direct[2]
+        elif _is_empty(ctx, value, kind):
             growth = _growth(ctx, nodes, index + 1, (attr,), kind, layer_names)
             if growth.layers and not growth.bad:
-                ok = not growth.unknown and growth.keys_ok and fixable_api
-                findings.append(Finding(kind, target, value, "empty" if ok else None))
-            continue
-        if isinstance(value, cst.Name) and value.value in assigned:
+                found = not growth.unknown and growth.keys_ok, "empty"
+        elif isinstance(value, cst.Name) and value.value in assigned:
             local = _local_container(ctx, nodes, index, value.value, kind, layer_names)
             if local is not None:
-                findings.append(Finding(kind, target, value,
-                                        "wrap" if local and fixable_api else None))
+                found = local, "wrap"
+        if found is None:
+            continue
+        wrapped, odd_by_kind = class_uses()
+        if attr in wrapped:
+            continue
+        fixable = found[0] and attr not in odd_by_kind[kind]
+        findings.append(Finding(kind, target, value, found[1] if fixable else None))
     return findings
 
 
