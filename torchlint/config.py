@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -90,8 +90,7 @@ class Settings:
         """``path`` relative to the root, as posix; never raises (symlink loops included)."""
         relative = path
         # plain string paths first (fast); real paths when a symlink is in the way
-        for absolute, root in ((os.path.abspath(path), _absolute_root(self.root)),
-                               (os.path.realpath(path), os.path.realpath(self.root))):
+        for absolute, root in _candidates(path, self.root):
             if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
                 relative = os.path.relpath(absolute, root)
                 break
@@ -122,6 +121,24 @@ def _rules_with(codes: frozenset[str]) -> tuple[type[Rule], ...]:
 @lru_cache(maxsize=64)
 def _absolute_root(root: str) -> str:
     return os.path.abspath(root)
+
+
+def _candidates(path: str, root: str) -> Iterator[tuple[str, str]]:
+    yield os.path.abspath(path), _absolute_root(root)
+    yield _real_path(path), _real_directory(root)
+
+
+def _real_path(path: str) -> str:
+    """``os.path.realpath(path)``, resolving each folder once a run."""
+    head, tail = os.path.split(os.path.abspath(path))
+    if not tail or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(_real_directory(head), tail)
+
+
+@lru_cache(maxsize=4096)
+def _real_directory(directory: str) -> str:
+    return os.path.realpath(directory)
 
 
 @lru_cache(maxsize=64)

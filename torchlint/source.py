@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import tempfile
-import tokenize
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,6 +40,8 @@ class SourceFile:
         bom = data.startswith(UTF8_BOM)
         body = data[len(UTF8_BOM) :] if bom else data
         try:
+            import tokenize
+
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:
             if "encoding problem" in str(exc) or "unknown encoding" in str(exc):
@@ -91,6 +91,8 @@ def write_atomic(path: str | Path, data: bytes) -> bool:
     except OSError:
         pass
     resolved = target.resolve()
+    import tempfile
+
     fd, tmp_name = tempfile.mkstemp(
         dir=resolved.parent, prefix=f".{resolved.name}.", suffix=".torchlint-tmp"
     )
