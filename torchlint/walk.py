@@ -2,9 +2,9 @@
 
 libcst's own ``visit`` rebuilds every node it passes (about 60 % of the parse
 time on real files) and walks every whitespace token. Rules never look at
-whitespace, so this walk reads the dataclass fields that hold syntax only,
-in source order, and dispatches ``visit_<Type>`` / ``leave_<Type>`` methods
-exactly as ``libcst.BatchableCSTVisitor`` declares them.
+whitespace, so this reads the dataclass fields that hold syntax only, in
+source order; the engine's walk over them dispatches ``visit_<Type>`` /
+``leave_<Type>`` methods exactly as ``libcst.BatchableCSTVisitor`` declares them.
 """
 
 from __future__ import annotations
@@ -143,43 +143,7 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 Handler = Callable[[cst.CSTNode], object]
 
-# Node classes without semantic children that bind nothing and open no scope.
-_LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                     cst.Ellipsis, cst.Pass, cst.Break, cst.Continue})
-
-
-class Walker:
-    """Depth-first walk calling ``enter``/``leave`` hooks and the rules' handlers."""
-
-    def __init__(
-        self,
-        visit: dict[str, list[Handler]],
-        leave: dict[str, list[Handler]],
-        enter_hook: Callable[[cst.CSTNode], None],
-        leave_hook: Callable[[cst.CSTNode], None],
-    ) -> None:
-        self._visit = visit
-        self._leave = leave
-        self._enter_hook = enter_hook
-        self._leave_hook = leave_hook
-        handled = set(visit) | set(leave)
-        # leaves nobody handles need no visit at all (names alone are a third of all nodes)
-        self._skip = frozenset(t for t in _LEAVES if t.__name__ not in handled)
-
-    def walk(self, node: cst.CSTNode) -> None:
-        name = type(node).__name__
-        self._enter_hook(node)
-        handlers = self._visit.get(name)
-        if handlers:
-            for handler in handlers:
-                handler(node)
-        walk = self.walk
-        skip = self._skip
-        for child in _children(node):
-            if type(child) not in skip:
-                walk(child)
-        handlers = self._leave.get(name)
-        if handlers:
-            for handler in handlers:
-                handler(node)
-        self._leave_hook(node)
+# Node classes without semantic children that bind nothing and open no scope: a walk
+# may skip them when no rule handles them.
+LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                    cst.Ellipsis, cst.Pass, cst.Break, cst.Continue})
