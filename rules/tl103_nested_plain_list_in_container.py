@@ -89,7 +89,7 @@ class NestedPlainListInContainer(Rule):
             return
         method = attribute.attr.value
         wanted = {"append": 1, "insert": 2, "extend": 1}[method]
-        if len(node.args) != wanted or not self._is_module_list(attribute.value):
+        if len(node.args) != wanted:
             return
         value = node.args[-1].value
         if method != "extend":
@@ -100,8 +100,10 @@ class NestedPlainListInContainer(Rule):
             items = [value.elt]
         else:
             return
-        for element in items:
-            if self._holds_layers(element):
+        grown = [element for element in items if self._holds_layers(element)]
+        # what the receiver is costs a scan of the class: only when layers are added
+        if grown and self._is_module_list(attribute.value):
+            for element in grown:
                 self._report(element, "ModuleList", self._wrap(element))
 
     def _is_module_list(self, expr: cst.BaseExpression) -> bool:

@@ -178,15 +178,24 @@ def self_attribute_values(ctx: FileContext, node: cst.BaseExpression) -> list[cs
     cls = ctx.enclosing_class() if name is not None else None
     if cls is None:
         return []
-    values = []
+    by_attribute = ctx.cached(("self_attribute_values", id(cls)),
+                              lambda: _self_attribute_values(cls))
+    return list(by_attribute.get(name, ()))
+
+
+def _self_attribute_values(cls: cst.ClassDef) -> dict[str, list[cst.BaseExpression]]:
+    """Every ``self.X = value`` (also annotated or augmented) in a class, by X."""
+    values: dict[str, list[cst.BaseExpression]] = {}
     for stmt in iter_nodes(cls):
         if isinstance(stmt, cst.Assign):
             for target in stmt.targets:
-                if self_attribute(target.target) == name:
-                    values.append(stmt.value)
-        elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and self_attribute(
-                stmt.target) == name:
-            values.append(stmt.value)
+                attr = self_attribute(target.target)
+                if attr is not None:
+                    values.setdefault(attr, []).append(stmt.value)
+        elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+            attr = self_attribute(stmt.target)
+            if attr is not None:
+                values.setdefault(attr, []).append(stmt.value)
     return values
 
 
@@ -207,8 +216,13 @@ def global_value(ctx: FileContext, name: str) -> cst.BaseExpression | None:
         if isinstance(function, cst.Lambda) or name in _params(function) or binds_anywhere(
                 function.body, name):
             return None
+    return ctx.cached(("module_value", name), lambda: _module_value(ctx.module, name))
+
+
+def _module_value(module: cst.Module, name: str) -> cst.BaseExpression | None:
+    """The value of the one plain module-level ``name = value``, if that is its only binding."""
     found: cst.BaseExpression | None = None
-    for stmt in ctx.module.body:
+    for stmt in module.body:
         if not binds_anywhere(stmt, name):
             continue
         if found is not None or not isinstance(stmt, cst.SimpleStatementLine):
