@@ -71,3 +71,29 @@ def test_the_quick_syntax_check_agrees_with_the_parser(capfd) -> None:
     assert capfd.readouterr().err == ""
     broken = lint_source(SourceFile("b.py", "x = (1,\n"), rules).diagnostics
     assert [d.code for d in broken] == ["TL001"]
+
+
+def test_positions_from_single_statements_equal_those_from_the_whole_module(monkeypatch) -> None:
+    """Locating nodes by generating only their top-level statements gives exactly the
+    offsets (findings and fix edits) that generating the whole module gives."""
+    from fixture_support import FIXTURES
+
+    from torchlint import engine
+
+    rules = [r for code, r in all_rules().items() if code not in ("TL001", "TL002")]
+    codes = {r.code for r in rules}
+    texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))]
+    texts.append("import torch\nx = torch.zeros(3).cuda()\nx = torch.zeros(3).cuda()\n")
+
+    def run() -> list[tuple[object, ...]]:
+        found = []
+        for text in texts:
+            for d in lint_source(SourceFile("f.py", text), rules, enabled_codes=codes).diagnostics:
+                edits = d.fix.edits if d.fix is not None else ()
+                found.append((d.line, d.column, d.end_line, d.end_column, d.code, edits))
+        return found
+
+    by_statement = run()
+    monkeypatch.setattr(engine, "_statement_hints", lambda reports, module: None)
+    assert by_statement == run()
+    assert len(by_statement) > 300

@@ -200,7 +200,8 @@ def lint_source(
     diagnostics: list[Diagnostic] = []
     suppressed = 0
     if reports:
-        locator = Locator(module, source.text, _nodes_to_locate(reports, module))
+        locator = Locator(module, source.text, _nodes_to_locate(reports, module),
+                          _statement_hints(reports, module))
         for rule, report in reports:
             try:
                 diagnostic = _diagnostic(source, module, context, locator, rule, report,
@@ -348,6 +349,23 @@ def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> 
             if report.fix.imports:
                 nodes.extend(_import_anchor(module))
     return nodes
+
+
+def _statement_hints(reports: list[tuple[Rule, Report]], module: cst.Module
+                     ) -> dict[int, cst.CSTNode]:
+    """For each node to locate, the top-level statement that probably holds it."""
+    hints: dict[int, cst.CSTNode] = {}
+    for stmt in module.body:
+        hints[id(stmt)] = stmt
+    for _, report in reports:
+        if report.statement is None:
+            continue
+        hints.setdefault(id(report.node), report.statement)
+        if report.fix is not None:
+            for edit in report.fix.edits:
+                if isinstance(edit, NodeEdit):
+                    hints.setdefault(id(edit.node), report.statement)
+    return hints
 
 
 def _import_anchor(module: cst.Module) -> list[cst.CSTNode]:

@@ -58,12 +58,24 @@ class _OffsetState(CodegenState):
 
 
 class Locator:
-    """Offsets, and line/column pairs, of nodes in one module's source text."""
+    """Offsets, and line/column pairs, of nodes in one module's source text.
 
-    def __init__(self, module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> None:
+    With ``hints`` (node id -> the top-level statement thought to hold it), only those
+    statements are generated: each one's code is found in the text, where it must occur
+    exactly once after the previous one. Whenever a hint is missing or wrong, or a
+    statement's code is not unique, the whole module is generated instead.
+    """
+
+    def __init__(self, module: cst.Module, text: str, nodes: Iterable[cst.CSTNode],
+                 hints: dict[int, cst.CSTNode] | None = None) -> None:
         self.text = text
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        nodes = list(nodes)
         targets = {id(n) for n in nodes}
+        located = _by_statement(module, text, nodes, hints) if hints and targets else None
+        if located is not None:
+            self._starts, self._ends = located
+            return
         state = _OffsetState(module, targets)
         if targets:
             try:
@@ -113,3 +125,37 @@ class Locator:
         """Offset just past the newline of the line holding ``offset``."""
         index = bisect.bisect_right(self._line_starts, offset)
         return self._line_starts[index] if index < len(self._line_starts) else len(self.text)
+
+
+def _by_statement(module: cst.Module, text: str, nodes: list[cst.CSTNode],
+                  hints: dict[int, cst.CSTNode]) -> tuple[dict[int, int], dict[int, int]] | None:
+    """Offsets from generating only the hinted top-level statements; None when unsure."""
+    wanted: dict[int, set[int]] = {}
+    for node in nodes:
+        statement = hints.get(id(node))
+        if statement is None:
+            return None
+        wanted.setdefault(id(statement), set()).add(id(node))
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    search_from = 0
+    for statement in module.body:
+        ids = wanted.pop(id(statement), None)
+        if ids is None:
+            continue
+        state = _OffsetState(module, ids)
+        state.remaining = -1  # never stop early: the whole statement's code is needed
+        statement._codegen(state)
+        if not ids <= state.starts.keys() or not ids <= state.ends.keys():
+            return None  # a node is not in this statement after all
+        code = "".join(state.tokens)
+        at = text.find(code, search_from)
+        if at < 0 or text.find(code, at + 1) >= 0:
+            return None
+        for key in ids:
+            starts[key] = at + state.starts[key]
+            ends[key] = at + state.ends[key]
+        search_from = at + len(code)
+    if wanted:
+        return None  # a hint named a statement that is not at the top level
+    return starts, ends

@@ -21,6 +21,9 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Fix | None
+    # the top-level statement being walked when the report was made: most likely the one
+    # holding ``node``, which lets positions be computed from that statement alone
+    statement: cst.CSTNode | None = None
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -65,7 +68,9 @@ class Rule(cst.BatchableCSTVisitor):
     def report(self, node: cst.CSTNode, *, fix: Fix | None = None, message: str | None = None,
                **values: object) -> None:
         text = message if message is not None else self.message.format(**values)
-        self.reports.append(Report(node, text, fix))
+        ancestors = self.context.ancestors
+        statement = ancestors[1] if len(ancestors) > 1 else None
+        self.reports.append(Report(node, text, fix, statement))
 
     # ---------------------------------------------------------------- docs
     @classmethod
