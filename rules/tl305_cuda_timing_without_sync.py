@@ -141,11 +141,8 @@ class CudaTimingWithoutSync(Rule):
             return False
         name = parent.targets[0].target.value
         scope = self.context.current_function or self.context.module
-        return any(
-            isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
-            and isinstance(n.left, cst.Name) and n.left.value == name
-            for n in walk_scope(scope)
-        )
+        return name in self.context.cached(("subtracted_names", id(scope)),
+                                           lambda: _subtracted_names(scope))
 
     def _restarted_later_in_loop(self, node: cst.Call) -> bool:
         """The innermost loop around ``node`` takes another timestamp after it: the real start
@@ -271,3 +268,11 @@ def _mentions_cuda(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.SimpleString):
         return is_cuda_string(node)
     return False
+
+
+def _subtracted_names(scope: cst.CSTNode) -> frozenset[str]:
+    """Names that are the left side of a subtraction (``end - start``) in ``scope``."""
+    return frozenset(
+        n.left.value for n in walk_scope(scope)
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
+        and isinstance(n.left, cst.Name))

@@ -670,6 +670,12 @@ class LoopFacts:
 
 
 def _backward_and_step(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
+    """Does the block call backward(), which optimizer step does it take, does it clear the
+    gradients? Once a block: nested loops ask again for their bodies."""
+    return ctx.cached(("backward_and_step", id(body)), lambda: _scan_training(ctx, body))
+
+
+def _scan_training(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
     backward = False
     step: str | None = None
     clears = False
