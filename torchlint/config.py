@@ -11,14 +11,20 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+def _toml() -> ModuleType:
+    """tomllib, imported when a pyproject.toml is actually read."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 from torchlint.registry import all_rules, nearest_codes, rule_catalog
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from torchlint.rule import Rule
 
 KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "exclude",
@@ -199,6 +205,7 @@ def find_config(start: Path) -> Path | None:
     for directory in (current, *current.parents):
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
+            tomllib = _toml()
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -227,6 +234,7 @@ def _string_list(value: object, key: str, where: str) -> tuple[str, ...]:
 
 def load_config(path: Path) -> Settings:
     where = f"{path} [tool.torchlint]"
+    tomllib = _toml()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
