@@ -298,3 +298,47 @@ def test_syntax_error_in_the_cli_exits_1(tmp_path: Path) -> None:
     _write(tmp_path, "broken.py", b"def f(:\n    pass\n")
     result = _cli(str(tmp_path))
     assert result.returncode == 1 and "broken.py:1:" in result.stdout and "TL001" in result.stdout
+
+
+_ODD_SHAPES = {
+    "one long line": "x = 1  # " + "#" * 50_000 + "\n",
+    "CR-only newlines": "# note\r" * 5_000,
+    "unclosed brackets": "m.train(\n" * 5_000,
+    "comment blocks": ("# note\n" * 99 + "x = 1\n") * 50,
+    "blank stretch": "x = 1\n" + (" " * 100 + "\n") * 100 + "y = 2\n",
+    "continuation lines": "x = 1\n" + " \\\n" * 1_000,
+    "mostly hashes": ("x = 1  " + "#=" * 40 + "\n") * 500,
+    "huge": "x = 1\n" * 200_000,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_ODD_SHAPES))
+def test_texts_that_could_make_patterns_slow_are_decided_by_cheap_ones(shape: str) -> None:
+    """Prefilter patterns scan comments, blanks and brackets; on these shapes a search could
+    take minutes, so only cheap patterns decide and such a file is simply parsed."""
+    from torchlint.prefilter import unusual
+
+    assert unusual("import torch\n" + _ODD_SHAPES[shape])
+
+
+def test_ordinary_code_gets_the_full_prefilter() -> None:
+    from fixture_support import FIXTURES
+
+    from torchlint.prefilter import unusual
+
+    texts = [p.read_text(encoding="utf-8") for p in FIXTURES.rglob("*.py")]
+    assert texts and not any(unusual(t) for t in texts)
+
+
+def test_an_odd_file_loses_no_finding() -> None:
+    """With cheap patterns only, a file is parsed more often, never less: findings stay."""
+    from torchlint.engine import lint_source
+    from torchlint.registry import all_rules
+    from torchlint.source import SourceFile
+
+    code = "import torch\nx = torch.zeros(3).cuda()\ny = torch.load('w.pt')\n"
+    rules = list(all_rules().values())
+    plain = lint_source(SourceFile("a.py", code), rules).diagnostics
+    odd = lint_source(SourceFile("a.py", code + "z = 1  # " + "#" * 5_000 + "\n"),
+                      rules).diagnostics
+    assert plain and [(d.line, d.code) for d in odd] == [(d.line, d.code) for d in plain]

@@ -80,8 +80,10 @@ def _matches(patterns: tuple[Pattern, ...], text: str, memo: dict[str, bool],
 
 
 def could_fire(rule: type[Rule], text: str) -> bool:
-    """Exactly: do ``text`` and the rule's triggers and patterns allow a finding?"""
-    return _triggered(rule, text) and _matches(compiled(rule.patterns), text, {})
+    """Do ``text`` and the rule's triggers and patterns allow a finding? (On a text with
+    very long lines only the cheap patterns are asked.)"""
+    return _triggered(rule, text) and _matches(compiled(rule.patterns), text, {},
+                                               cheap_only=unusual(text))
 
 
 def rules_to_run(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
@@ -95,13 +97,50 @@ def rules_to_run(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
     if not candidates:
         return []
     chosen: set[type[Rule]] = set()
-    parsing = False
+    # on odd texts the costly patterns could take minutes: there only cheap ones decide
+    parsing = unusual(text)
     for rule in sorted(candidates, key=_cost):
         patterns = compiled(rule.patterns)
         if _matches(patterns, text, memo, cheap_only=parsing):
             chosen.add(rule)
             parsing = True
     return [r for r in candidates if r in chosen]
+
+
+LONG_LINE = 2000
+LARGE_TEXT = 1 << 20
+_BLANK_STRETCH = re.compile(r"\n[ \t\f\r\n\\]{2000}")
+_COMMENT_BLOCK = re.compile(r"(?:^[ \t\f]*#[^\n]*\n){8,}", re.MULTILINE)
+
+
+def unusual(text: str) -> bool:
+    """A text on which the costly patterns could run for long, so cheap ones decide alone.
+
+    The patterns skip comments, blanks and line continuations between tokens, and look
+    for closing brackets: each search start can scan to the end of a line, of a comment
+    block or of an unclosed bracket. That is quadratic on a line of megabytes (minified or
+    generated code, or lines ended by CR alone), a block of thousands of comment, blank or
+    continuation lines, thousands of unclosed brackets (broken code) or simply a huge file.
+    Deciding by cheap patterns only parses such files.
+    """
+    size = len(text)
+    if size > LARGE_TEXT or text.count("\r") - text.count("\r\n") > 100:  # CR-only lines
+        return True
+    if size > LONG_LINE and any(len(line) > LONG_LINE for line in text.splitlines()):
+        return True
+    if abs(text.count("(") - text.count(")")) > 50 or abs(
+            text.count("[") - text.count("]")) > 50:
+        return True
+    if _BLANK_STRETCH.search(text):  # thousands of blank or continuation-only lines
+        return True
+    hashes = text.count("#")
+    if size > 20_000 and hashes * 10 > size:
+        return True
+    if hashes < 200:  # too few comment lines to be costly
+        return False
+    # the cost of comment blocks grows with the square of their length
+    cost = sum(m.group().count("\n") ** 2 for m in _COMMENT_BLOCK.finditer(text))
+    return cost > 40_000
 
 
 def _cost(rule: type[Rule]) -> int:
