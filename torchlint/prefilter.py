@@ -80,8 +80,8 @@ def _matches(patterns: tuple[Pattern, ...], text: str, memo: dict[str, bool],
 
 
 def could_fire(rule: type[Rule], text: str) -> bool:
-    """Do ``text`` and the rule's triggers and patterns allow a finding? (On a text with
-    very long lines only the cheap patterns are asked.)"""
+    """Do ``text`` and the rule's triggers and patterns allow a finding? (On an
+    :func:`unusual` text only the cheap patterns are asked.)"""
     return _triggered(rule, text) and _matches(compiled(rule.patterns), text, {},
                                                cheap_only=unusual(text))
 
