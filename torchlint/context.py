@@ -471,9 +471,10 @@ class FileContext:
         index = self._index(function)
         for i in range(index - 1, -1, -1):
             anc = self.ancestors[i]
-            if isinstance(anc, cst.ClassDef):
+            kind = type(anc)
+            if kind is cst.ClassDef:
                 return anc
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            if kind is cst.FunctionDef or kind is cst.Lambda:
                 return None
         return None
 

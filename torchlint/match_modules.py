@@ -21,6 +21,12 @@ from torchlint.walk import children_of, semantic_children
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NESTED_SCOPE_TYPES = frozenset(_NESTED_SCOPES)
+_REBINDING_TYPES = frozenset({cst.For, cst.With, cst.AugAssign, cst.Del, cst.CompFor,
+                              cst.NamedExpr, cst.Assign, cst.AnnAssign})
+# statements and clauses that bind names (exact classes: checked on every node of a scope)
+_BINDING_TYPES = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.With,
+                            cst.FunctionDef, cst.ClassDef, cst.NamedExpr, cst.Del, cst.CompFor,
+                            cst.Import, cst.ImportFrom})
 
 # Attribute names an nn.ModuleDict key may not take: add_module refuses names that
 # already exist as attributes of the container.
@@ -87,10 +93,9 @@ def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
             else:
                 bad.add(target.value)
             continue
-        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.With,
-                             cst.FunctionDef, cst.ClassDef, cst.NamedExpr, cst.Del,
-                             cst.CompFor, cst.Import, cst.ImportFrom)):
-            if isinstance(node, cst.CompFor):
+        kind = type(node)
+        if kind in _BINDING_TYPES:
+            if kind is cst.CompFor:
                 bad.update(target_names(node.target))
             else:
                 bad.update(bound_names(node))
@@ -388,21 +393,21 @@ def _local_container(ctx: FileContext, nodes: list[cst.CSTNode], use: int, name:
                      layer_names: frozenset[str]) -> bool | None:
     """For ``self.X = name``: None unless ``name`` is surely a plain container of layers
     (then: whether wrapping it is a safe fix)."""
+    from torchlint.context import bound_names
+
     binding: int | None = None
     for index, node in enumerate(nodes):
         target = single_target(node)
-        if isinstance(target, cst.Name) and target.value == name:
+        node_kind = type(node)
+        if type(target) is cst.Name and target.value == name:
             if binding is not None:
                 return None
             binding = index
-        elif isinstance(node, (cst.For, cst.With, cst.AugAssign, cst.Del, cst.CompFor,
-                               cst.NamedExpr, cst.Assign, cst.AnnAssign)):
-            from torchlint.context import bound_names
-
-            names = target_names(node.target) if isinstance(node, cst.CompFor) else bound_names(node)
-            if name in names and not (isinstance(node, cst.AugAssign) and kind == "list"):
+        elif node_kind in _REBINDING_TYPES:
+            names = target_names(node.target) if node_kind is cst.CompFor else bound_names(node)
+            if name in names and not (node_kind is cst.AugAssign and kind == "list"):
                 return None
-        elif isinstance(node, cst.Call) and _passes(node, name):
+        elif node_kind is cst.Call and _passes(node, name):
             # handed to some call (nn.Sequential(*name), helper(name)...): leave it alone
             return None
     if binding is None or binding > use:

@@ -109,7 +109,7 @@ def last_name_part(node: cst.BaseExpression) -> str | None:
 
 def self_attribute(node: cst.BaseExpression | None) -> str | None:
     """``X`` for ``self.X``."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and (
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and (
         node.value.value == "self"
     ):
         return node.attr.value
