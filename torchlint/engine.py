@@ -326,18 +326,26 @@ def _role(cls: type) -> int:
 def _handler_names(rule: type[Rule]) -> tuple[tuple[str, str, str], ...]:
     """(visit|leave, node type name, method name) of each handler a rule class defines.
 
-    Like ``BatchableCSTVisitor.get_visitors`` but computed once per class, not per file.
+    Like ``BatchableCSTVisitor.get_visitors`` but computed once per class, not per file,
+    and from the rule's own classes: libcst's visitor bases only define no-op handlers.
     Attribute-level handlers (``visit_Call_func``) are not supported.
     """
     found = []
-    for method_name in dir(rule):
-        kind, _, type_name = method_name.partition("_")
-        if kind not in ("visit", "leave") or not type_name or "_" in type_name:
+    seen: set[str] = set()
+    for klass in rule.__mro__:
+        if klass.__module__.split(".")[0] == "libcst":
             continue
-        method = getattr(rule, method_name)
-        if callable(method) and not getattr(method, "_is_no_op", False):
-            found.append((kind, type_name, method_name))
-    return tuple(found)
+        for method_name in vars(klass):
+            if method_name in seen:
+                continue
+            seen.add(method_name)
+            kind, _, type_name = method_name.partition("_")
+            if kind not in ("visit", "leave") or not type_name or "_" in type_name:
+                continue
+            method = getattr(rule, method_name)
+            if callable(method) and not getattr(method, "_is_no_op", False):
+                found.append((kind, type_name, method_name))
+    return tuple(sorted(found))
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:
