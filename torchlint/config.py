@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 
@@ -100,7 +100,8 @@ class Settings:
             if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
                 relative = os.path.relpath(absolute, root)
                 break
-        return PurePosixPath(Path(relative).as_posix()).as_posix()
+        relative = os.path.normpath(relative)
+        return relative if os.sep == "/" else relative.replace(os.sep, "/")
 
     def is_excluded(self, path: str, *, explicit: bool = False) -> bool:
         """Excluded by a glob. Files named on the command line only meet the user's globs."""
