@@ -4,9 +4,10 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from torchlint.match_devices import initialises_cuda, walk_scope
+from torchlint.match_devices import initialises_cuda
 from torchlint.matchers import get_arg, method_call, string_value
 from torchlint.rule import Rule
+from torchlint.walk import iter_scope
 
 _VARIABLE = "CUDA_VISIBLE_DEVICES"
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)
@@ -109,7 +110,7 @@ class CudaVisibleDevicesAfterInit(Rule):
         ``os.system``, ``multiprocessing``, ``torch.multiprocessing.spawn``."""
         ctx = self.context
         scope: cst.CSTNode = ctx.current_function or ctx.module
-        for inner in walk_scope(scope):
+        for inner in iter_scope(scope):
             if isinstance(inner, cst.Call):
                 qual = ctx.qualified_name(inner.func) or ""
                 if qual.startswith(_LAUNCHERS):
@@ -149,7 +150,7 @@ def _calls_before(body: Sequence[cst.CSTNode], child: cst.CSTNode) -> Iterator[c
 
 
 def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
-    for inner in walk_scope(node):
+    for inner in iter_scope(node):
         if isinstance(inner, cst.Call):
             yield inner
 

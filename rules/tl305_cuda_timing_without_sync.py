@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from torchlint.match_devices import is_cuda_string, walk_scope
+from torchlint.match_devices import is_cuda_string
 from torchlint.matchers import (
     has_keyword,
     is_layer_name,
@@ -13,7 +13,7 @@ from torchlint.matchers import (
     method_call,
 )
 from torchlint.rule import Rule
-from torchlint.walk import iter_nodes
+from torchlint.walk import iter_nodes, iter_scope
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})
@@ -151,7 +151,7 @@ class CudaTimingWithoutSync(Rule):
         if loop is None:
             return False
         seen = False
-        for inner in walk_scope(loop.body):
+        for inner in iter_scope(loop.body):
             if inner is node:
                 seen = True
             elif seen and isinstance(inner, cst.Call) and \
@@ -196,7 +196,7 @@ class CudaTimingWithoutSync(Rule):
     def _calls(self, node: cst.CSTNode) -> list[cst.Call]:
         if isinstance(node, _SCOPES):
             return []
-        return [n for n in walk_scope(node) if isinstance(n, cst.Call)]
+        return [n for n in iter_scope(node) if isinstance(n, cst.Call)]
 
     def _contains_clock(self, node: cst.CSTNode) -> bool:
         return any(self.context.qualified_name(c.func) in _CLOCKS for c in self._calls(node))
@@ -273,6 +273,6 @@ def _mentions_cuda(node: cst.CSTNode) -> bool:
 def _subtracted_names(scope: cst.CSTNode) -> frozenset[str]:
     """Names that are the left side of a subtraction (``end - start``) in ``scope``."""
     return frozenset(
-        n.left.value for n in walk_scope(scope)
+        n.left.value for n in iter_scope(scope)
         if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
         and isinstance(n.left, cst.Name))

@@ -6,10 +6,10 @@ from torchlint.match_devices import (
     is_known_tensor_name,
     is_numpy_array,
     is_tensor_expression,
-    walk_scope,
 )
 from torchlint.matchers import is_loss_call, method_call
 from torchlint.rule import Rule
+from torchlint.walk import iter_scope
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 
@@ -129,11 +129,11 @@ class HostSyncInLoop(Rule):
         if key not in self._training:
             self._training[key] = any(
                 method_call(n, "backward", "manual_backward") is not None
-                for n in walk_scope(loop.body)
+                for n in iter_scope(loop.body)
             )
         return self._training[key]
 
 
 def _is_periodic(test: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
-               for n in walk_scope(test))
+               for n in iter_scope(test))

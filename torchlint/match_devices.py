@@ -16,7 +16,7 @@ from torchlint.matchers import (
     positional_args,
     string_value,
 )
-from torchlint.walk import iter_nodes, semantic_children
+from torchlint.walk import iter_nodes, iter_scope
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -44,20 +44,6 @@ _TENSOR_METHODS = frozenset({
 _INPLACE_BATCH_PACKAGES = ("transformers", "torch_geometric", "dgl", "torch_sparse")
 _LOADER_WRAPPERS = frozenset({"builtins.iter", "tqdm.tqdm", "tqdm.auto.tqdm",
                               "tqdm.notebook.tqdm", "tqdm"})
-_SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-def walk_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and its descendants, not entering nested functions, lambdas or classes."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if current is not node and isinstance(current, _SCOPE_NODES):
-            continue
-        stack.extend(reversed(list(semantic_children(current))))
-
-
 def is_tensor_expression(ctx: FileContext, node: cst.BaseExpression) -> bool:
     """A call known to produce a tensor: torch factory/op, F.* op, or a tensor method of one."""
     if not isinstance(node, cst.Call):
@@ -119,7 +105,7 @@ def is_loader(ctx: FileContext, node: cst.BaseExpression) -> bool:
 
 def imports_inplace_batch_package(ctx: FileContext) -> bool:
     for stmt in ctx.module.body:
-        for node in walk_scope(stmt):
+        for node in iter_scope(stmt):
             if isinstance(node, cst.Import):
                 names = [dotted_name(a.name) for a in node.names]
             elif isinstance(node, cst.ImportFrom) and node.module is not None:
@@ -462,7 +448,7 @@ def moves_loader_batches_to_device(ctx: FileContext) -> bool:
         names = set(target_names(batch)) if batch is not None else set()
         if not names:
             continue
-        for inner in walk_scope(node.body):
+        for inner in iter_scope(node.body):
             if isinstance(inner, cst.Call) and is_device_move(ctx, inner):
                 root = batch_root(method_call(inner).value)  # type: ignore[union-attr]
                 if root is not None and root.value in names:

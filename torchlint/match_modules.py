@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from torchlint.context import FileContext, parameters, target_names
@@ -17,10 +15,8 @@ from torchlint.matchers import (
     with_keywords,
 )
 from torchlint.rule import Rule
-from torchlint.walk import children_of, semantic_children
+from torchlint.walk import iter_scope
 
-_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_NESTED_SCOPE_TYPES = frozenset(_NESTED_SCOPES)
 _REBINDING_TYPES = frozenset({cst.For, cst.With, cst.AugAssign, cst.Del, cst.CompFor,
                               cst.NamedExpr, cst.Assign, cst.AnnAssign})
 # statements and clauses that bind names (exact classes: checked on every node of a scope)
@@ -43,18 +39,6 @@ MODULE_DICT_RESERVED = frozenset({
     "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to",
     "to_empty", "train", "training", "type", "update", "values", "xpu", "zero_grad",
 })
-
-
-def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and its descendants, pre-order, not entering nested functions/classes/lambdas."""
-    yield node
-    stack: list[cst.CSTNode] = list(reversed(children_of(node)))
-    nested = _NESTED_SCOPE_TYPES
-    while stack:
-        current = stack.pop()
-        yield current
-        if type(current) not in nested:
-            stack.extend(reversed(children_of(current)))
 
 
 def scope_nodes(ctx: FileContext, function: cst.FunctionDef) -> list[cst.CSTNode]:

@@ -141,6 +141,21 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             extend(reversed(children))
 
 
+# Nodes that open a scope of their own: a scope walk does not enter them.
+SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, pre-order, not entering nested functions/classes/lambdas."""
+    yield node
+    stack: list[cst.CSTNode] = list(reversed(_children(node)))
+    while stack:
+        current = stack.pop()
+        yield current
+        if type(current) not in SCOPE_TYPES:
+            stack.extend(reversed(_children(current)))
+
+
 Handler = Callable[[cst.CSTNode], object]
 
 # Node classes without semantic children that bind nothing and open no scope: a walk
