@@ -1,12 +1,6 @@
 from __future__ import annotations
 
-from torchlint.match_modules import UnregisteredContainerRule
-
-# prefilter pieces: a gap between tokens (whitespace, backslash, comment line); `=` and the
-# start of the assigned value (opening parentheses); an optional `name.` before a name
-_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])"
-_VALUE = r"=(?:[\s\\(]|#[^\r\n]*[\r\n])*"
-_DOTTED = r"(?:\w+(?:[\s\\)]|#[^\r\n]*[\r\n])*\." + _GAP + r"*)?"
+from torchlint.match_modules import UnregisteredContainerRule, container_pattern
 
 
 class ModuleListNotRegistered(UnregisteredContainerRule):
@@ -65,7 +59,7 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
     # a module class (nn.Module/LightningModule base); `self.X =`; a list made by `= [...]`
     # (or `= ([...])`), by `= list(...)`/`= builtins.list(...)`, or by an alias `list as L`
     patterns = (r"Module\b", r"\bself\b",
-                _VALUE + r"\[|" + _VALUE + _DOTTED + r"list\b|\blist" + _GAP + r"+as\b")
+                container_pattern("[", "list"))
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"

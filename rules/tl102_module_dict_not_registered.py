@@ -1,12 +1,6 @@
 from __future__ import annotations
 
-from torchlint.match_modules import UnregisteredContainerRule
-
-# prefilter pieces: a gap between tokens (whitespace, backslash, comment line); `=` and the
-# start of the assigned value (opening parentheses); an optional `name.` before a name
-_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])"
-_VALUE = r"=(?:[\s\\(]|#[^\r\n]*[\r\n])*"
-_DOTTED = r"(?:\w+(?:[\s\\)]|#[^\r\n]*[\r\n])*\." + _GAP + r"*)?"
+from torchlint.match_modules import UnregisteredContainerRule, container_pattern
 
 
 class ModuleDictNotRegistered(UnregisteredContainerRule):
@@ -63,7 +57,7 @@ class ModuleDictNotRegistered(UnregisteredContainerRule):
     # a module class (nn.Module/LightningModule base); `self.X =`; a dict made by `= {...}`
     # (or `= ({...})`), by `= dict(...)`/`= builtins.dict(...)`, or by an alias `dict as D`
     patterns = (r"Module\b", r"\bself\b",
-                _VALUE + r"\{|" + _VALUE + _DOTTED + r"dict\b|\bdict" + _GAP + r"+as\b")
+                container_pattern("{", "dict"))
     message = ("layers held in a plain dict `self.{attr}` are not registered with the module; "
                "use nn.ModuleDict")
     fix_safety = "safe"

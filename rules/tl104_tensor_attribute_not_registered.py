@@ -6,6 +6,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_modules import single_target
 from torchlint.matchers import TENSOR_FACTORIES, get_arg, is_literal_true, is_tensor_factory, \
     self_attribute, string_value
+from torchlint.prefilter import ASSIGNED, DOTTED, GAP
 from torchlint.rule import Rule
 from torchlint.context import bound_names
 from torchlint.walk import iter_nodes
@@ -26,14 +27,9 @@ _MORE_FACTORIES = frozenset({
 _FRAMEWORK_ATTRIBUTES = frozenset({"example_input_array"})
 # using these on the attribute means the author moves it to the right device by hand
 _MOVES = frozenset({"to", "cuda", "cpu", "type_as"})
-# prefilter pieces: the factories' own names (zeros|tensor|...); a gap between tokens
-# (whitespace, backslash, comment line); `=` and the start of the assigned value (opening
-# parentheses); an optional `name.` before a name
+# prefilter piece: the factories' own names (zeros|tensor|...)
 _FACTORY_NAMES = "|".join(sorted({q.rsplit(".", 1)[1] for q in TENSOR_FACTORIES
                                   | _MORE_FACTORIES}, key=lambda n: (-len(n), n)))
-_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])"
-_VALUE = r"=(?:[\s\\(]|#[^\r\n]*[\r\n])*"
-_DOTTED = r"(?:\w+(?:[\s\\)]|#[^\r\n]*[\r\n])*\." + _GAP + r"*)?"
 
 
 class TensorAttributeNotRegistered(Rule):
@@ -94,8 +90,8 @@ class TensorAttributeNotRegistered(Rule):
     # with the factory (chained methods come after it): `= torch.zeros`, `= (th . zeros`,
     # `= zeros` (from torch import zeros), or the factory is imported under an alias (`as Z`)
     patterns = (r"Module\b", r"\bself\b", r"\bdef[\s\\]+__init__\b", r"\btorch\b",
-                _VALUE + _DOTTED + r"(?:" + _FACTORY_NAMES + r")\b"
-                r"|\b(?:" + _FACTORY_NAMES + r")" + _GAP + r"+as\b")
+                ASSIGNED + DOTTED + r"(?:" + _FACTORY_NAMES + r")\b"
+                r"|\b(?:" + _FACTORY_NAMES + r")" + GAP + r"+as\b")
     message = ("tensor stored as plain attribute `self.{attr}`: it will not follow .to()/.cuda() "
                "nor be saved; use register_buffer or nn.Parameter")
     fix_safety = "unsafe"

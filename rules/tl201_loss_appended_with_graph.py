@@ -14,6 +14,7 @@ from torchlint.match_training import (
     shown,
 )
 from torchlint.matchers import dotted_name, method_call, positional_args
+from torchlint.prefilter import GRAPH_VALUE
 from torchlint.rule import Rule
 
 
@@ -70,10 +71,7 @@ class LossAppendedWithGraph(Rule):
     name = "loss-appended-with-graph"
     triggers = ("append",)
     # the value is a loss (cross_entropy, *Loss, criterion...), nn layer/Module or model-named call
-    patterns = (r"(?i)loss|criteri|entropy|kl_div|\bnn\b|LightningModule"
-                r"|(?:\b(?:model|net|network|generator|discriminator|netg|netd|student|teacher"
-                r"|classifier|backbone)|_(?:model|net|network))(?:[\s\\]|#[^\n\r]*[\r\n])*\("
-                r"|\b(?:model|net)_\w*(?:[\s\\]|#[^\n\r]*[\r\n])*\(",)
+    patterns = (GRAPH_VALUE,)
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"

@@ -15,6 +15,7 @@ from torchlint.match_training import (
     shown,
     last_assignment,
 )
+from torchlint.prefilter import GRAPH_VALUE
 from torchlint.rule import Rule
 
 
@@ -78,10 +79,7 @@ class LossSummedWithGraph(Rule):
                 r"[ \t]*(?:#|;|\r|$))"
                 r"|\b(\w+)(?:[\s\\)]|#[^\n\r]*[\r\n])*=(?:[\s\\(]|#[^\n\r]*[\r\n])*\1"
                 r"(?:[\s\\)]|#[^\n\r]*[\r\n])*\+",
-                r"(?i)loss|criteri|entropy|kl_div|\bnn\b|LightningModule"
-                r"|(?:\b(?:model|net|network|generator|discriminator|netg|netd|student|teacher"
-                r"|classifier|backbone)|_(?:model|net|network))(?:[\s\\]|#[^\n\r]*[\r\n])*\("
-                r"|\b(?:model|net)_\w*(?:[\s\\]|#[^\n\r]*[\r\n])*\(")
+                GRAPH_VALUE)
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"

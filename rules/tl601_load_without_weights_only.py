@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import with_keywords
 from torchlint.matchers import get_arg, has_keyword, has_star_args
+from torchlint.prefilter import torch_function
 from torchlint.rule import Rule
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
@@ -45,13 +46,9 @@ class LoadWithoutWeightsOnly(Rule):
     code = "TL601"
     name = "load-without-weights-only"
     triggers = ("load",)
-    # a torch import; torch.load / torch.serialization.load spelled out (also through
-    # brackets, dots and backslashes), an alias of torch or torch.serialization, `load` in a
-    # from-import list, or `.load` / `load` right after a comment line
+    # a torch import; a way to call torch.load (see torch_function)
     patterns = (r"\btorch\b",
-                r"\b(?:torch|serialization)\W*load\b|\b(?:torch|serialization)[\s\\]+as\b"
-                r"|(?:\bimport|,)[\s\\(]*load[ \t\f]*(?:[,)#\\;]|as\b|$)"
-                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*load\b")
+                torch_function("load"))
     message = "torch.load() without weights_only=; unpickling can run arbitrary code"
     fix_safety = "unsafe"
 

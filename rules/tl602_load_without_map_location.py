@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.matchers import with_keywords
 from torchlint.matchers import get_arg, has_keyword, has_star_args
+from torchlint.prefilter import torch_function
 from torchlint.rule import Rule
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
@@ -43,13 +44,9 @@ class LoadWithoutMapLocation(Rule):
     code = "TL602"
     name = "load-without-map-location"
     triggers = ("load",)
-    # a torch import; torch.load / torch.serialization.load spelled out (also through
-    # brackets, dots and backslashes), an alias of torch or torch.serialization, `load` in a
-    # from-import list, or `.load` / `load` right after a comment line
+    # a torch import; a way to call torch.load (see torch_function)
     patterns = (r"\btorch\b",
-                r"\b(?:torch|serialization)\W*load\b|\b(?:torch|serialization)[\s\\]+as\b"
-                r"|(?:\bimport|,)[\s\\(]*load[ \t\f]*(?:[,)#\\;]|as\b|$)"
-                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*load\b")
+                torch_function("load"))
     message = "torch.load() without map_location=; tensors return to the device they were saved from"
     fix_safety = "unsafe"
 

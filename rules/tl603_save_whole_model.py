@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import global_assignment, receiver_text
 from torchlint.matchers import get_arg, is_layer_call, method_call
+from torchlint.prefilter import torch_function
 from torchlint.rule import Rule
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
@@ -52,13 +53,9 @@ class SaveWholeModel(Rule):
     name = "save-whole-model"
     triggers = ("save",)
     # is_layer_call: a torch.nn class or a local subclass of nn.Module / LightningModule;
-    # a torch import; torch.save / torch.serialization.save spelled out (also through
-    # brackets, dots and backslashes), an alias of torch or torch.serialization, `save` in a
-    # from-import list, or `.save` / `save` right after a comment line
+    # a torch import; a way to call torch.save (see torch_function)
     patterns = (r"\btorch\b",
-                r"\b(?:torch|serialization)\W*save\b|\b(?:torch|serialization)[\s\\]+as\b"
-                r"|(?:\bimport|,)[\s\\(]*save[ \t\f]*(?:[,)#\\;]|as\b|$)"
-                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*save\b",
+                torch_function("save"),
                 r"\b(?:nn|LightningModule)\b")
     message = "torch.save() of a whole module pickles its class; save {name}.state_dict() instead"
     fix_safety = "unsafe"

@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.match_api import global_assignment
 from torchlint.matchers import get_arg, method_call
+from torchlint.prefilter import torch_function
 from torchlint.rule import Rule
 from torchlint.walk import iter_nodes
 
@@ -58,13 +59,9 @@ class SaveWrappedStateDict(Rule):
     name = "save-wrapped-state-dict"
     # WRAPPERS: (Distributed)DataParallel, spelled in the import or the attribute
     triggers = ("DataParallel",)
-    # a torch import; torch.save / torch.serialization.save spelled out (also through
-    # brackets, dots and backslashes), an alias of torch or torch.serialization, `save` in a
-    # from-import list, or `.save` / `save` right after a comment line; a `.state_dict()` call
+    # a torch import; a way to call torch.save (see torch_function); a `.state_dict()` call
     patterns = (r"\btorch\b",
-                r"\b(?:torch|serialization)\W*save\b|\b(?:torch|serialization)[\s\\]+as\b"
-                r"|(?:\bimport|,)[\s\\(]*save[ \t\f]*(?:[,)#\\;]|as\b|$)"
-                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*save\b",
+                torch_function("save"),
                 r"\bstate_dict\b")
     message = ("{name} is wrapped in {wrapper}: its state_dict keys start with 'module.'; "
                "save {name}.module.state_dict()")

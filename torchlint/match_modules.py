@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.context import FileContext, parameters, target_names
@@ -14,6 +16,7 @@ from torchlint.matchers import (
     trailing_comma_layout,
     with_keywords,
 )
+from torchlint.prefilter import ASSIGNED, DOTTED, GAP
 from torchlint.rule import Rule
 from torchlint.walk import iter_scope
 
@@ -474,6 +477,13 @@ def _class_uses(ctx: FileContext, cls: cst.ClassDef) -> tuple[set[str], dict[str
                         if attr is not None:
                             odd[kind].add(attr)
     return wrapped, odd
+
+
+def container_pattern(bracket: str, builtin: str) -> str:
+    """Prefilter of TL101/TL102: a container made by ``= [...]`` / ``= {...}`` (or inside
+    parentheses), by ``= list(...)`` / ``= builtins.list(...)``, or an alias ``list as L``."""
+    return (ASSIGNED + re.escape(bracket) + "|" + ASSIGNED + DOTTED + builtin + r"\b"
+            r"|\b" + builtin + GAP + r"+as\b")
 
 
 class UnregisteredContainerRule(Rule):
