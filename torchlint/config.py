@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,9 +59,10 @@ class Settings:
 
     # ------------------------------------------------------------ rule sets
     def enabled_codes(self) -> frozenset[str]:
-        return _enabled_codes(self)
+        return self._enabled
 
-    def _enabled_codes(self) -> frozenset[str]:
+    @cached_property
+    def _enabled(self) -> frozenset[str]:
         if self.select is None:
             base = {code for code, (_, default) in rule_catalog().items() if default}
         else:
@@ -113,11 +114,6 @@ class Settings:
         if names and not names.isdisjoint(relative.split("/")):
             return True
         return any(_glob_match(relative, pattern) for pattern in globs)
-
-
-@lru_cache(maxsize=64)
-def _enabled_codes(settings: Settings) -> frozenset[str]:
-    return settings._enabled_codes()
 
 
 @lru_cache(maxsize=64)
