@@ -18,7 +18,7 @@ from torchlint.prefilter import rules_to_run
 from torchlint.rule import Report, Rule
 from torchlint.source import SourceFile
 from torchlint.suppression import Suppressions, parse_suppressions
-from torchlint.walk import LEAVES, Handler, children_of as walk_children, memoised_children
+from torchlint.walk import LEAVES, Handler, children_of, memoised_children
 
 SYNTAX_ERROR = "TL001"
 UNUSED_NOQA = "TL002"
@@ -269,7 +269,7 @@ def _run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]], *,
     push, pop = ancestors.append, ancestors.pop
     frames = context._frames
     roles = _ROLES
-    children = walk_children
+    children = children_of
     # leaves nobody handles need no visit at all (names alone are a third of all nodes)
     skip = frozenset(t for t in LEAVES if t.__name__ not in visit and t.__name__ not in leave)
     # per node class: its visit handlers, leave handlers and role, looked up once a file

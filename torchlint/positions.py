@@ -24,10 +24,13 @@ class _Done(Exception):
 
 
 class _OffsetState(CodegenState):
-    def __init__(self, module: cst.Module, targets: set[int]) -> None:
+    def __init__(self, module: cst.Module, targets: set[int], *, stop_early: bool = True
+                 ) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.targets = targets
-        self.remaining = len(targets)
+        # stop_early: raise _Done once every target is located (the rest of the code is
+        # not needed); otherwise generate it all
+        self.remaining = len(targets) if stop_early else -1
         self.starts: dict[int, int] = {}
         self.ends: dict[int, int] = {}
         self._counted_tokens = 0
@@ -143,8 +146,7 @@ def _by_statement(module: cst.Module, text: str, nodes: list[cst.CSTNode],
         ids = wanted.pop(id(statement), None)
         if ids is None:
             continue
-        state = _OffsetState(module, ids)
-        state.remaining = -1  # never stop early: the whole statement's code is needed
+        state = _OffsetState(module, ids, stop_early=False)  # its whole code is needed
         statement._codegen(state)
         if not ids <= state.starts.keys() or not ids <= state.ends.keys():
             return None  # a node is not in this statement after all
