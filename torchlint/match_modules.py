@@ -365,13 +365,13 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
 
 def _may_hold(ctx: FileContext, value: cst.BaseExpression | None, kind: str) -> bool:
     """Could ``self.X = value`` store a plain container (the only values the rules inspect)?"""
-    literal = (cst.List, cst.ListComp) if kind == "list" else (cst.Dict, cst.DictComp)
-    if isinstance(value, (cst.List, cst.Dict)) and kind == ("list" if isinstance(
-            value, cst.List) else "dict"):
+    literal, comprehension = (cst.List, cst.ListComp) if kind == "list" else (
+        cst.Dict, cst.DictComp)
+    if isinstance(value, literal):
         # a literal with a plain value in it (``[64, 128]``) is no container of layers
         return not any(is_clearly_not_module(e.value) for e in value.elements
                        if isinstance(e, (cst.Element, cst.DictElement)))
-    if isinstance(value, (*literal, cst.Name)):
+    if isinstance(value, (comprehension, cst.Name)):
         return True
     return isinstance(value, cst.Call) and ctx.qualified_name(value.func) == f"builtins.{kind}"
 
