@@ -90,6 +90,10 @@ class Settings:
         return list(_rules_with(self.codes_for(path)))
 
     def unfixable_codes(self) -> frozenset[str]:
+        return self._unfixable
+
+    @cached_property
+    def _unfixable(self) -> frozenset[str]:
         return frozenset(expand_selectors(self.unfixable))
 
     # ------------------------------------------------------------ exclusion

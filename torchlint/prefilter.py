@@ -168,5 +168,6 @@ def unusual(text: str) -> bool:
     return cost > 40_000
 
 
+@lru_cache(maxsize=None)
 def _cost(rule: type[Rule]) -> int:
     return sum(not p.cheap for p in compiled(rule.patterns))
