@@ -89,30 +89,36 @@ class _SpanParser:
 
     def _worksheets(self) -> list[tuple[int, int] | None]:
         spans: list[tuple[int, int] | None] = []
-        self.ws()
-        if not self.text.startswith("[", self.pos):
-            raise self.error("'worksheets' must be a list")
-        self.pos += 1
-        self.ws()
-        if self.text.startswith("]", self.pos):
-            self.pos += 1
-            return spans
-        while True:
-            self.ws()
-            if not self.text.startswith("{", self.pos):
-                raise self.error("each worksheet must be an object")
+        for _ in self._objects("worksheets", "worksheet"):
             for key, _ in self._members():
                 if key == "cells":
                     spans.extend(self._cells("input"))
                 else:
                     self.value_span()
+        return spans
+
+    def _objects(self, name: str, item: str) -> Any:
+        """Step into each object of the JSON list ``name`` in turn (for :meth:`_members`)."""
+        self.ws()
+        if not self.text.startswith("[", self.pos):
+            raise self.error(f"'{name}' must be a list")
+        self.pos += 1
+        self.ws()
+        if self.text.startswith("]", self.pos):
+            self.pos += 1
+            return
+        while True:
+            self.ws()
+            if not self.text.startswith("{", self.pos):
+                raise self.error(f"each {item} must be an object")
+            yield
             self.ws()
             if self.text.startswith(",", self.pos):
                 self.pos += 1
                 continue
             if self.text.startswith("]", self.pos):
                 self.pos += 1
-                return spans
+                return
             raise self.error("expected ',' or ']'")
 
     def _members(self) -> Any:
@@ -142,32 +148,14 @@ class _SpanParser:
 
     def _cells(self, source_key: str) -> list[tuple[int, int] | None]:
         spans: list[tuple[int, int] | None] = []
-        self.ws()
-        if not self.text.startswith("[", self.pos):
-            raise self.error("'cells' must be a list")
-        self.pos += 1
-        self.ws()
-        if self.text.startswith("]", self.pos):
-            self.pos += 1
-            return spans
-        while True:
-            self.ws()
-            if not self.text.startswith("{", self.pos):
-                raise self.error("each cell must be an object")
+        for _ in self._objects("cells", "cell"):
             span: tuple[int, int] | None = None
             for key, _ in self._members():
                 found = self.value_span()
                 if key == source_key:
                     span = found
             spans.append(span)
-            self.ws()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-                continue
-            if self.text.startswith("]", self.pos):
-                self.pos += 1
-                return spans
-            raise self.error("expected ',' or ']'")
+        return spans
 
 
 # ----------------------------------------------------------------- IPython syntax
