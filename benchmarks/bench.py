@@ -42,7 +42,7 @@ import sys, os
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing
 import libcst
-from torchlint.runner import _chunks
+from torchlint.run.runner import _chunks
 
 def parse_chunk(paths):
     n = 0
@@ -158,8 +158,8 @@ def best(name: str, command: list[str], repeat: int, before=None) -> Measure:
 
 
 def python_files(directory: str) -> list[str]:
-    from torchlint.config import Settings
-    from torchlint.discovery import discover
+    from torchlint.config.settings import Settings
+    from torchlint.config.discovery import discover
 
     found = discover([directory], Settings(root=directory), suffixes=(".py", ".pyi"))
     return found.files

@@ -17,9 +17,9 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from torchlint.config import Settings, expand_selectors
-from torchlint.discovery import discover
-from torchlint.engine import lint_source
+from torchlint.config.settings import Settings, expand_selectors
+from torchlint.config.discovery import discover
+from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.source import DecodeError, SourceFile
 

@@ -1,1 +1,2 @@
-"""torchlint's rules: one module per rule, found by :mod:`torchlint.registry`."""
+"""torchlint's rules, one package per family (``modules``, ``training``, ...), one module per
+rule named ``tl<code>_<name>.py``; found by :mod:`torchlint.registry`."""

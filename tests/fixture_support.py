@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from torchlint.engine import lint_source
-from torchlint.fixer import fix_source
+from torchlint.engine.lint import lint_source
+from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import torchlint
-from torchlint import cache as cache_module
-from torchlint import runner
-from torchlint.config import Settings
-from torchlint.runner import Mode, run
+from torchlint.run import cache as cache_module
+from torchlint.run import runner
+from torchlint.config.settings import Settings
+from torchlint.run.runner import Mode, run
 
 FINDING = "import torch\nx = torch.ones(3).cuda()\n"
 CLEAN = "import torch\nx = torch.ones(3, device='cuda')\n"
@@ -101,7 +101,7 @@ def test_editing_a_rule_source_changes_the_fingerprint(tmp_path: Path) -> None:
     rule.write_text("A = 2\n")
     assert cache_module.code_fingerprint([str(rule)]) != first
     files = cache_module._engine_files()
-    assert any(f.endswith("engine.py") for f in files)
+    assert any(f.endswith(os.path.join("engine", "lint.py")) for f in files)
     assert any("tl301" in os.path.basename(f) for f in files)
 
 

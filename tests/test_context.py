@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from torchlint.engine import _run_rules
+from torchlint.engine.lint import _run_rules
 from torchlint.rule import Rule
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchlint.config import Settings
-from torchlint.discovery import discover
+from torchlint.config.settings import Settings
+from torchlint.config.discovery import discover
 from torchlint.registry import all_rules
-from torchlint.runner import Mode, run
+from torchlint.run.runner import Mode, run
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.engine import lint_source
+from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
 
@@ -78,7 +78,7 @@ def test_positions_from_single_statements_equal_those_from_the_whole_module(monk
     offsets (findings and fix edits) that generating the whole module gives."""
     from fixture_support import FIXTURES
 
-    from torchlint import engine
+    from torchlint.engine import lint as engine
 
     rules = [r for code, r in all_rules().items() if code not in ("TL001", "TL002")]
     codes = {r.code for r in rules}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from torchlint.fixer import fix_source
+from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.fixer import fix_source
+from torchlint.fix.fixer import fix_source
 from torchlint.rule import Rule
 from torchlint.source import SourceFile
 
@@ -73,7 +73,7 @@ class Crashes(Rule):
 
 
 def test_a_crashing_rule_is_isolated_and_the_others_still_report(capsys) -> None:
-    from torchlint.engine import lint_source
+    from torchlint.engine.lint import lint_source
     from torchlint.registry import all_rules
 
     source = SourceFile("t.py", "import torch\nx = torch.ones(1).cuda()\n")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import runner
-from torchlint.config import Settings
-from torchlint.engine import parse
-from torchlint.runner import Mode, process_file, run
+from torchlint.run import runner
+from torchlint.config.settings import Settings
+from torchlint.engine.lint import parse
+from torchlint.run.runner import Mode, process_file, run
 from torchlint.source import write_atomic
 
 MOVE = b"x = torch.ones(3).cuda()"
@@ -316,7 +316,7 @@ _ODD_SHAPES = {
 def test_texts_that_could_make_patterns_slow_are_decided_by_cheap_ones(shape: str) -> None:
     """Prefilter patterns scan comments, blanks and brackets; on these shapes a search could
     take minutes, so only cheap patterns decide and such a file is simply parsed."""
-    from torchlint.prefilter import unusual
+    from torchlint.engine.prefilter import unusual
 
     assert unusual("import torch\n" + _ODD_SHAPES[shape])
 
@@ -324,7 +324,7 @@ def test_texts_that_could_make_patterns_slow_are_decided_by_cheap_ones(shape: st
 def test_ordinary_code_gets_the_full_prefilter() -> None:
     from fixture_support import FIXTURES
 
-    from torchlint.prefilter import unusual
+    from torchlint.engine.prefilter import unusual
 
     texts = [p.read_text(encoding="utf-8") for p in FIXTURES.rglob("*.py")]
     assert texts and not any(unusual(t) for t in texts)
@@ -332,7 +332,7 @@ def test_ordinary_code_gets_the_full_prefilter() -> None:
 
 def test_an_odd_file_loses_no_finding() -> None:
     """With cheap patterns only, a file is parsed more often, never less: findings stay."""
-    from torchlint.engine import lint_source
+    from torchlint.engine.lint import lint_source
     from torchlint.registry import all_rules
     from torchlint.source import SourceFile
 

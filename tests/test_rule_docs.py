@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchlint.engine import lint_source
+from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.rule import DOC_SECTIONS
 from torchlint.source import SourceFile

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from torchlint.engine import lint_source
-from torchlint.fixer import fix_source
+from torchlint.engine.lint import lint_source
+from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torchlint.engine import lint_source
-from torchlint.fixer import fix_source
+from torchlint.engine.lint import lint_source
+from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import runner
-from torchlint.config import Settings
-from torchlint.runner import FileOutcome, Mode, run
+from torchlint.run import runner
+from torchlint.config.settings import Settings
+from torchlint.run.runner import FileOutcome, Mode, run
 
 FINDING = "import torch\nx = torch.ones(3).cuda()\n"
 

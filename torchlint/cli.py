@@ -13,14 +13,14 @@ from typing import TextIO
 import click
 
 from torchlint import __version__
-from torchlint.config import ConfigError, Settings, resolve_settings
+from torchlint.config.settings import ConfigError, Settings, resolve_settings
 from torchlint.diagnostic import Diagnostic
-from torchlint.discovery import discover
+from torchlint.config.discovery import discover
 from torchlint.registry import all_rules, find_rule, nearest_codes
 from torchlint.reporters import RENDERERS, Renderer, Sources
-from torchlint.progress import with_progress
+from torchlint.run.progress import with_progress
 from torchlint.reporters.statistics import render_statistics
-from torchlint.runner import FileOutcome, Mode, lint_one, run
+from torchlint.run.runner import FileOutcome, Mode, lint_one, run
 from torchlint.source import DecodeError, SourceFile
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

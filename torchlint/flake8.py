@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from torchlint import __version__
-from torchlint.config import Settings
+from torchlint.config.settings import Settings
 from torchlint.registry import all_rules
-from torchlint.runner import Mode, lint_one
+from torchlint.run.runner import Mode, lint_one
 from torchlint.source import SourceFile
 
 PLUGIN_PREFIX = "TL"

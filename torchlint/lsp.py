@@ -18,10 +18,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from torchlint import __version__
-from torchlint.config import ConfigError, Settings, resolve_settings
+from torchlint.config.settings import ConfigError, Settings, resolve_settings
 from torchlint.diagnostic import Diagnostic, Edit
 from torchlint.notebook import neutralise, restore
-from torchlint.runner import Mode, lint_one
+from torchlint.run.runner import Mode, lint_one
 from torchlint.source import SourceFile
 
 SOURCE = "torchlint"

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from torchlint.diagnostic import Diagnostic
 from torchlint.source import write_atomic
-from torchlint.textdiff import unified_diff
+from torchlint.fix.diff import unified_diff
 
 if TYPE_CHECKING:
-    from torchlint.config import Settings
-    from torchlint.runner import FileOutcome, Mode
+    from torchlint.config.settings import Settings
+    from torchlint.run.runner import FileOutcome, Mode
 
 MARKER_PREFIX = "#@torchlint-cell "
 _MARKER = re.compile(r"^#@torchlint-cell (\d+)$")
@@ -478,7 +478,7 @@ def _format_source(text: str, as_list: bool, old: str, key_indent: str,
 
 # ----------------------------------------------------------------- entry point
 def _not_a_notebook(path: str, message: str, settings: Settings) -> FileOutcome:
-    from torchlint.runner import SYNTAX_ERROR, FileOutcome
+    from torchlint.run.runner import SYNTAX_ERROR, FileOutcome
 
     if SYNTAX_ERROR not in settings.codes_for(path):
         return FileOutcome(path)
@@ -492,7 +492,7 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
 
     With ``data`` (stdin) the notebook is those bytes, and the fixed notebook is returned
     as ``fixed_text`` instead of being written to ``path``."""
-    from torchlint.runner import FileOutcome, lint_one
+    from torchlint.run.runner import FileOutcome, lint_one
     from torchlint.source import SourceFile
 
     try:

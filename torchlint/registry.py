@@ -8,7 +8,9 @@ imports them all.
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -68,18 +70,35 @@ def _may_declare_plugins() -> bool:
     return False
 
 
+RULE_MODULE = re.compile(r"tl\d{3}_\w+")
+
+
+def rule_module_names(path: Iterable[str], package: str) -> list[str]:
+    """Qualified names of the rule modules (``tl301_create_then_move``) in the family
+    packages under ``path``, sorted."""
+    import pkgutil
+
+    names = []
+    for family in pkgutil.iter_modules(list(path)):
+        if not family.ispkg:
+            continue
+        location = os.path.join(family.module_finder.path, family.name)  # type: ignore[union-attr]
+        names += [f"{package}.{family.name}.{info.name}" for info in pkgutil.iter_modules([location])
+                  if RULE_MODULE.fullmatch(info.name)]
+    return sorted(names)
+
+
 @lru_cache(maxsize=1)
 def all_rules() -> dict[str, type[Rule]]:
     """Every known rule, keyed and sorted by code."""
     import importlib
     import inspect
-    import pkgutil
 
     import torchlint.rules as package
 
     found: list[type[Rule]] = []
-    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
-        found.extend(_rules_in(importlib.import_module(info.name)))
+    for name in rule_module_names(package.__path__, package.__name__):
+        found.extend(_rules_in(importlib.import_module(name)))
     for ep in plugin_entry_points():
         loaded = ep.load()
         found.extend(_rules_in(loaded) if inspect.ismodule(loaded) else [loaded])

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 
 import libcst as cst
 
-from torchlint.context import FileContext
+from torchlint.analysis.context import FileContext
 from torchlint.diagnostic import Fix
 
 FixSafety = Literal["safe", "unsafe", "sometimes", "none"]
@@ -56,7 +56,7 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def could_fire(cls, text: str) -> bool:
         """False when ``text`` cannot hold a finding of this rule (triggers and patterns)."""
-        from torchlint.prefilter import could_fire
+        from torchlint.engine.prefilter import could_fire
 
         return could_fire(cls, text)
 

@@ -1,0 +1,1 @@
+"""TL9: data loading."""

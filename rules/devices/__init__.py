@@ -1,0 +1,1 @@
+"""TL3: devices and data movement."""

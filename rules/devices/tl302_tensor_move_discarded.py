@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rules.devices.helpers import batch_item, is_known_tensor_name
+from torchlint.analysis.matchers import method_call, string_value
+from torchlint.rule import Rule
+
+
+class TensorMoveDiscarded(Rule):
+    """## What it does
+    Flags `x.cuda()`, `x.cpu()` or `x.to(...)` written as a statement on its own when `x` is
+    known to be a tensor, so the moved copy is thrown away.
+
+    ## Why is this bad?
+    Unlike `nn.Module.to()`, which moves parameters in place, the tensor methods return a
+    new tensor and leave the original where it was. The statement does a transfer (or a
+    conversion) and then drops the result; the next line still works with the CPU tensor,
+    and usually fails later with a "tensors on different devices" error, far from the cause.
+
+    ## Example
+    ```python
+    import torch
+
+    def step(model, loader, device):
+        for images, labels in loader:
+            images.to(device)
+            labels.cuda()
+            model(images)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    def step(model, loader, device):
+        for images, labels in loader:
+            images = images.to(device)
+            labels = labels.cuda()
+            model(images)
+    ```
+
+    ## Fix safety
+    Safe: the statement becomes an assignment of the moved tensor back to the same name,
+    which is what the line was meant to do. Other references to the old tensor are untouched.
+    For an item of a whole batch the move is stored back into the batch: safe for a string
+    key (`batch["image"] = batch["image"].cuda()`, a dict), unsafe for an integer index
+    (`batch[0] = ...` fails when the collate function returns a tuple).
+    """
+
+    code = "TL302"
+    name = "tensor-move-discarded"
+    # the method names (".to" missed `x.` + backslash-newline + `to(d)`); no torch needed:
+    # `for x, y in train_loader` makes x a batch tensor by the loader's name alone
+    triggers = ("to", "cuda", "cpu")
+    # an expression statement `name.to(` / `name[key].cuda(` (statement start: line start,
+    # `;` or `:`); or a subscript whose key holds `]` (`[...'a]']`); or a comment inside
+    patterns = (r"(?:^|[;:])[\s(]*\w+[\s\\)]*(?:\[[^\]]*\][\s\\)]*)?\.[\s\\]*"
+                r"(?:cuda|cpu|to)[\s\\]*[(#)]"
+                r"|\][^\]]*[\"')][\s\\)]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
+                r"|#[^\n]*\n[\s\w()]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]",)
+    message = ("`{name}.{method}()` returns a new tensor that is discarded; "
+               "assign it: `{name} = {name}.{method}(...)`")
+    fix_safety = "sometimes"
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        attribute = method_call(call, "cuda", "cpu", "to")
+        if attribute is None:
+            return
+        assert isinstance(call, cst.Call)
+        target = attribute.value
+        if isinstance(target, cst.Name):
+            if not is_known_tensor_name(self.context, target, node):
+                return
+            fix = Fix.safe(NodeEdit(node, f"{target.value} = ", kind="insert_before"))
+        elif batch_item(self.context, target, node):
+            # batch["image"] of a dict batch can take the moved tensor back; batch[0] only
+            # when the collate function made a list, not a tuple
+            assert isinstance(target, cst.Subscript)
+            spelled = self.context.code(target)
+            edit = NodeEdit(node, f"{spelled} = ", kind="insert_before")
+            key = target.slice[0].slice
+            keyed = isinstance(key, cst.Index) and string_value(key.value) is not None
+            fix = Fix.safe(edit) if keyed else Fix.unsafe(edit)
+        else:
+            return
+        name = self.context.code(target)
+        self.report(call, fix=fix, name=name, method=attribute.attr.value)

@@ -1,0 +1,278 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from torchlint.rules.devices.helpers import is_cuda_string
+from torchlint.analysis.matchers import (
+    has_keyword,
+    is_layer_name,
+    is_loss_call,
+    last_name_part,
+    method_call,
+)
+from torchlint.rule import Rule
+from torchlint.analysis.nodes import iter_nodes, iter_scope
+
+_CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
+                     "time.monotonic", "time.monotonic_ns"})
+_BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+# methods that wait for the GPU (or copy its results to the host, which waits)
+_SYNC_METHODS = frozenset({"synchronize", "item", "cpu", "numpy", "tolist", "elapsed_time"})
+_SYNC_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.print"})
+# torch namespaces and functions that do not launch GPU work
+_HOST_ONLY_PREFIXES = ("torch.cuda.", "torch.utils.", "torch.distributed.", "torch.backends.",
+                       "torch.optim.", "torch.jit.", "torch.onnx.", "torch.profiler.",
+                       "torch.autograd.profiler.", "torch.hub.", "torch.multiprocessing.",
+                       "torch.amp.", "torch.nn.init.", "torch.nn.utils.", "torch.testing.")
+_HOST_ONLY = frozenset(f"torch.{name}" for name in (
+    "device", "dtype", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled",
+    "autocast", "save", "load", "manual_seed", "seed", "set_num_threads", "get_num_threads",
+    "compile", "is_tensor", "is_grad_enabled", "get_default_dtype", "set_default_dtype",
+    "set_printoptions", "use_deterministic_algorithms", "set_float32_matmul_precision",
+    "Generator", "Size", "finfo", "iinfo", "set_default_device",
+))
+# tensors built from host data, on the host unless a device is given
+_HOST_CONSTRUCTORS = frozenset(f"torch.{name}" for name in (
+    "tensor", "as_tensor", "from_numpy", "asarray", "Tensor", "FloatTensor", "LongTensor",
+    "IntTensor", "ByteTensor", "BoolTensor", "DoubleTensor", "HalfTensor", "frombuffer",
+    "numel", "is_floating_point", "get_rng_state", "set_rng_state",
+))
+_SETUP_VERBS = frozenset({
+    "prepare", "load", "build", "create", "get", "save", "init", "make", "setup", "wrap",
+    "unwrap", "compile", "export", "convert", "register", "download", "print", "log", "count",
+    "freeze", "unfreeze", "instantiate", "configure", "restore", "resume", "upload", "push",
+    "set", "update", "copy", "clone", "check", "validate",
+})
+_MODEL_NAMES = frozenset({"net", "network", "module", "encoder", "decoder", "backbone",
+                          "generator", "discriminator", "classifier", "self"})
+
+
+class CudaTimingWithoutSync(Rule):
+    """## What it does
+    Flags a `time.time()` / `time.perf_counter()` stop timestamp taken right after GPU work,
+    in a file that uses CUDA, with no `torch.cuda.synchronize()` in between.
+
+    ## Why is this bad?
+    CUDA kernels run asynchronously: a model call returns as soon as its kernels are queued,
+    long before the GPU has finished them. A wall-clock timestamp taken right after measures
+    how long it took to launch the work, not to run it, so benchmarks look far faster than
+    they are and comparisons between models are meaningless. Call
+    `torch.cuda.synchronize()` (or read a result with `.item()`) before taking the stop
+    time, or time with `torch.cuda.Event(enable_timing=True)`.
+
+    ## Example
+    ```python
+    import time
+    import torch
+
+    def benchmark(model, batch):
+        batch = batch.cuda()
+        start = time.perf_counter()
+        output = model(batch)
+        elapsed = time.perf_counter() - start
+        return output, elapsed
+    ```
+
+    Use instead:
+    ```python
+    import time
+    import torch
+
+    def benchmark(model, batch):
+        batch = batch.cuda()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        output = model(batch)
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
+        return output, elapsed
+    ```
+
+    ## Fix safety
+    No fix: where the synchronisation belongs (and whether event timing is better) is the
+    author's choice.
+    """
+
+    code = "TL305"
+    name = "cuda-timing-without-sync"
+    triggers = ("time",)
+    # the time module is imported, and the file mentions cuda (maybe as a string escape)
+    patterns = (r"\bimport\b[^\n]*(?:\btime\b|\\\r?$)|\bfrom[\s\\]+time\b", r"cuda|\\[xuUN0-7\r\n]")
+    message = ("stop timestamp `{clock}()` taken after CUDA work without "
+               "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        self._uses_cuda: bool | None = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qual = self.context.qualified_name(node.func)
+        if qual not in _CLOCKS or not self._is_stop(node):
+            return
+        preceding = self._preceding(node)
+        if preceding is None:
+            return
+        started = pending = synced = False
+        for part in preceding:
+            if self._contains_clock(part):
+                started, pending, synced = True, False, False
+            elif started:
+                if self._contains_sync(part):
+                    synced = True
+                elif self._contains_work(part):
+                    pending = True
+        # any wait for the GPU since the start (e.g. `loss.item()` every step) keeps the
+        # measurement anchored; only a start-work-stop span with no wait at all is reported
+        if started and pending and not synced and not self._restarted_later_in_loop(node) \
+                and self._file_uses_cuda():
+            self.report(node, clock=qual)
+
+    def _is_stop(self, node: cst.Call) -> bool:
+        """``clock() - start``, or ``end = clock()`` with ``end - ...`` later in the scope."""
+        parent = self.context.parent(node)
+        if isinstance(parent, cst.BinaryOperation) and parent.left is node and \
+                isinstance(parent.operator, cst.Subtract):
+            return True
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and
+                isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name = parent.targets[0].target.value
+        scope = self.context.current_function or self.context.module
+        return name in self.context.cached(("subtracted_names", id(scope)),
+                                           lambda: _subtracted_names(scope))
+
+    def _restarted_later_in_loop(self, node: cst.Call) -> bool:
+        """The innermost loop around ``node`` takes another timestamp after it: the real start
+        is then the previous iteration's, which this order-based analysis cannot follow."""
+        loop = self.context.current_loop()
+        if loop is None:
+            return False
+        seen = False
+        for inner in iter_scope(loop.body):
+            if inner is node:
+                seen = True
+            elif seen and isinstance(inner, cst.Call) and \
+                    self.context.qualified_name(inner.func) in _CLOCKS:
+                return True
+        return False
+
+    # ------------------------------------------------------------ order
+    def _preceding(self, node: cst.Call) -> list[cst.CSTNode] | None:
+        """What runs before ``node`` in its function, oldest first; None when unclear."""
+        ancestors = self.context.ancestors
+        index = len(ancestors) - 1
+        statement = None
+        for i in range(index - 1, -1, -1):
+            if isinstance(ancestors[i], (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                statement = ancestors[i]
+                break
+            if isinstance(ancestors[i], (cst.Lambda, cst.GeneratorExp, cst.ListComp,
+                                         cst.SetComp, cst.DictComp)):
+                return None
+        if not isinstance(statement, cst.BaseSmallStatement):
+            return None  # a loop or if header: runs again after its body, too unsure
+        segments: list[Sequence[cst.CSTNode]] = []
+        for i in range(index - 1, -1, -1):
+            block, child = ancestors[i], ancestors[i + 1]
+            if isinstance(block, _SCOPES):
+                break
+            if isinstance(block, _BLOCKS):
+                body = list(block.body)
+                position = next((k for k, s in enumerate(body) if s is child), None)
+                if position is not None:
+                    segments.append(body[:position])
+            elif isinstance(block, (cst.If, cst.While)) and child is not block.test:
+                segments.append([block.test])
+            elif isinstance(block, cst.For) and child is not block.iter:
+                segments.append([block.iter])
+            elif isinstance(block, cst.With) and child is block.body:
+                segments.append([item.item for item in block.items])
+        return [part for segment in reversed(segments) for part in segment]
+
+    # ------------------------------------------------------------ facts
+    def _calls(self, node: cst.CSTNode) -> list[cst.Call]:
+        if isinstance(node, _SCOPES):
+            return []
+        return [n for n in iter_scope(node) if isinstance(n, cst.Call)]
+
+    def _contains_clock(self, node: cst.CSTNode) -> bool:
+        return any(self.context.qualified_name(c.func) in _CLOCKS for c in self._calls(node))
+
+    def _contains_sync(self, node: cst.CSTNode) -> bool:
+        for call in self._calls(node):
+            qual = self.context.qualified_name(call.func)
+            if qual in _SYNC_BUILTINS and call.args:
+                return True
+            if qual is not None and qual.startswith("torch.cuda.") and \
+                    qual.endswith("synchronize"):
+                return True
+            if qual is None and method_call(call, *_SYNC_METHODS) is not None:
+                return True
+            attribute = method_call(call, "to")
+            if attribute is not None and call.args and is_cpu(call.args[0].value):
+                return True
+        return False
+
+    def _contains_work(self, node: cst.CSTNode) -> bool:
+        ctx = self.context
+        for call in self._calls(node):
+            qual = ctx.qualified_name(call.func)
+            if qual is not None:
+                if qual.startswith("torch.") and qual not in _HOST_ONLY and \
+                        not qual.startswith(_HOST_ONLY_PREFIXES) and not is_layer_name(qual) \
+                        and not (qual in _HOST_CONSTRUCTORS and not has_keyword(call, "device")):
+                    return True
+                continue
+            if method_call(call, "backward") is not None:
+                return True
+            # a copy from pageable host memory waits for the GPU; only an asynchronous one
+            # (non_blocking=True) leaves work queued behind the timestamp
+            if method_call(call, "cuda", "to") is not None and has_keyword(call, "non_blocking"):
+                return True
+            name = last_name_part(call.func)
+            if name is not None and isinstance(call.func, (cst.Name, cst.Attribute)):
+                if _names_a_model(name):
+                    return True
+            if is_loss_call(ctx, call):
+                return True
+        return False
+
+    def _file_uses_cuda(self) -> bool:
+        if self._uses_cuda is None:
+            self._uses_cuda = any(_mentions_cuda(n) for n in iter_nodes(self.context.module))
+        return self._uses_cuda
+
+
+def _names_a_model(name: str) -> bool:
+    """``model``, ``ddp_model``, ``self.backbone``, ``resnet``: not ``prepare_model`` or
+    ``get_model_kwargs`` (helpers that build or wrap a model on the host)."""
+    words = [w for w in name.lower().split("_") if w]
+    if not words:
+        return False
+    last = words[-1]
+    if not ("model" in last or last in _MODEL_NAMES or last.endswith("net")):
+        return False
+    return len(words) == 1 or words[0] not in _SETUP_VERBS
+
+
+def is_cpu(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.value.strip("'\"").startswith("cpu")
+
+
+def _mentions_cuda(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value == "cuda":
+        return True
+    if isinstance(node, cst.SimpleString):
+        return is_cuda_string(node)
+    return False
+
+
+def _subtracted_names(scope: cst.CSTNode) -> frozenset[str]:
+    """Names that are the left side of a subtraction (``end - start``) in ``scope``."""
+    return frozenset(
+        n.left.value for n in iter_scope(scope)
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
+        and isinstance(n.left, cst.Name))

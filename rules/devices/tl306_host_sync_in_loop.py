@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules.devices.helpers import (
+    is_known_tensor_name,
+    is_numpy_array,
+    is_tensor_expression,
+)
+from torchlint.analysis.matchers import is_loss_call, method_call
+from torchlint.rule import Rule
+from torchlint.analysis.nodes import iter_scope
+
+_SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
+
+
+class HostSyncInLoop(Rule):
+    """## What it does
+    Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(tensor)` inside a training
+    loop (a loop whose body calls `.backward()`).
+
+    ## Why is this bad?
+    Each of these copies a value from the GPU to the host, so Python has to wait until every
+    queued kernel has finished. Done on every step, it stops the CPU from queueing the next
+    step's work while the GPU is busy, and the GPU sits idle between steps. Accumulate on the
+    device and read the value every N steps (under an `if step % N == 0:`), or after the loop.
+
+    ## Example
+    ```python
+    import torch
+
+    def train(model, loader, optimizer, criterion):
+        for inputs, targets in loader:
+            loss = criterion(model(inputs), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print("loss", loss.item())
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    def train(model, loader, optimizer, criterion):
+        for step, (inputs, targets) in enumerate(loader):
+            loss = criterion(model(inputs), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if step % 100 == 0:
+                print("loss", loss.item())
+    ```
+
+    ## Fix safety
+    No fix: how often to read values back is a choice about logging, not a mechanical change.
+    """
+
+    code = "TL306"
+    name = "host-sync-in-loop"
+    triggers = ("backward",)
+    # a sync method (.item() ...) or print, and a `.backward()` / `.manual_backward()` call
+    patterns = (r"\b(?:item|cpu|numpy|tolist|print|builtins)\b", r"backward\b")
+    message = "{what} in a training loop waits for the GPU on every step"
+    default = False
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        self._training: dict[int, bool] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.context
+        attribute = method_call(node, *_SYNC_METHODS)
+        if attribute is not None:
+            if self._inside_sync_chain(node):
+                return
+            if isinstance(attribute.value, cst.Name) and \
+                    is_numpy_array(ctx, attribute.value, node):
+                return
+            what = f"`.{attribute.attr.value}()`"
+        elif ctx.qualified_name(node.func) == "builtins.print" and self._prints_tensor(node):
+            what = "`print(tensor)`"
+        else:
+            return
+        if self._in_training_loop():
+            self.report(node, what=what)
+
+    def _inside_sync_chain(self, node: cst.Call) -> bool:
+        """``x.cpu()`` inside ``x.cpu().numpy()``: report the chain once, at its outer call."""
+        parent = self.context.parent(node)
+        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+            return False
+        outer = self.context.parent(parent)
+        return method_call(outer, *_SYNC_METHODS) is not None if outer is not None else False
+
+    def _prints_tensor(self, node: cst.Call) -> bool:
+        ctx = self.context
+        for arg in node.args:
+            value = arg.value
+            if arg.keyword is not None or arg.star:
+                continue
+            if is_tensor_expression(ctx, value) or is_loss_call(ctx, value):
+                return True
+            if isinstance(value, cst.Name):
+                if is_known_tensor_name(ctx, value, node):
+                    return True
+                bound = ctx.binding(value.value, node)
+                if bound is not None and bound.kind == "assign" and bound.value is not None \
+                        and is_loss_call(ctx, bound.value):
+                    return True
+        return False
+
+    def _in_training_loop(self) -> bool:
+        ancestors = self.context.ancestors
+        for i in range(len(ancestors) - 2, -1, -1):
+            anc = ancestors[i]
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(anc, cst.If) and _is_periodic(anc.test) and \
+                    ancestors[i + 1] is not anc.test:
+                return False  # logging every N steps is the recommended pattern
+            if isinstance(anc, (cst.For, cst.While)) and ancestors[i + 1] is anc.body:
+                if self._is_training_loop(anc):
+                    return True
+        return False
+
+    def _is_training_loop(self, loop: cst.For | cst.While) -> bool:
+        key = id(loop)
+        if key not in self._training:
+            self._training[key] = any(
+                method_call(n, "backward", "manual_backward") is not None
+                for n in iter_scope(loop.body)
+            )
+        return self._training[key]
+
+
+def _is_periodic(test: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+               for n in iter_scope(test))

@@ -1,0 +1,1 @@
+"""TL4: train/eval mode and inference."""

@@ -1,0 +1,350 @@
+"""Facts about evaluation code shared by the train/eval-mode rules (TL401-TL405, TL107).
+
+An *evaluation function* is one whose name says so (``evaluate``, ``val_epoch``,
+``run_test``...) or that puts a model in eval mode. The helpers here scan one
+function's own body (nested functions and classes are their own scopes) and,
+once per file, which functions are called from no-grad code or from code that
+already switched a model to eval mode.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, parameters
+from torchlint.analysis.matchers import code, dotted_name, last_name_part, method_call
+from torchlint.analysis.nodes import semantic_children
+
+EVAL_NAME = re.compile(
+    r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"
+    r"|_(eval|test|validate|predict|inference)$"
+)
+# Per-batch hooks (Lightning's validation_step, a trainer's eval_step) run under the
+# caller's no_grad and mode switch: judging them alone would cry wolf.
+_STEP_SUFFIXES = ("_step", "_step_end", "_batch")
+_MODEL_PARAM = re.compile(r"^(model|net|network|module|\w+_model|\w+_net|model_\w+)$")
+_MODEL_PARAM_STRICT = re.compile(r"^(model|net|network|\w+_model|\w+_net)$")
+_GRAD_FREE_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
+_SCOPES = (cst.FunctionDef, cst.ClassDef)
+
+
+BACKWARD_METHODS = ("backward", "manual_backward")
+
+
+def is_backward_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    if method_call(node, *BACKWARD_METHODS) is not None:
+        return True
+    return isinstance(node, cst.Call) and ctx.qualified_name(node.func) == (
+        "torch.autograd.backward")
+
+
+def is_eval_name(name: str) -> bool:
+    name = name.lstrip("_")
+    return bool(EVAL_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
+
+
+def is_step_hook(name: str) -> bool:
+    return name.lstrip("_").endswith(_STEP_SUFFIXES)
+
+
+def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """``test_*`` in a file named ``test_*.py`` / ``*_test.py`` (or ``conftest.py``)."""
+    base = os.path.basename(ctx.path)
+    is_test_file = base.startswith("test_") and base.endswith(".py") or base.endswith(
+        "_test.py") or base == "conftest.py"
+    return is_test_file and function.name.value.startswith("test")
+
+
+_MODEL_HELPER = re.compile(
+    r"^_*(get|build|make|create|load|wrap|unwrap|init|prepare|setup|set|save|to|freeze|"
+    r"compile|export|update|copy|clone|reset)_")
+
+
+def is_model_name(name: str) -> bool:
+    """``model``, ``net``, ``ema_model``... but not helpers like ``_wrap_model``."""
+    return bool(_MODEL_PARAM_STRICT.match(name)) and not _MODEL_HELPER.match(name)
+
+
+def torch_imported(ctx: FileContext) -> bool:
+    """The file imports torch or anything from it (``from torch import inference_mode``)."""
+    return ctx.imports_from("torch")
+
+
+def is_grad_free_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """A ``with`` item that (may) turn autograd off: no_grad, inference_mode, set_grad_enabled.
+
+    Anything whose source mentions those words counts, so that wrappers like
+    ``maybe_no_grad(cfg)`` keep the rules quiet.
+    """
+    if ctx.is_no_grad_item(item):
+        return True
+    text = code(item)
+    return any(word in text for word in _GRAD_FREE_WORDS)
+
+
+def own_nodes(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes of ``function``'s body (or a loop's), without nested functions and classes."""
+    stack: list[cst.CSTNode] = [function.body]  # type: ignore[attr-defined]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, _SCOPES):
+            continue
+        stack.extend(reversed(list(semantic_children(current))))
+
+
+def params(function: cst.FunctionDef) -> list[cst.Param]:
+    return parameters(function, stars=False)
+
+
+def self_name(ctx: FileContext, function: cst.FunctionDef) -> str | None:
+    """The first parameter of a method (``self``), when the function is a method."""
+    if ctx.enclosing_class(function) is None:
+        return None
+    if any(last_name_part(d.decorator) in ("staticmethod", "classmethod")
+           for d in function.decorators):
+        return None
+    first = params(function)[:1]
+    return first[0].name.value if first else None
+
+
+@dataclass
+class ModelCall:
+    name: str
+    call: cst.Call
+    grad_free: bool
+
+
+@dataclass
+class FunctionFacts:
+    """What one function does with models, gradients and modes."""
+
+    eval_receivers: dict[str, cst.Call] = field(default_factory=dict)
+    other_eval: bool = False  # .eval() on something that is not a plain dotted name
+    train_receivers: set[str] = field(default_factory=set)  # .train(...) with any argument
+    train_at: dict[str, int] = field(default_factory=dict)  # X.train(): len(calls) then
+    calls: list[ModelCall] = field(default_factory=list)
+    backward: bool = False
+    needs_grad: bool = False  # autograd.grad, optimizer step, requires_grad...
+    grad_off_call: bool = False  # torch.set_grad_enabled(False) as a plain call
+    grad_free_block: bool = False  # has a with-block turning grad off
+
+
+def scan_function(ctx: FileContext, function: cst.FunctionDef) -> FunctionFacts:
+    facts = FunctionFacts()
+    _scan(ctx, function.body, False, facts)
+    return facts
+
+
+def _scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: FunctionFacts) -> None:
+    if isinstance(node, _SCOPES):
+        return
+    if isinstance(node, cst.With):
+        inner = grad_free
+        for item in node.items:
+            _scan(ctx, item, grad_free, facts)
+            if is_grad_free_item(ctx, item.item):
+                inner = True
+        if inner and not grad_free:
+            facts.grad_free_block = True
+        _scan(ctx, node.body, inner, facts)
+        return
+    if isinstance(node, cst.Call):
+        _note_call(ctx, node, grad_free, facts)
+    for child in semantic_children(node):
+        _scan(ctx, child, grad_free, facts)
+
+
+def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: FunctionFacts) -> None:
+    attribute = method_call(node)
+    if attribute is not None:
+        method = attribute.attr.value
+        target = dotted_name(attribute.value)
+        if method == "eval" and not node.args:
+            if target is None:
+                facts.other_eval = True
+            else:
+                facts.eval_receivers.setdefault(target, node)
+        elif method == "train":
+            if target is not None and not node.args:
+                # where the function calls X.train(): before the model runs it sets the mode
+                # on purpose (MC dropout), after it only restores it
+                facts.train_at.setdefault(target, len(facts.calls))
+            if target is not None and node.args:
+                facts.train_receivers.add(target)
+                if len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and (
+                        node.args[0].value.value == "False"):
+                    facts.eval_receivers.setdefault(target, node)  # train(False) is eval()
+            elif node.args:
+                facts.other_eval = True
+        elif method == "backward":
+            facts.backward = True
+        elif method in ("step", "requires_grad_", "retain_grad", "zero_grad"):
+            facts.needs_grad = True
+        elif method == "forward" and target is not None:
+            facts.calls.append(ModelCall(target, node, grad_free))
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:
+        if qual.startswith(("torch.autograd.", "torch.func.")) or qual == "torch.enable_grad":
+            facts.needs_grad = True
+        elif qual == "torch.set_grad_enabled":
+            facts.grad_off_call = True
+        return
+    name = dotted_name(node.func)
+    leaf = last_name_part(node.func)
+    if leaf is not None and "eval" in leaf.lower() and leaf != "eval" and (
+        "mode" in leaf.lower() or leaf.lower().startswith(("set_", "to_", "enable_", "switch_"))
+    ):
+        facts.other_eval = True  # set_eval_mode(model), model.apply(...) helpers and the like
+    if name is not None and name not in ("self", "super"):
+        facts.calls.append(ModelCall(name, node, grad_free))
+    if name is not None and any(w in name for w in _GRAD_FREE_WORDS):
+        facts.grad_off_call = True
+
+
+def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts,
+                *, include_evaluated: bool = True) -> set[str]:
+    """Dotted names that are models in ``function``: model parameters, ``self.model``..."""
+    names: set[str] = set(facts.eval_receivers) if include_evaluated else set()
+    this = self_name(ctx, function)
+    for param in params(function):
+        name = param.name.value
+        if name != this and is_model_name(name):
+            names.add(name)
+    if this is not None:
+        for call in facts.calls:
+            head, _, attr = call.name.partition(".")
+            if head == this and attr and "." not in attr and is_model_name(attr):
+                names.add(call.name)
+    return names
+
+
+# ------------------------------------------------------------- file facts
+@dataclass
+class FileFacts:
+    called_grad_free: set[str] = field(default_factory=set)
+    called_after_eval: set[str] = field(default_factory=set)
+    train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
+    eval_setters: set[str] = field(default_factory=set)  # functions calling X.eval()
+    called_from_forward: set[str] = field(default_factory=set)  # inside forward/__call__
+    called_with_backward: set[str] = field(default_factory=set)  # result reaches .backward()
+
+
+# A helper called from these is part of a forward pass: its caller decides about autograd.
+_FORWARD_METHODS = ("forward", "_forward", "__call__")
+
+def file_facts(ctx: FileContext) -> FileFacts:
+    """Names of functions called from no-grad code, and from code that calls ``.eval()``."""
+    return ctx.cached("eval_file_facts", lambda: _file_facts(ctx))
+
+
+def _file_facts(ctx: FileContext) -> FileFacts:
+    facts = FileFacts()
+    per_scope: list[tuple[set[str], bool]] = []
+    _file_scan(ctx, ctx.module, False, facts, per_scope, [set(), False, False])
+    for called, evals, *_ in per_scope:
+        if evals:
+            facts.called_after_eval |= called
+    _backward_flows(ctx.module, facts)
+    return facts
+
+
+def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: FileFacts,
+               per_scope: list, scope: list) -> None:
+    if isinstance(node, cst.Module):
+        per_scope.append(scope)  # type: ignore[arg-type]
+    if isinstance(node, cst.FunctionDef):
+        decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
+        inner_scope: list = [set(), False, False]
+        per_scope.append(inner_scope)
+        for child in semantic_children(node):
+            _file_scan(ctx, child, decorated, facts, per_scope, inner_scope)
+        if any(method_call(n, "train") is not None for n in own_nodes(node)):
+            facts.train_setters.add(node.name.value)
+        if node.name.value in _FORWARD_METHODS:
+            facts.called_from_forward |= {
+                last_name_part(n.func) or "" for n in own_nodes(node) if isinstance(n, cst.Call)}
+        if any(_is_eval_call(n) for n in own_nodes(node)):
+            facts.eval_setters.add(node.name.value)
+        return
+    if isinstance(node, cst.With):
+        inner = grad_free or any(is_grad_free_item(ctx, item.item) for item in node.items)
+        for child in semantic_children(node):
+            _file_scan(ctx, child, inner if child is node.body else grad_free, facts,
+                       per_scope, scope)
+        return
+    if isinstance(node, cst.Call):
+        name = last_name_part(node.func)
+        if name is not None:
+            scope[0].add(name)
+            if grad_free:
+                facts.called_grad_free.add(name)
+            if name == "eval" and not node.args or (name == "train" and node.args):
+                scope[1] = True
+    for child in semantic_children(node):
+        _file_scan(ctx, child, grad_free, facts, per_scope, scope)
+
+
+def _is_eval_call(node: cst.CSTNode) -> bool:
+    attribute = method_call(node)
+    if attribute is None:
+        return False
+    method = attribute.attr.value
+    return method == "eval" and not node.args or method == "train" and bool(node.args)
+
+
+def class_sets_eval(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Another method of ``function``'s class calls ``.eval()`` (e.g. in ``__init__``), or
+    stores on ``self`` what a function of this file that calls ``.eval()`` returns
+    (``self.model = load_model(path)``)."""
+    cls = ctx.enclosing_class(function)
+    if cls is None:
+        return False
+    from torchlint.analysis.nodes import iter_nodes
+
+    setters = file_facts(ctx).eval_setters
+    for node in iter_nodes(cls.body):
+        if setters and isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and (
+                last_name_part(node.value.func) in setters):
+            return True
+        attribute = method_call(node)
+        if attribute is None:
+            continue
+        method = attribute.attr.value
+        if method == "eval" and not node.args or method == "train" and node.args:
+            return True
+    return False
+
+
+def _backward_flows(module: cst.Module, facts: FileFacts) -> None:
+    """Functions whose result goes into a ``.backward()``: ``loss = f(...); loss.backward()``.
+
+    One step of data flow, per scope: names assigned from an expression that calls
+    ``f`` and later ``.backward()``-ed, or ``f`` called inside the backward's receiver.
+    """
+    from torchlint.analysis.nodes import iter_nodes
+
+    assigned: list[tuple[set[str], set[str]]] = []
+    backwarded: set[str] = set()
+    for node in iter_nodes(module):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value:
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            names = {dotted_name(t.target) or "" for t in targets}
+            called = {last_name_part(c.func) or "" for c in iter_nodes(node.value)
+                      if isinstance(c, cst.Call)}
+            assigned.append((names, called))
+        attribute = method_call(node, *BACKWARD_METHODS)
+        if attribute is not None:
+            for inner in iter_nodes(node):
+                if isinstance(inner, cst.Call):
+                    facts.called_with_backward.add(last_name_part(inner.func) or "")
+                elif isinstance(inner, (cst.Name, cst.Attribute)):
+                    backwarded.add(dotted_name(inner) or "")
+    for names, called in assigned:
+        if names & backwarded:
+            facts.called_with_backward |= called

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rules.evaluation.helpers import (
+    class_sets_eval,
+    file_facts,
+    is_eval_name,
+    is_grad_free_item,
+    is_pytest_test,
+    model_names,
+    scan_function,
+    torch_imported,
+)
+from torchlint.rule import Rule
+
+
+class InferenceWithoutEval(Rule):
+    """## What it does
+    Flags an evaluation function that runs a model it receives under `torch.no_grad()`
+    but never switches that model to evaluation mode with `.eval()`.
+
+    ## Why is this bad?
+    `torch.no_grad()` only stops autograd from recording. Dropout keeps zeroing
+    activations and batch norm keeps normalising with the statistics of the current
+    batch (and keeps updating its running averages) until the model is put in eval mode.
+    Validation scores then change from run to run, depend on the batch size, and the
+    running statistics drift on validation data.
+
+    ## Example
+    ```python
+    import torch
+
+
+    @torch.no_grad()
+    def validate(model, loader):
+        losses = []
+        for inputs, targets in loader:
+            losses.append(torch.nn.functional.mse_loss(model(inputs), targets).item())
+        return sum(losses) / len(losses)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+
+    @torch.no_grad()
+    def validate(model, loader):
+        model.eval()
+        losses = []
+        for inputs, targets in loader:
+            losses.append(torch.nn.functional.mse_loss(model(inputs), targets).item())
+        return sum(losses) / len(losses)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix inserts `model.eval()` as the first statement of the function. The
+    model stays in eval mode after the function returns, so a training loop that calls
+    it must switch back with `model.train()`; and a caller that set the mode on purpose
+    (e.g. Monte Carlo dropout) gets a different behaviour.
+    """
+
+    code = "TL402"
+    name = "inference-without-eval"
+    # "enable_grad": is_grad_free_item also accepts with-items whose text says enable_grad
+    triggers = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
+    # torch_imported(); a def named like evaluation (EVAL_NAME); a call or .forward of a
+    # model-named parameter or self attribute (model_names without eval receivers)
+    patterns = (r"\btorch\b",
+                r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
+                r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)",
+                r"(?:\b|_)(?:model|net)[\s\\)]*\(|\bnetwork[\s\\)]*\("
+                r"|(?:\b|_)(?:model|net|network)[\s\\)]*\.[\s\\]*forward\b")
+    message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
+               "calls {model}.eval(); dropout and batch norm stay in training mode")
+    fix_safety = "unsafe"
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        ctx = self.context
+        name = node.name.value
+        if not is_eval_name(name) or is_pytest_test(ctx, node):
+            return
+        cls = ctx.enclosing_class(node)
+        if cls is not None and ctx.is_module_class(cls):
+            return  # the caller switches the whole module (and its children) to eval
+        facts = scan_function(ctx, node)
+        if facts.eval_receivers or facts.other_eval or facts.train_receivers:
+            return
+        if facts.backward or facts.needs_grad or not torch_imported(ctx):
+            return
+        decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
+        models = model_names(ctx, node, facts, include_evaluated=False)
+        called = [c for c in facts.calls if c.name in models and (c.grad_free or decorated)]
+        if not called or class_sets_eval(ctx, node):  # the costly class-wide look comes last
+            return
+        first = next(i for i, c in enumerate(facts.calls) if c is called[0])
+        if any(at <= first for at in facts.train_at.values()):
+            return  # model.train() before the model runs: the mode is chosen on purpose
+        if name in file_facts(ctx).called_after_eval:
+            return
+        model = called[0].name
+        fix = None
+        first = self._first_statement(node)
+        if first is not None:
+            fix = Fix.unsafe(NodeEdit(first, f"{model}.eval()", kind="insert_line_before"))
+        self.report(node.name, fix=fix, function=name, model=model)
+
+    @staticmethod
+    def _first_statement(node: cst.FunctionDef) -> cst.CSTNode | None:
+        body = node.body
+        if isinstance(body, cst.SimpleStatementSuite):
+            return body.body[0] if body.body else None
+        statements = list(body.body)
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        return statements[0] if statements else None
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
+        stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value,
+                                               (cst.SimpleString, cst.ConcatenatedString))

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules.evaluation.helpers import file_facts, is_backward_call, is_grad_free_item, own_nodes
+from torchlint.analysis.matchers import dotted_name, last_name_part, method_call
+from torchlint.rule import Rule
+from torchlint.analysis.nodes import semantic_children
+
+
+class TrainModeNotRestored(Rule):
+    """## What it does
+    Flags `model.eval()` called inside a training loop (a loop that calls `.backward()`)
+    when the same loop never switches the model back with `model.train()`.
+
+    ## Why is this bad?
+    Mid-loop validation is common: every N steps or at the end of each epoch the model
+    is put in eval mode and scored. If the loop never calls `model.train()` again, all
+    the training steps after the first validation run in eval mode: dropout is off and
+    batch norm stops updating its statistics and uses the running ones. Training goes
+    on without an error but converges to a worse model, and the mistake is hard to see.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def fit(model, loader, optimizer, epochs):
+        model.train()
+        for epoch in range(epochs):
+            for inputs, targets in loader:
+                optimizer.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                print(epoch, model(inputs).argmax(1).eq(targets).float().mean().item())
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+
+    def fit(model, loader, optimizer, epochs):
+        for epoch in range(epochs):
+            model.train()
+            for inputs, targets in loader:
+                optimizer.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                print(epoch, model(inputs).argmax(1).eq(targets).float().mean().item())
+    ```
+
+    ## Fix safety
+    No fix: where training resumes (top of the loop, or right after validation) is a
+    choice the author has to make.
+    """
+
+    code = "TL403"
+    name = "train-mode-not-restored"
+    triggers = ("eval",)
+    # an X.eval() attribute call; a loop with .backward()/.manual_backward()/autograd.backward
+    patterns = (r"\.[\s\\]*eval\b", r"backward")
+    message = ("{model}.eval() inside a training loop that never calls {model}.train(); "
+               "the following training steps run in eval mode")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._reported: set[tuple[int, str]] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        attribute = method_call(node, "eval")
+        if attribute is None or node.args:
+            return
+        model = dotted_name(attribute.value)
+        if model is None:
+            return
+        ctx = self.context
+        loop = next((lp for lp in ctx.loops()
+                     if any(is_backward_call(ctx, n) for n in own_nodes(lp))), None)
+        if loop is None or (id(loop), model) in self._reported:
+            return
+        if self._leaves_loop(loop):
+            return
+        setters = file_facts(ctx).train_setters
+        for inner in own_nodes(loop):
+            train = method_call(inner, "train")
+            if train is not None:
+                other = dotted_name(train.value)
+                if other is None or other == model or other.startswith(model + ".") or (
+                    model.startswith(other + ".")
+                ):
+                    return
+            if isinstance(inner, cst.Call) and last_name_part(inner.func) in setters:
+                return
+        if not _trained_in(ctx, loop, model):
+            return  # an EMA copy or a frozen teacher: no training step runs it
+        self._reported.add((id(loop), model))
+        self.report(node, model=model)
+
+    def _leaves_loop(self, loop: cst.CSTNode) -> bool:
+        """The eval() sits in a block of the loop that ends with break/return (last round)."""
+        ancestors = self.context.ancestors
+        for anc in reversed(ancestors):
+            if anc is loop:
+                return False
+            if isinstance(anc, cst.IndentedBlock):
+                for stmt in anc.body:
+                    if isinstance(stmt, cst.SimpleStatementLine) and any(
+                        isinstance(s, (cst.Break, cst.Return)) for s in stmt.body
+                    ):
+                        return True
+        return False
+
+
+def _trained_in(ctx, loop: cst.For | cst.While, model: str) -> bool:
+    """``model`` runs in ``loop`` with autograd on: called (``model(x)``, ``model.forward``,
+    ``model.module(x)``, or a parent of it) or handed to a call (``loss_fn(model, x)``)."""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.With) and any(is_grad_free_item(ctx, i.item) for i in node.items):
+            continue
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func)
+            if name is not None and (name in (model, model + ".forward", model + ".module")
+                                     or model.startswith(name + ".")):
+                return True
+            if any(dotted_name(arg.value) == model for arg in node.args):
+                return True
+        stack.extend(semantic_children(node))
+    return False

@@ -1,0 +1,1 @@
+"""TL7: deprecated APIs and their replacements."""

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.analysis.match_api import (
+    ModuleIndex, as_atom, import_cleanup, index_for, keeps_comments, receiver_text,
+)
+from torchlint.analysis.matchers import is_literal_true
+from torchlint.rule import Rule
+
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+class AutogradVariable(Rule):
+    """## What it does
+    Flags calls of `torch.autograd.Variable(...)`.
+
+    ## Why is this bad?
+    Since PyTorch 0.4 tensors carry autograd state themselves and `Variable` is a leftover
+    that just hands back a tensor. Wrapping adds noise, suggests the tensor would otherwise
+    not be tracked, and its old options (`volatile=True`) silently do nothing any more:
+    use `torch.no_grad()` for those.
+
+    ## Example
+    ```python
+    import torch
+    from torch.autograd import Variable
+
+    weights = Variable(torch.randn(3, 3), requires_grad=True)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    weights = torch.randn(3, 3).requires_grad_()
+    ```
+
+    ## Fix safety
+    Safe for `Variable(x)` (or `requires_grad=False`), which becomes `x`, and
+    `Variable(x, requires_grad=True)`, which becomes `x.requires_grad_()`; the import of `Variable` goes once no use remains. Other
+    forms (`volatile=`, `requires_grad=` with a variable) are reported without a fix.
+    """
+
+    code = "TL704"
+    name = "autograd-variable"
+    triggers = ("Variable",)
+    # every part of torch.autograd.Variable is spelled in an import or the call
+    patterns = (r"\bVariable\b", r"\bautograd\b", r"\btorch\b")
+    message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
+    fix_safety = "safe"
+
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.qualified_name(node.func) not in VARIABLE:
+            return
+        index = index_for(self.context)
+        replacement = self._replacement(index, node)
+        fix = None
+        if replacement is not None:
+            edits = [NodeEdit(node, replacement)]
+            if isinstance(node.func, cst.Name):
+                cleanup = import_cleanup(index, node.func.value,
+                                         lambda call: self._replacement(index, call) is not None,
+                                         node)
+                if cleanup:
+                    edits.extend(cleanup)
+            fix = Fix.safe(*edits)
+        self.report(node, fix=fix)
+
+    @staticmethod
+    def _replacement(index: ModuleIndex, node: cst.Call) -> str | None:
+        args = node.args
+        if not args or args[0].keyword is not None or args[0].star:
+            return None
+        value = args[0].value
+        flag = args[1] if len(args) == 2 else None
+        if flag is not None and (flag.star or flag.keyword is not None and (
+                flag.keyword.value != "requires_grad")):
+            return None  # volatile=, **options
+        if len(args) > 2 or flag is not None and not isinstance(flag.value, cst.Name):
+            return None
+        if flag is None or flag.value.value == "False":  # type: ignore[attr-defined]
+            text = as_atom(value, index.parents.get(node))
+        elif is_literal_true(flag.value):
+            text = f"{receiver_text(value)}.requires_grad_()"
+        else:
+            return None
+        if node.lpar:
+            text = f"({text})"
+        return text if keeps_comments(node, text) else None

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.analysis.match_api import (
+    import_cleanup, index_for, keeps_comments,
+    torch_spelling,
+)
+from torchlint.analysis.matchers import with_keywords
+from torchlint.rule import Rule
+
+DTYPES = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
+    "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool",
+}
+LEGACY = {f"torch.{name}": (name, False) for name in DTYPES} | {
+    f"torch.cuda.{name}": (name, True) for name in DTYPES}
+
+
+class LegacyTensorType(Rule):
+    """## What it does
+    Flags tensors built with the legacy type constructors: `torch.FloatTensor(...)`,
+    `torch.LongTensor(...)`, `torch.cuda.FloatTensor(...)` and their siblings.
+
+    ## Why is this bad?
+    The constructors are deprecated and ambiguous: `torch.FloatTensor(3)` makes an
+    uninitialised tensor of size 3 while `torch.FloatTensor([3])` holds the value 3, and
+    they cannot take `device=` or `requires_grad=`. `torch.tensor(data, dtype=...)` for data
+    and `torch.empty(size, dtype=...)` for shapes say what they mean.
+
+    ## Example
+    ```python
+    import torch
+
+    labels = torch.LongTensor([0, 2, 1])
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    labels = torch.tensor([0, 2, 1], dtype=torch.int64)
+    ```
+
+    ## Fix safety
+    Safe only when the single argument is a list or tuple literal: it becomes
+    `torch.tensor([...], dtype=...)` with the matching dtype, plus `device="cuda"` for the
+    `torch.cuda` types. Sizes, arrays and other tensors are reported without a fix.
+    Using the types in `isinstance()` or annotations is not a construction and is not
+    flagged.
+    """
+
+    code = "TL705"
+    name = "legacy-tensor-type"
+    triggers = ("Tensor",)
+    # the legacy type name is called, or imported under an alias; torch is imported
+    patterns = (r"\b(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor"
+                r"(?:[\s\\)]*\(|[\s\\]+as\b)", r"\btorch\b")
+    message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
+    fix_safety = "safe"
+
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qual = self.context.qualified_name(node.func)
+        found = LEGACY.get(qual or "")
+        if found is None:
+            return
+        name, cuda = found
+        self.report(node, fix=self._fix(node, name, cuda), dtype=DTYPES[name],
+                    legacy=f"torch.cuda.{name}" if cuda else f"torch.{name}")
+
+    def _fix(self, node: cst.Call, name: str, cuda: bool) -> Fix | None:
+        if not _fixable(node):
+            return None
+        tensor = torch_spelling(self.context, node.func, "torch.tensor")
+        dtype = torch_spelling(self.context, node.func, f"torch.{DTYPES[name]}")
+        if tensor is None or dtype is None:
+            return None
+        keywords: list[tuple[str, cst.BaseExpression]] = [
+            ("dtype", cst.parse_expression(dtype[0]))]
+        if cuda:
+            keywords.append(("device", cst.SimpleString('"cuda"')))
+        new = with_keywords(node.with_changes(func=cst.parse_expression(tensor[0])), *keywords)
+        text = self.context.code(new)
+        if not keeps_comments(node, text):
+            return None
+        edits = [NodeEdit(node, text)]
+        imported = node.func
+        if isinstance(imported, cst.Attribute) and isinstance(imported.value, cst.Name) and cuda:
+            imported = imported.value  # from torch import cuda; cuda.FloatTensor([...])
+        if isinstance(imported, cst.Name):
+            index = index_for(self.context)
+            cleanup = import_cleanup(index, imported.value, _fixable, node)
+            if cleanup:
+                edits.extend(cleanup)
+        needs = {n for n in (tensor[1], dtype[1]) if n is not None}
+        return Fix.safe(*edits, imports=tuple(sorted(needs, key=lambda n: n.line)))
+
+
+def _fixable(call: cst.Call) -> bool:
+    return (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+            and isinstance(call.args[0].value, (cst.List, cst.Tuple)))
+
+

@@ -1,0 +1,1 @@
+"""TL1: module definition and parameter registration."""

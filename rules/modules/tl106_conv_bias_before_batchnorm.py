@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.rules.modules.helpers import (
+    batchnorm_dimension,
+    conv_bias_fix,
+    conv_dimension,
+    sequence_item,
+    single_target,
+)
+from torchlint.analysis.matchers import self_attribute
+from torchlint.rule import Rule
+
+
+@dataclass
+class _ClassFacts:
+    node: cst.ClassDef
+    built: dict[str, cst.Call] = field(default_factory=dict)  # attr -> construction in __init__
+    assignments: dict[str, int] = field(default_factory=dict)  # attr -> times assigned
+    uses: dict[str, int] = field(default_factory=dict)  # attr -> times called/passed
+    bias_read: set[str] = field(default_factory=set)
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (conv attr, bn attr)
+    # fixes of the convs in ``built``, made while the context stands at their statement
+    fixes: dict[str, object] = field(default_factory=dict)
+
+
+class ConvBiasBeforeBatchNorm(Rule):
+    """## What it does
+    Flags a convolution that keeps its bias although a batch norm of the same
+    dimension comes right after it.
+
+    ## Why is this bad?
+    Batch norm subtracts the per-channel mean of its input, so a constant added per
+    channel by the convolution is removed again: the conv bias has no effect on the
+    output and its gradient is zero on average. It still costs memory, an add per
+    element and optimizer state, and it shows up as a useless parameter. BatchNorm's own
+    shift (`beta`) already plays that role. Pass `bias=False` to the convolution.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+    stem = nn.Sequential(
+        nn.Conv2d(3, 32, kernel_size=3, padding=1),
+        nn.BatchNorm2d(32),
+        nn.ReLU(inplace=True),
+    )
+    ```
+
+    Use instead:
+    ```python
+    import torch.nn as nn
+
+    stem = nn.Sequential(
+        nn.Conv2d(3, 32, kernel_size=3, padding=1, bias=False),
+        nn.BatchNorm2d(32),
+        nn.ReLU(inplace=True),
+    )
+    ```
+
+    ## Fix safety
+    Unsafe: `bias=False` is added (or replaces `bias=True`). The model computes the same
+    function, but `conv.bias` disappears from `parameters()` and `state_dict()`: existing
+    checkpoints no longer load with `strict=True`, and code reading `conv.bias` breaks.
+    """
+
+    code = "TL106"
+    name = "conv-bias-before-batchnorm"
+    triggers = ("BatchNorm",)
+    # torch.nn layers (`nn` in the import or the call): a BatchNorm1d/2d/3d (or Lazy...) and a
+    # Conv1d/2d/3d or ConvTranspose1d/2d/3d (or Lazy...), spelled as names ending the word
+    patterns = (r"\bnn\b", r"BatchNorm[123]d\b", r"Conv(?:Transpose)?[123]d\b")
+    message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
+    fix_safety = "unsafe"
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        self._classes: list[_ClassFacts | None] = []
+        self._reported: set[int] = set()
+
+    # ------------------------------------------------- Sequential / list literals
+    def visit_Call(self, node: cst.Call) -> None:
+        qual = self.context.qualified_name(node.func)
+        if qual == "torch.nn.Sequential":
+            items = [arg.value if not arg.star and arg.keyword is None else None
+                     for arg in node.args]
+            self._adjacent(items)
+        self._forward_nested(node)
+
+    def visit_List(self, node: cst.List) -> None:
+        items = [None if isinstance(e, cst.StarredElement) else sequence_item(e.value)
+                 for e in node.elements]
+        self._adjacent(items)
+
+    def _adjacent(self, items: list[cst.BaseExpression | None]) -> None:
+        for conv, bn in zip(items, items[1:]):
+            if conv is not None and bn is not None:
+                self._check(conv, bn)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        statements = [s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                      else None for s in node.body]
+        # layers.append(conv) directly followed by layers.append(bn)
+        for first, second in zip(statements, statements[1:]):
+            a, b = _appended(first), _appended(second)
+            if a is not None and b is not None and a[0] == b[0]:
+                self._check(a[1], b[1])
+        self._forward_sequence(statements)
+
+    def _check(self, conv: cst.BaseExpression, bn: cst.BaseExpression,
+               fix: object = None) -> bool:
+        dim = conv_dimension(self.context, conv)
+        if dim is None or batchnorm_dimension(self.context, bn) != dim:
+            return False
+        assert isinstance(conv, cst.Call)
+        if fix is None:
+            fix = conv_bias_fix(self.context, conv)
+        if fix is False or id(conv) in self._reported:
+            return False
+        self._reported.add(id(conv))
+        self.report(conv, fix=fix or None, conv=_leaf(self.context, conv),
+                    bn=_leaf(self.context, bn))
+        return True
+
+    # ----------------------------------------------------- attributes + forward
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(_ClassFacts(node) if self.context.is_module_class(node) else None)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        facts = self._classes.pop()
+        if facts is None:
+            return
+        valid = []
+        for conv_attr, bn_attr in facts.pairs:
+            conv, bn = facts.built.get(conv_attr), facts.built.get(bn_attr)
+            if conv is None or bn is None or conv_attr in facts.bias_read:
+                continue
+            if facts.assignments.get(conv_attr) != 1 or facts.assignments.get(bn_attr) != 1:
+                continue
+            dim = conv_dimension(self.context, conv)
+            if dim is None or batchnorm_dimension(self.context, bn) != dim:
+                continue
+            valid.append((conv_attr, conv, bn))
+        pair_count: dict[str, int] = {}
+        for conv_attr, _, _ in valid:
+            pair_count[conv_attr] = pair_count.get(conv_attr, 0) + 1
+        for conv_attr, conv, bn in valid:
+            if facts.uses.get(conv_attr, 0) != pair_count[conv_attr]:
+                continue  # self.conv is also used without the batch norm after it
+            self._check(conv, bn, facts.fixes.get(conv_attr))
+
+    def _facts(self) -> _ClassFacts | None:
+        if not self._classes or self._classes[-1] is None:
+            return None
+        facts = self._classes[-1]
+        function = self.context.current_function
+        if function is None or self.context.enclosing_class(function) is not facts.node:
+            return None
+        return facts
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        facts = self._facts()
+        attr = self_attribute(single_target(node))
+        if facts is None or attr is None:
+            if self._classes and self._classes[-1] is not None:
+                for target in node.targets:
+                    name = self_attribute(target.target)
+                    if name is not None:
+                        self._classes[-1].assignments[name] = 2
+            return
+        facts.assignments[attr] = facts.assignments.get(attr, 0) + 1
+        if self.context.in_method("__init__") and isinstance(node.value, cst.Call):
+            if conv_dimension(self.context, node.value) or batchnorm_dimension(
+                self.context, node.value
+            ):
+                facts.built[attr] = node.value
+                if conv_dimension(self.context, node.value):
+                    facts.fixes[attr] = conv_bias_fix(self.context, node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if not self._classes or self._classes[-1] is None:
+            return
+        facts = self._classes[-1]
+        attr = self_attribute(node)
+        if attr is None:
+            return
+        parent = self.context.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value == "bias":
+                facts.bias_read.add(attr)
+            return
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
+            return
+        facts.uses[attr] = facts.uses.get(attr, 0) + 1
+
+    def _forward_nested(self, node: cst.Call) -> None:
+        """self.bn(self.conv(x))"""
+        facts = self._facts()
+        if facts is None or not self.context.in_forward():
+            return
+        outer = self_attribute(node.func)
+        if outer is None or len(node.args) != 1 or node.args[0].keyword or node.args[0].star:
+            return
+        inner = node.args[0].value
+        if isinstance(inner, cst.Call):
+            conv_attr = self_attribute(inner.func)
+            if conv_attr is not None:
+                facts.pairs.append((conv_attr, outer))
+
+    def _forward_sequence(self, statements: list[cst.BaseSmallStatement | None]) -> None:
+        """x = self.conv(x) directly followed by x = self.bn(x)"""
+        facts = self._facts()
+        if facts is None or not self.context.in_forward():
+            return
+        for first, second in zip(statements, statements[1:]):
+            a, b = _self_call_assign(first), _self_call_assign(second)
+            if a is None or b is None:
+                continue
+            produced, conv_attr, _ = a
+            _, bn_attr, argument = b
+            if isinstance(argument, cst.Name) and argument.value == produced:
+                facts.pairs.append((conv_attr, bn_attr))
+
+
+def _leaf(ctx, call: cst.BaseExpression) -> str:  # type: ignore[no-untyped-def]
+    qual = ctx.qualified_name(call.func) if isinstance(call, cst.Call) else None
+    return qual.rsplit(".", 1)[1] if qual else "the convolution"
+
+
+def _appended(stmt: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None:
+    """('layers', value) for ``layers.append(value)``."""
+    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        call = stmt.value
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" and len(
+            call.args
+        ) == 1 and not call.args[0].star and call.args[0].keyword is None:
+            from torchlint.analysis.matchers import dotted_name
+
+            owner = dotted_name(call.func.value)
+            if owner is not None:
+                return owner, sequence_item(call.args[0].value)
+    return None
+
+
+def _self_call_assign(stmt: cst.CSTNode | None
+                      ) -> tuple[str, str, cst.BaseExpression] | None:
+    """('x', 'conv', <arg>) for ``x = self.conv(<arg>)``."""
+    target = single_target(stmt) if stmt is not None else None
+    value = stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
+    if not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
+        return None
+    attr = self_attribute(value.func)
+    if attr is None or len(value.args) != 1 or value.args[0].keyword or value.args[0].star:
+        return None
+    return target.value, attr, value.args[0].value

@@ -1,0 +1,1 @@
+"""TL6: serialization and security."""

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.analysis.match_api import global_assignment, receiver_text
+from torchlint.analysis.matchers import get_arg, is_layer_call, method_call
+from torchlint.engine.prefilter import torch_function
+from torchlint.rule import Rule
+
+SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
+_MOVES = ("to", "cuda", "cpu")
+_MAX_HOPS = 6
+
+
+class SaveWholeModel(Rule):
+    """## What it does
+    Flags `torch.save(model, path)` where `model` is a module object rather than its
+    `state_dict()`.
+
+    ## Why is this bad?
+    Saving the module pickles the object itself, and a pickle stores references to the
+    class by its import path. Renaming the class, moving its file or changing its
+    `__init__` makes the checkpoint impossible to load, and loading it needs
+    `weights_only=False`, which runs arbitrary code. A `state_dict()` is a plain mapping of
+    names to tensors that survives refactors and loads safely.
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(8, 2)
+    torch.save(model, "model.pt")
+    ```
+
+    Use instead:
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(8, 2)
+    torch.save(model.state_dict(), "model.pt")
+    ```
+
+    ## Fix safety
+    Unsafe: the file now holds a state dict, so the code that loads it must build the model
+    first and call `model.load_state_dict(torch.load(path))` instead of using the loaded
+    object directly.
+    """
+
+    code = "TL603"
+    name = "save-whole-model"
+    triggers = ("save",)
+    # is_layer_call: a torch.nn class or a local subclass of nn.Module / LightningModule;
+    # a torch import; a way to call torch.save (see torch_function)
+    patterns = (r"\btorch\b",
+                torch_function("save"),
+                r"\b(?:nn|LightningModule)\b")
+    message = "torch.save() of a whole module pickles its class; save {name}.state_dict() instead"
+    fix_safety = "unsafe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.qualified_name(node.func) not in SAVE_FUNCTIONS:
+            return
+        arg = get_arg(node, "obj", 0)
+        if arg is None or not self._is_module(arg.value):
+            return
+        text = receiver_text(arg.value)
+        fix = Fix.unsafe(NodeEdit(arg.value, f"{text}.state_dict()"))
+        self.report(arg.value, fix=fix, name=text if len(text) <= 30 else "model")
+
+    def _is_module(self, expr: cst.BaseExpression) -> bool:
+        ctx = self.context
+        statement: cst.CSTNode | None = None
+        for _ in range(_MAX_HOPS):
+            if is_layer_call(ctx, expr):
+                return True
+            move = method_call(expr, *_MOVES)
+            if move is not None:
+                expr = move.value
+                continue
+            if not isinstance(expr, cst.Name):
+                return False
+            bound = ctx.binding(expr.value, statement)
+            if bound is None and statement is None and ctx.current_function is not None:
+                found = global_assignment(ctx, expr.value)
+                if found is None:
+                    return False
+                # later hops search the module body, where the assignment stands
+                statement, value = found
+                expr = value
+                continue
+            if bound is None or bound.kind != "assign" or bound.value is None:
+                return False
+            statement, value = bound.node, bound.value
+            expr = value
+        return False
+

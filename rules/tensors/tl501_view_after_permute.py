@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.analysis.tensor_facts import (
+    NON_CONTIGUOUS_ATTRIBUTES,
+    NON_CONTIGUOUS_METHODS,
+    is_dtype_like,
+    non_contiguous_producer,
+)
+from torchlint.analysis.matchers import method_call
+from torchlint.rule import Rule
+
+# permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for
+_PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES))
+
+
+class ViewAfterPermute(Rule):
+    """## What it does
+    Flags `.view(...)` applied to a tensor that is usually not contiguous: the result of
+    `.permute`, `.transpose`, `.t()`, `.T`, `.mT`, `.swapaxes`, `.swapdims`, `.movedim`,
+    `.expand`, `.expand_as` or `.narrow`, chained directly or through a local variable.
+
+    ## Why is this bad?
+    `.view` never copies: it only reinterprets the existing strides. After a permutation or
+    transposition the elements are no longer laid out in row-major order, so most new shapes
+    cannot be expressed as a view and PyTorch raises `RuntimeError: view size is not
+    compatible with input tensor's size and stride`. The code may even work for the shapes
+    used in testing (a size-1 dimension hides the problem) and fail later on real batches.
+    `.reshape` returns a view whenever one exists and copies only when it must.
+
+    ## Example
+    ```python
+    import torch
+
+    x = torch.randn(8, 16, 32)
+    tokens = x.permute(0, 2, 1).view(8, -1)
+    swapped = x.transpose(1, 2)
+    flat = swapped.view(-1)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    x = torch.randn(8, 16, 32)
+    tokens = x.permute(0, 2, 1).reshape(8, -1)
+    swapped = x.transpose(1, 2)
+    flat = swapped.contiguous().view(-1)
+    ```
+
+    ## Fix safety
+    Safe: `.view(` becomes `.reshape(`. Wherever `.view` succeeds, `.reshape` returns the very
+    same view; where `.view` would raise, `.reshape` makes the copy instead.
+    """
+
+    code = "TL501"
+    name = "view-after-permute"
+    triggers = ("view",)
+    # imports_from("torch"); a `.view(` call; a producer attribute (.permute, .T, ...), all
+    # possibly split by whitespace, backslash-newlines or (in brackets) comment lines
+    patterns = (r"\btorch\b",
+                r"\.[\s\\]*view[\s\\]*[(#)]|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*view[\s\\]*[(#)]",
+                r"\.[\s\\]*(?:" + _PRODUCERS + r")\b"
+                r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
+    message = ".view() on the non-contiguous result of {op}; use .reshape() or .contiguous()"
+    fix_safety = "safe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        attribute = method_call(node, "view")
+        if attribute is None or not node.args or self._is_dtype_view(node):
+            return
+        if not self.context.cached("imports_torch", lambda: self.context.imports_from("torch")):
+            return  # no torch in the file: the receiver is some other library's object
+        op = self._producer(attribute.value, node)
+        if op is None:
+            return
+        self.report(node, op=op, fix=Fix.safe(NodeEdit(attribute.attr, "reshape")))
+
+    def _is_dtype_view(self, node: cst.Call) -> bool:
+        if any(arg.keyword is not None for arg in node.args):
+            return True  # dtype=..., or numpy's view(type=...): a tensor's view takes a shape
+        if len(node.args) != 1 or node.args[0].star or node.args[0].keyword is not None:
+            return False
+        return is_dtype_like(self.context, node.args[0].value)
+
+    def _producer(self, value: cst.BaseExpression, node: cst.Call) -> str | None:
+        op = non_contiguous_producer(self.context, value)
+        if op is not None:
+            return op
+        if isinstance(value, cst.Name) and not value.lpar:
+            bound = self.context.binding(value.value, node)
+            if bound is not None and bound.kind == "assign" and bound.value is not None:
+                return non_contiguous_producer(self.context, bound.value)
+        return None

@@ -1,0 +1,1 @@
+"""TL2: autograd, the training loop, memory."""

@@ -1,0 +1,708 @@
+"""Matching helpers for the training-loop rules (TL201-TL205, TL209).
+
+"Graph value": an expression that holds an autograd graph in a training step: the result
+of a loss call, of a model call, or a name bound from one of those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, binds_anywhere, bound_names, parameters
+from torchlint.analysis.matchers import (
+    dotted_name,
+    is_layer_call,
+    is_loss_call,
+    is_loss_class,
+    last_name_part,
+    self_attribute,
+)
+from torchlint.analysis.nodes import iter_nodes
+
+_MODEL_NAMES = frozenset({"model", "net", "network", "generator", "discriminator", "netg",
+                          "netd", "student", "teacher", "classifier", "backbone", "ddp_model"})
+_MODEL_SUFFIXES = ("_model", "_net", "_network")
+_MODEL_PREFIXES = ("model_", "net_")
+# methods that keep the graph of a loss (``loss.mean()``)
+_GRAPH_KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float",
+                                    "double", "half", "clone", "abs", "to", "cuda", "cpu"})
+# tensor attributes that carry no graph (``loss.data``, ``out.shape[0]``)
+_GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "ndim",
+                                   "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
+                                   "layout"})
+_CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
+_BACKWARD_NAMES = frozenset({"backward", "manual_backward"})
+_LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
+                            "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
+_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                               "torch.autograd.grad_mode.set_grad_enabled"})
+AUTOCAST_NAMES = frozenset({
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+    "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast",
+    "torch.xpu.amp.autocast",
+})
+
+
+# ---------------------------------------------------------------- bindings
+def last_assignment(ctx: FileContext, name: str, at: cst.CSTNode | None = None
+                    ) -> cst.BaseExpression | None:
+    """Right-hand side of the last ``name = value`` before ``at`` in straight-line code."""
+    chain = assignment_chain(ctx, name, at)
+    return chain[0] if chain else None
+
+
+def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
+                     limit: int = 4) -> list[cst.BaseExpression]:
+    """Values ``name`` was assigned before ``at`` in straight-line code, latest first.
+
+    Like :meth:`FileContext.binding` (``at`` must be on the walk stack), but it also looks
+    inside ``with`` blocks that ran before the use (``with autocast(): loss = ...``), reads
+    ``loss, out = model(x)`` as ``loss`` bound from that call, sees through ``loss /= k``,
+    and goes on past ``loss = loss / k`` to the earlier value. It stops at the first
+    binding it cannot follow (an ``if``, a loop that rebinds the name, a parameter...).
+    """
+    ancestors = ctx.ancestors
+    index = len(ancestors) - 1
+    if at is not None:
+        index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is at), -1)
+    chain: list[cst.BaseExpression] = []
+    if index < 0:
+        return chain
+    for i in range(index - 1, -1, -1):
+        block = ancestors[i]
+        child = ancestors[i + 1]
+        if isinstance(block, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return chain
+        if isinstance(block, (cst.For, cst.While)) and child is block.body:
+            if isinstance(block, cst.For) and name in bound_names(block):
+                return chain
+            if binds_anywhere(block.body, name):
+                return chain
+            continue
+        if isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine,
+                              cst.SimpleStatementSuite)):
+            if _search_back(ctx, block.body, child, name, chain, limit):
+                return chain
+    return chain
+
+
+def _assigned_value(small: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name) and target.value == name:
+            return small.value
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(small.value, cst.Call) and any(
+                isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements):
+            return small.value
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
+            small.target.value == name):
+        return small.value
+    return None
+
+
+def _search_back(ctx: FileContext, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
+                 name: str, chain: list[cst.BaseExpression], limit: int) -> bool:
+    """Collect assignments before ``child`` (all when None); True when the search must stop."""
+    if child is None:
+        before = list(body)
+    else:
+        position = next((k for k, s in enumerate(body) if s is child), None)
+        if position is None:
+            return True
+        before = list(body[:position])
+    for stmt in reversed(before):
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+        for small in reversed(smalls):
+            value = _assigned_value(small, name)
+            if value is not None:
+                chain.append(value)
+                if len(chain) >= limit or not _mentions_name(value, name):
+                    return True
+                continue
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and (
+                    small.target.value == name):
+                continue  # ``loss /= steps`` keeps what ``loss`` was
+            if isinstance(small, cst.With) and isinstance(small.body, cst.IndentedBlock):
+                if any(item.asname is not None and binds_anywhere(item.asname.name, name)
+                       for item in small.items):
+                    return True
+                if not binds_anywhere(small.body, name):
+                    continue
+                if any(_grad_mode_item(ctx, item.item) for item in small.items):
+                    return True  # computed without a graph (or maybe so)
+                if _search_back(ctx, small.body.body, None, name, chain, limit):
+                    return True
+                continue
+            if binds_anywhere(small, name):
+                return True
+    return False
+
+
+def _mentions_name(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(node))
+
+
+def _grad_mode_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """``torch.no_grad()``, ``torch.inference_mode()`` or ``torch.set_grad_enabled(...)``."""
+    target = item.func if isinstance(item, cst.Call) else item
+    return ctx.is_no_grad_item(item) or ctx.qualified_name(target) in _SET_GRAD_ENABLED
+
+
+# ------------------------------------------------------------- graph values
+def is_model_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``model(x)``, ``self.net(x)``, ``Net()(x)``, or a name bound to a module-class instance."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Call):
+        return is_layer_call(ctx, func)
+    qual = ctx.qualified_name(func)
+    if qual is not None:
+        return False
+    name = last_name_part(func)
+    if name is None:
+        return False
+    lowered = name.lower()
+    if lowered in _MODEL_NAMES or lowered.endswith(_MODEL_SUFFIXES) or lowered.startswith(
+            _MODEL_PREFIXES):
+        return not lowered.endswith(("_fn", "_func", "_name", "_path", "_cls", "_class"))
+    built = _instance_of(ctx, func)
+    return built is not None and is_layer_call(ctx, built)
+
+
+def self_attribute_values(ctx: FileContext, node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Values assigned to ``self.X`` anywhere in the enclosing class, for a ``self.X`` node."""
+    name = self_attribute(node)
+    cls = ctx.enclosing_class() if name is not None else None
+    if cls is None:
+        return []
+    by_attribute = ctx.cached(("self_attribute_values", id(cls)),
+                              lambda: _self_attribute_values(cls))
+    return list(by_attribute.get(name, ()))
+
+
+def _self_attribute_values(cls: cst.ClassDef) -> dict[str, list[cst.BaseExpression]]:
+    """Every ``self.X = value`` (also annotated or augmented) in a class, by X."""
+    values: dict[str, list[cst.BaseExpression]] = {}
+    for stmt in iter_nodes(cls):
+        if isinstance(stmt, cst.Assign):
+            for target in stmt.targets:
+                attr = self_attribute(target.target)
+                if attr is not None:
+                    values.setdefault(attr, []).append(stmt.value)
+        elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+            attr = self_attribute(stmt.target)
+            if attr is not None:
+                values.setdefault(attr, []).append(stmt.value)
+    return values
+
+
+def _params(function: cst.FunctionDef) -> set[str]:
+    return {param.name.value for param in parameters(function)}
+
+
+def global_value(ctx: FileContext, name: str) -> cst.BaseExpression | None:
+    """Inside a function: the value of a module-level ``name = value`` the function reads.
+
+    Only when the module binds ``name`` exactly once, by a plain assignment, and no
+    enclosing function binds it (``ce = nn.CrossEntropyLoss()`` at the top of a script).
+    """
+    functions = [a for a in ctx.ancestors if isinstance(a, (cst.FunctionDef, cst.Lambda))]
+    if not functions:
+        return None
+    for function in functions:
+        if isinstance(function, cst.Lambda) or name in _params(function) or binds_anywhere(
+                function.body, name):
+            return None
+    return ctx.cached(("module_value", name), lambda: _module_value(ctx.module, name))
+
+
+def _module_value(module: cst.Module, name: str) -> cst.BaseExpression | None:
+    """The value of the one plain module-level ``name = value``, if that is its only binding."""
+    found: cst.BaseExpression | None = None
+    for stmt in module.body:
+        if not binds_anywhere(stmt, name):
+            continue
+        if found is not None or not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        values = [_assigned_value(small, name) for small in stmt.body
+                  if binds_anywhere(small, name)]
+        if len(values) != 1 or values[0] is None or not isinstance(
+                stmt.body[0] if len(stmt.body) == 1 else None, cst.Assign):
+            return None
+        found = values[0]
+    return found
+
+
+def _instance_of(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What the called object was built from: ``crit`` after ``crit = nn.L1Loss()``."""
+    if isinstance(func, cst.Name):
+        return last_assignment(ctx, func.value) or global_value(ctx, func.value)
+    values = self_attribute_values(ctx, func)
+    if len(values) == 1:
+        return values[0]
+    return None
+
+
+def is_loss_value_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """:func:`is_loss_call`, also for instances bound earlier or stored on ``self``."""
+    if is_loss_call(ctx, node):
+        return True
+    if not isinstance(node, cst.Call) or ctx.qualified_name(node.func) is not None:
+        return False
+    built = _instance_of(ctx, node.func)
+    if isinstance(built, cst.Call):
+        qual = ctx.qualified_name(built.func)
+        return qual is not None and is_loss_class(qual)
+    return False
+
+
+def is_graph_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return is_loss_value_call(ctx, node) or is_model_call(ctx, node)
+
+
+def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
+                   env: dict[str, list[cst.BaseExpression]] | None = None) -> bool:
+    """A loss-named value built from a graph call: ``out.loss``, ``out[0]``, ``a + b``..."""
+    if depth > 6:
+        return False
+    env = env or {}
+    if is_graph_call(ctx, node):
+        return True
+    if isinstance(node, cst.Attribute) and node.attr.value in _GRAPHLESS_ATTRIBUTES:
+        return False
+    if isinstance(node, (cst.Attribute, cst.Subscript)):
+        return _graph_derived(ctx, node.value, depth + 1, env)
+    if isinstance(node, cst.BinaryOperation):
+        return _graph_derived(ctx, node.left, depth + 1, env) or _graph_derived(
+            ctx, node.right, depth + 1, env)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in _GRAPH_KEEPING_METHODS):
+        return _graph_derived(ctx, node.func.value, depth + 1, env)
+    if isinstance(node, cst.Name):
+        chain = env[node.value] if node.value in env else assignment_chain(ctx, node.value)
+        if not chain:
+            return False
+        return _graph_derived(ctx, chain[0], depth + 1, {**env, node.value: chain[1:]})
+    return False
+
+
+def _is_loss_key(node: cst.BaseExpression) -> bool:
+    """``"loss"``, ``'total_loss'``: a string subscript naming a loss."""
+    from torchlint.analysis.matchers import string_value
+
+    text = string_value(node)
+    return text is not None and "loss" in text.lower()
+
+
+def graph_value(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
+                env: dict[str, list[cst.BaseExpression]] | None = None) -> str | None:
+    """Why ``node`` holds a graph: "loss" (a scalar loss), "model" (a model output), or None.
+
+    Follows names back through straight-line assignments (``errD = errD_real + errD_fake``),
+    reads ``outputs.loss`` / ``out["loss"]`` of a model output as a loss, and sees through
+    methods that keep the graph (``loss.mean()``, ``loss.float()``).
+    """
+    if depth > 6:
+        return None
+    env = env or {}
+    if isinstance(node, cst.NamedExpr):
+        return graph_value(ctx, node.value, depth + 1, env)
+    if is_loss_value_call(ctx, node):
+        return "loss"
+    if is_model_call(ctx, node):
+        return "model"
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)):
+        sides = (graph_value(ctx, node.left, depth + 1, env),
+                 graph_value(ctx, node.right, depth + 1, env))
+        return "loss" if "loss" in sides else None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in _GRAPH_KEEPING_METHODS):
+        inner = graph_value(ctx, node.func.value, depth + 1, env)
+        return "loss" if inner == "loss" else None
+    if isinstance(node, cst.Attribute):
+        # ``outputs.loss`` of a Hugging Face / Lightning style model output
+        if "loss" in node.attr.value.lower() and _graph_derived(ctx, node.value, depth + 1, env):
+            return "loss"
+        return None
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and (
+                _is_loss_key(node.slice[0].slice.value)) and _graph_derived(
+                    ctx, node.value, depth + 1, env):
+            return "loss"
+        return None
+    if not isinstance(node, cst.Name):
+        return None
+    chain = env[node.value] if node.value in env else assignment_chain(ctx, node.value)
+    if not chain:
+        return None
+    lowered = node.value.lower()
+    if "loss" in lowered:
+        if not _graph_derived(ctx, node, depth, env):
+            return None
+        # ``loss_dict = model(images, targets)``: graphs, but no scalar to take .item() of
+        return "model" if any(part in lowered for part in _CONTAINER_HINTS) else "loss"
+    return graph_value(ctx, chain[0], depth + 1, {**env, node.value: chain[1:]})
+
+
+# --------------------------------------------------------- where graphs live
+def grad_surely_enabled(ctx: FileContext) -> bool:
+    """Not inside no_grad/inference_mode, set_grad_enabled, or a Lightning no-grad hook."""
+    if ctx.in_no_grad() or called_only_without_grad(ctx):
+        return False
+    ancestors = ctx.ancestors
+    for i in range(len(ancestors) - 2, -1, -1):
+        anc = ancestors[i]
+        if isinstance(anc, cst.With) and ancestors[i + 1] is anc.body:
+            if any(_grad_mode_item(ctx, item.item) for item in anc.items):
+                return False
+        if isinstance(anc, cst.FunctionDef):
+            if anc.name.value.startswith(_LIGHTNING_NO_GRAD_HOOKS) and ctx.in_module_class():
+                return False
+            if anc.name.value == "forward" and ctx.in_module_class():
+                return False
+            break
+    return True
+
+
+def _call_sites(ctx: FileContext) -> dict[str, list[bool]]:
+    """For each called function name: for every call, whether it runs without grad."""
+    return ctx.cached("call_sites", lambda: _find_call_sites(ctx))
+
+
+def _find_call_sites(ctx: FileContext) -> dict[str, list[bool]]:
+    from torchlint.analysis.nodes import semantic_children
+
+    module = ctx.module
+    sites: dict[str, list[bool]] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, no_grad = stack.pop()
+        if isinstance(node, cst.Call):
+            called = node.func
+            if isinstance(called, cst.Attribute) and isinstance(called.value, cst.Name) and (
+                    called.value.value in ("self", "cls")):
+                called = called.attr
+            if isinstance(called, cst.Name):
+                sites.setdefault(called.value, []).append(no_grad)
+        if isinstance(node, cst.FunctionDef):
+            no_grad = ctx.function_is_no_grad(node)
+        if isinstance(node, cst.With) and any(_grad_mode_item(ctx, item.item)
+                                               for item in node.items):
+            stack.extend((item, no_grad) for item in node.items)
+            stack.append((node.body, True))
+            continue
+        stack.extend((child, no_grad) for child in semantic_children(node))
+    return sites
+
+
+def called_only_without_grad(ctx: FileContext) -> bool:
+    """The current function is called in this file, and only under no_grad / inference_mode.
+
+    ``with torch.no_grad(): val_loss = evaluate(model, loader)``: no graph inside.
+    """
+    function = ctx.current_function
+    if function is None:
+        return False
+    calls = _call_sites(ctx).get(function.name.value)
+    return bool(calls) and all(calls)
+
+
+def mentioned_names(node: cst.CSTNode) -> Iterator[str]:
+    """Dotted names (``losses``, ``self.losses``) read anywhere in ``node``."""
+    for child in iter_nodes(node):
+        if isinstance(child, (cst.Name, cst.Attribute)):
+            dotted = dotted_name(child)
+            if dotted is not None:
+                yield dotted
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(n in names for n in mentioned_names(node))
+
+
+def _targets(stmt: cst.CSTNode) -> list[str]:
+    if isinstance(stmt, cst.Assign):
+        exprs = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+        exprs = [stmt.target]
+    else:
+        return []
+    names = []
+    for expr in exprs:
+        for child in iter_nodes(expr):
+            if isinstance(child, (cst.Name, cst.Attribute)):
+                dotted = dotted_name(child)
+                if dotted is not None:
+                    names.append(dotted)
+    return names
+
+
+def iterates_data(loop: cst.For | cst.While | None) -> bool:
+    """``for x, y in train_loader`` / ``enumerate(tqdm(self.val_dataloader()))``."""
+    if not isinstance(loop, cst.For):
+        return False
+    for dotted in mentioned_names(loop.iter):
+        leaf = dotted.rsplit(".", 1)[-1].lower()
+        if "loader" in leaf or "dataset" in leaf:
+            return True
+    return False
+
+
+def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> bool:
+    """``name`` (or a value computed from it in ``scope``) is backpropagated or returned.
+
+    Returning it counts only when the function does no backward of its own and the loop
+    (``data_loop``) does not walk a data loader: a helper that builds loss terms.
+    """
+    derived = {name}
+    statements = [n for n in iter_nodes(scope)
+                  if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
+    changed = True
+    while changed:
+        changed = False
+        for stmt in statements:
+            value = stmt.value
+            if value is None or not _mentions(value, derived):
+                continue
+            for target in _targets(stmt):
+                if target not in derived:
+                    derived.add(target)
+                    changed = True
+    returned = False
+    backprop_here = False
+    for node in iter_nodes(scope):
+        if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+            returned = returned or _mentions(node.value, derived)
+        if isinstance(node, cst.Call):
+            func = node.func
+            called = last_name_part(func)
+            if called in _BACKWARD_NAMES or called == "grad" and dotted_name(func) in (
+                    "torch.autograd.grad", "autograd.grad", "grad"):
+                backprop_here = True
+                if _mentions(node, derived):
+                    return True
+    # a helper that builds loss terms and hands them back: the caller backpropagates
+    return returned and not backprop_here and not data_loop
+
+
+def function_scope(ctx: FileContext) -> cst.CSTNode:
+    """The innermost function around the current node, or the module."""
+    return ctx.current_function or ctx.module
+
+
+def item_call(value: cst.BaseExpression, ctx: FileContext | None = None) -> str:
+    """Source of ``value.item()``, parenthesised when needed."""
+    from torchlint.analysis.matchers import code
+
+    inner = value
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not (
+            value.lpar):
+        inner = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    call = cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("item")))
+    return ctx.code(call) if ctx is not None else code(call)
+
+
+def item_suggestion(value: cst.BaseExpression) -> str:
+    """``loss.item()`` / ``(loss * n).item()`` for a message, on one line."""
+    bare = value.with_changes(lpar=[], rpar=[]) if value.lpar else value
+    text = shown(bare)
+    if isinstance(bare, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return f"{text}.item()"
+    return f"({text}).item()"
+
+
+def shown(value: cst.BaseExpression) -> str:
+    """One-line source of ``value`` for a message: outer parentheses and line breaks dropped."""
+    from torchlint.analysis.matchers import code
+
+    if value.lpar:
+        value = value.with_changes(lpar=[], rpar=[])
+    text = code(value)
+    if "\n" in text:
+        lines = [line.split("#", 1)[0].strip() if "#" in line and "'" not in line
+                 and '"' not in line else line.strip() for line in text.splitlines()]
+        text = " ".join(line for line in lines if line)
+        text = text.replace("( ", "(").replace(" )", ")").replace("[ ", "[").replace(" ]", "]")
+    return text
+
+
+def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
+    """``0``, ``0.0``, ``-1``, ``torch.zeros(1)``, ``torch.tensor(0.0, device=d)``."""
+    from torchlint.analysis.matchers import is_tensor_factory
+
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Call):
+        qual = ctx.qualified_name(value.func)
+        return is_tensor_factory(ctx, value) or qual in ("builtins.float", "builtins.int")
+    return False
+
+
+def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.With
+                     ) -> bool | None:
+    """True: an enabled autocast; False: ``autocast(enabled=False)``; None: not autocast."""
+    from torchlint.analysis.matchers import get_arg, is_literal_false
+
+    if isinstance(item, cst.IfExp):
+        branches = (is_autocast_item(ctx, item.body, with_node),
+                    is_autocast_item(ctx, item.orelse, with_node))
+        return True if True in branches else None
+    if isinstance(item, cst.Name):
+        found = ctx.binding(item.value, with_node)
+        if found is not None and found.kind == "assign" and found.value is not None and not (
+                isinstance(found.value, cst.Name)):
+            return is_autocast_item(ctx, found.value, with_node)
+        return None
+    if isinstance(item, cst.Call) and isinstance(item.func, cst.Name) and (
+            ctx.qualified_name(item.func) not in AUTOCAST_NAMES):
+        # ``amp_autocast = partial(torch.autocast, ...)`` / ``ac = torch.autocast``
+        found = ctx.binding(item.func.value, with_node)
+        factory = found.value if found is not None and found.kind == "assign" else (
+            global_value(ctx, item.func.value) if found is None else None)
+        if isinstance(factory, cst.Call) and ctx.qualified_name(
+                factory.func) == "functools.partial" and factory.args and (
+                    ctx.qualified_name(factory.args[0].value) in AUTOCAST_NAMES):
+            enabled = get_arg(factory, "enabled") or get_arg(item, "enabled")
+            return not (enabled is not None and is_literal_false(enabled.value))
+        if isinstance(factory, (cst.Attribute, cst.Name)) and ctx.qualified_name(
+                factory) in AUTOCAST_NAMES:
+            item = item.with_changes(func=factory)
+    if not isinstance(item, cst.Call) or ctx.qualified_name(item.func) not in AUTOCAST_NAMES:
+        return None
+    enabled = get_arg(item, "enabled")
+    if enabled is not None and is_literal_false(enabled.value):
+        return False
+    return True
+
+
+# ------------------------------------------------------------ training loops
+def is_optimizer_name(node: cst.BaseExpression) -> bool:
+    """``optimizer``, ``self.opt``, ``optimizers[i]``, ``optimizerD``, ``opt_g``..."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    name = last_name_part(node)
+    if name is None:
+        return False
+    lowered = name.lower()
+    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
+        "opt_") or lowered.endswith("_opt")
+
+
+def optimizer_step(node: cst.CSTNode) -> str | None:
+    """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
+    from torchlint.analysis.matchers import code
+
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return None
+    if node.func.attr.value != "step":
+        return None
+    receiver = node.func.value
+    if is_optimizer_name(receiver):
+        return code(node)
+    name = last_name_part(receiver)
+    if name is not None and "scaler" in name.lower() and node.args and is_optimizer_name(
+            node.args[0].value):
+        return code(node)
+    return None
+
+
+def _is_grad_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+_CLEARING_WORDS = ("zero", "clear", "reset", "none", "free", "drop")
+
+
+def _clearing_functions(ctx: FileContext) -> frozenset[str]:
+    """Names of functions and methods in this file whose body clears gradients."""
+    return ctx.cached("clearing_functions", lambda: frozenset(
+        fn.name.value for fn in iter_nodes(ctx.module)
+        if isinstance(fn, cst.FunctionDef) and any(clears_gradients(n) for n in iter_nodes(fn.body))
+    ))
+
+
+def calls_clearing_helper(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``reset(model)`` / ``self._clear()`` where that function (in this file) clears grads."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.value.value in ("self", "cls")):
+        func = func.attr
+    return isinstance(func, cst.Name) and func.value in _clearing_functions(ctx)
+
+
+def clears_gradients(node: cst.CSTNode) -> bool:
+    """``zero_grad(...)``, ``p.grad = None``, ``p.grad.zero_()``, ``del p.grad``."""
+    if isinstance(node, cst.Call):
+        name = last_name_part(node.func)
+        if name is not None and name.endswith("zero_grad"):
+            return True
+        lowered = (name or "").lower()
+        if "grad" in lowered and any(word in lowered for word in _CLEARING_WORDS):
+            return True  # ``self.reset_gradients()``, ``clear_grads(model)``
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "zero_", "detach_", "fill_"):
+            receiver = node.func.value
+            while isinstance(receiver, cst.Attribute):
+                if receiver.attr.value == "grad":
+                    return True
+                receiver = receiver.value
+        return False
+    if isinstance(node, cst.Assign):
+        return any(_is_grad_attribute(t.target) for t in node.targets)
+    if isinstance(node, cst.Del):
+        return any(_is_grad_attribute(n) for n in iter_nodes(node.target))
+    return False
+
+
+class LoopFacts:
+    def __init__(self, step: str, clears: bool, inner_loop_steps: bool) -> None:
+        self.step = step
+        self.clears = clears
+        self.inner_loop_steps = inner_loop_steps
+
+
+def _backward_and_step(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
+    """Does the block call backward(), which optimizer step does it take, does it clear the
+    gradients? Once a block: nested loops ask again for their bodies."""
+    return ctx.cached(("backward_and_step", id(body)), lambda: _scan_training(ctx, body))
+
+
+def _scan_training(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
+    backward = False
+    step: str | None = None
+    clears = False
+    nodes = list(iter_nodes(body))
+    for child in nodes:
+        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and (
+                child.func.attr.value == "backward"):
+            # distributed autograd keeps gradients per context, nothing to clear
+            qual = ctx.qualified_name(child.func)
+            backward = backward or not (qual or "").startswith("torch.distributed.")
+        step = step or optimizer_step(child)
+    if backward and step is not None:  # only then does clearing matter
+        clears = any(clears_gradients(child) or calls_clearing_helper(ctx, child)
+                     for child in nodes)
+    return backward, step, clears
+
+
+def loop_training_facts(ctx: FileContext, body: cst.CSTNode) -> LoopFacts | None:
+    """For a loop body that backpropagates and steps an optimizer: what else it does."""
+    backward, step, clears = _backward_and_step(ctx, body)
+    if not backward or step is None:
+        return None
+    inner = False
+    for child in iter_nodes(body):
+        if isinstance(child, (cst.For, cst.While)):
+            inner_backward, inner_step, _ = _backward_and_step(ctx, child.body)
+            if inner_backward and inner_step is not None:
+                inner = True
+                break
+    return LoopFacts(step, clears, inner)

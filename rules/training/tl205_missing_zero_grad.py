@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules.training.helpers import loop_training_facts
+from torchlint.rule import Rule
+
+
+class MissingZeroGrad(Rule):
+    """## What it does
+    Flags a loop that calls `.backward()` and `optimizer.step()` (or `scaler.step(optimizer)`)
+    but never clears the gradients with `zero_grad()` or `p.grad = None`.
+
+    ## Why is this bad?
+    `.backward()` adds the new gradients to whatever is already stored in `.grad`. Without
+    clearing them each step, every update uses the sum of all gradients seen so far, so
+    the steps grow and training drifts or diverges, often without any error. Gradient
+    accumulation is fine, but it still needs a `zero_grad()` after each real update.
+
+    ## Example
+    ```python
+    import torch
+
+    def train(model, loader, loss_fn):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    def train(model, loader, loss_fn):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+    ```
+
+    ## Fix safety
+    No fix: where the gradients should be cleared (each step, or after each accumulated
+    update) depends on the training scheme.
+    """
+
+    code = "TL205"
+    name = "missing-zero-grad"
+    triggers = ("backward",)
+    # the loop calls `.step()` on an optimizer-named receiver (or `scaler.step(optimizer)`)
+    patterns = (r"\bstep\b", r"(?i)optim|\bopts?\b|\bopt_|_opt\b")
+    message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
+               "across iterations")
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.For | cst.While) -> None:
+        facts = loop_training_facts(self.context, node.body)
+        if facts is None or facts.clears or facts.inner_loop_steps:
+            return
+        self.report(node, step=facts.step)

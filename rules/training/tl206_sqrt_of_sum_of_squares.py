@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.analysis.tensor_facts import plus_terms, square_base, sum_of_squares
+from torchlint.analysis.match_api import import_cleanup, index_for
+from torchlint.analysis.matchers import reference
+from torchlint.rule import Rule
+
+_REDUCTION_KEYWORDS = ("dim", "keepdim")
+
+
+class SqrtOfSumOfSquares(Rule):
+    """## What it does
+    Flags `torch.sqrt(...)` or `.sqrt()` taken of a sum of squares, such as
+    `torch.sqrt((x ** 2).sum(-1))` or `torch.sqrt(dx ** 2 + dy ** 2)`.
+
+    ## Why is this bad?
+    The derivative of `sqrt(s)` is `1 / (2 * sqrt(s))`, which is infinite at `s = 0`.
+    Whenever the squared terms are all zero (identical points, a zero vector, padding)
+    autograd multiplies that infinity by the zero gradient of the squares and produces
+    `nan`, which then spreads to every parameter. `torch.linalg.vector_norm` computes the
+    same value but defines the gradient at zero (as zero), and adding a small epsilon
+    inside the square root also avoids the problem.
+
+    ## Example
+    ```python
+    import torch
+
+    a = torch.randn(8, 3, requires_grad=True)
+    b = torch.randn(8, 3)
+    distance = torch.sqrt(((a - b) ** 2).sum(dim=1))
+    radius = torch.sqrt(a[:, 0] ** 2 + a[:, 1] ** 2)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    a = torch.randn(8, 3, requires_grad=True)
+    b = torch.randn(8, 3)
+    distance = torch.linalg.vector_norm(a - b, dim=1)
+    radius = torch.sqrt(a[:, 0] ** 2 + a[:, 1] ** 2 + 1e-12)
+    ```
+
+    ## Fix safety
+    Unsafe, and only for the single-tensor form `(x ** 2).sum(dim)` (or `torch.sum(x ** 2,
+    dim)`, `x.pow(2).sum()`): it becomes `torch.linalg.vector_norm(x, dim=...)`. Values agree
+    up to rounding, but gradients at zero change from `nan` to zero, and for complex inputs
+    the norm uses `abs(x) ** 2` where the original squared the values. Sums of several
+    squared terms get no fix: choose between `torch.hypot`, `vector_norm` of a stacked
+    tensor or an epsilon yourself.
+    """
+
+    code = "TL206"
+    name = "sqrt-of-sum-of-squares"
+    triggers = ("sqrt",)
+    # torch.sqrt (any sqrt but math./np./numpy.sqrt, unless torch is imported as one) or `.sqrt()`
+    patterns = (r"\bsqrt\b(?:(?<!\bmath\.sqrt)(?<!\bnp\.sqrt)(?<!\bnumpy\.sqrt)"
+                r"|(?:[\s\\]|#[^\n\r]*[\r\n])*\((?:[\s\\]|#[^\n\r]*[\r\n])*\))"
+                r"|\btorch[\s\\]+as[\s\\]+(?:math|np|numpy)\b",)
+    message = "sqrt of a sum of squares has a NaN gradient at 0; {advice}"
+    fix_safety = "unsafe"
+
+
+    def visit_Call(self, node: cst.Call) -> None:
+        operand = self._sqrt_operand(node)
+        if operand is None or self.context.in_no_grad():
+            return
+        reduction = sum_of_squares(self.context, operand)
+        if reduction is not None:
+            base, args = reduction
+            self.report(node, advice="use torch.linalg.vector_norm",
+                        fix=self._fix(node, base, args))
+            return
+        if isinstance(operand, cst.Name) and not operand.lpar:
+            # sq = ((a - b) ** 2).sum(-1); d = sq.sqrt(): report, no fix (sq may be reused)
+            bound = self.context.binding(operand.value, node)
+            if bound is None or bound.kind != "assign" or bound.value is None:
+                return
+            operand = bound.value
+            if sum_of_squares(self.context, operand) is not None:
+                self.report(node, advice="use torch.linalg.vector_norm")
+                return
+        terms = plus_terms(operand)
+        if len(terms) > 1 and all(
+            square_base(self.context, t) is not None or sum_of_squares(self.context, t)
+            for t in terms
+        ):
+            self.report(node, advice="use torch.linalg.vector_norm/torch.hypot or add an epsilon")
+
+    def _sqrt_operand(self, node: cst.Call) -> cst.BaseExpression | None:
+        func = node.func
+        qual = self.context.qualified_name(func)
+        if qual == "torch.sqrt":
+            if len(node.args) == 1 and not node.args[0].star and (
+                node.args[0].keyword is None or node.args[0].keyword.value == "input"
+            ):
+                return node.args[0].value
+            return None
+        if qual is None and isinstance(func, cst.Attribute) and func.attr.value == "sqrt" \
+                and not node.args:
+            return func.value
+        return None
+
+    def _fix(self, node: cst.Call, base: cst.BaseExpression, args: list[cst.Arg]) -> Fix | None:
+        values: dict[str, cst.BaseExpression] = {}
+        extra: list[str] = []
+        for index, arg in enumerate(args):
+            if arg.star:
+                return None
+            if arg.keyword is None:
+                if index >= len(_REDUCTION_KEYWORDS) or any(a.keyword for a in args[:index]):
+                    return None
+                values[_REDUCTION_KEYWORDS[index]] = arg.value
+            elif arg.keyword.value in _REDUCTION_KEYWORDS:
+                values[arg.keyword.value] = arg.value
+            elif arg.keyword.value == "dtype":
+                extra.append(f"dtype={self.context.code(arg.value)}")
+            else:
+                return None
+        func = node.func
+        if isinstance(func, cst.Attribute) and self.context.qualified_name(func.value) == "torch":
+            function, need = f"{self.context.code(func.value)}.linalg.vector_norm", None  # torch.sqrt's spelling
+        else:
+            spelled = reference(self.context, "torch.linalg.vector_norm")
+            if spelled is None:
+                return None
+            function, need = spelled
+        if base.lpar and not isinstance(base, (cst.Tuple, cst.GeneratorExp)):
+            base = base.with_changes(lpar=[], rpar=[])
+        parts = [self.context.code(base)]
+        parts += [f"{key}={self.context.code(values[key])}" for key in _REDUCTION_KEYWORDS if key in values]
+        parts += extra
+        text = f"{function}({', '.join(parts)})"
+        if node.lpar:
+            text = "(" * len(node.lpar) + text + ")" * len(node.rpar)
+        cleanup: tuple[NodeEdit, ...] = ()
+        if isinstance(func, cst.Name):  # `from torch import sqrt`: drop it once unused
+            cleanup = import_cleanup(index_for(self.context), func.value,
+                                     self._fixable, func)
+        return Fix.unsafe(NodeEdit(node, text), *cleanup, imports=(need,) if need else ())
+
+    def _fixable(self, call: cst.Call) -> bool:
+        operand = self._sqrt_operand(call)
+        return operand is not None and sum_of_squares(self.context, operand) is not None

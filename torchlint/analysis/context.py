@@ -1,0 +1,655 @@
+"""FileContext: what names mean and where we are, shared by every rule of one file.
+
+Name resolution is done from the file's own import statements (no libcst
+scope analysis: it costs five times the parse, see ``benchmarks/``). A name
+resolves to a dotted qualified name only when every binding of it that could
+be visible says the same thing; anything doubtful resolves to ``None``, and
+rules stay silent on ``None``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, TypeVar
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from torchlint.analysis.nodes import semantic_children
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+# Classes whose subclasses are torch modules even though the base is not torch.nn.Module.
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+    }
+)
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.dataset.Dataset",
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                              "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+_AMBIGUOUS = "\0ambiguous"
+_T = TypeVar("_T")
+_LOOPS = (cst.For, cst.While)
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+def canonical(qualname: str) -> str:
+    """Fold re-export paths so rules compare one spelling (torch.nn.modules.conv.Conv2d)."""
+    if qualname.startswith("torch.nn.modules."):
+        return "torch.nn." + qualname.rsplit(".", 1)[1]
+    if qualname.startswith("torch.nn.parallel.") and qualname.count(".") == 4:
+        return "torch.nn.parallel." + qualname.rsplit(".", 1)[1]
+    return qualname
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
+    """(bound name, qualified name) pairs that an import statement creates."""
+    if isinstance(stmt, cst.Import):
+        for alias in stmt.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value, full
+            else:
+                top = full.split(".", 1)[0]
+                yield top, top
+        return
+    if stmt.relative or stmt.module is None:
+        # relative imports name this project's own modules, never torch
+        if isinstance(stmt.names, Sequence):
+            for alias in stmt.names:
+                bound = alias.evaluated_alias or alias.evaluated_name
+                yield bound, _AMBIGUOUS
+        return
+    module = dotted_name(stmt.module)
+    if module is None or isinstance(stmt.names, cst.ImportStar):
+        return
+    for alias in stmt.names:
+        name = alias.evaluated_name
+        bound = alias.evaluated_alias or name
+        yield bound, f"{module}.{name}"
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
+
+
+def _assign_names(stmt: cst.Assign) -> Iterator[str]:
+    for t in stmt.targets:
+        yield from target_names(t.target)
+
+
+def _with_names(stmt: cst.With) -> Iterator[str]:
+    for item in stmt.items:
+        if item.asname is not None:
+            yield from target_names(item.asname.name)
+
+
+def _import_names(stmt: cst.Import | cst.ImportFrom) -> Iterator[str]:
+    for bound, _ in import_bindings(stmt):
+        yield bound
+
+
+def _handler_names(stmt: cst.ExceptHandler) -> Iterator[str]:
+    if stmt.name is not None:
+        yield from target_names(stmt.name.name)
+
+
+# What each binding statement binds, looked up by exact type (isinstance chains are slow).
+_BINDERS: dict[type, Callable[[Any], Iterator[str]]] = {
+    cst.Assign: _assign_names,
+    cst.AnnAssign: lambda s: target_names(s.target),
+    cst.AugAssign: lambda s: target_names(s.target),
+    cst.Import: _import_names,
+    cst.ImportFrom: _import_names,
+    cst.FunctionDef: lambda s: iter((s.name.value,)),
+    cst.ClassDef: lambda s: iter((s.name.value,)),
+    cst.For: lambda s: target_names(s.target),
+    cst.With: _with_names,
+    cst.Del: lambda s: target_names(s.target),
+    cst.Global: lambda s: (n.name.value for n in s.names),
+    cst.Nonlocal: lambda s: (n.name.value for n in s.names),
+    cst.NamedExpr: lambda s: target_names(s.target),
+    cst.ExceptHandler: _handler_names,
+}
+_NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NEW_SCOPE_TYPES = frozenset(_NEW_SCOPES)
+
+
+def bound_names(stmt: cst.CSTNode) -> Iterator[str]:
+    """Names a single (small or compound) statement binds at its own level."""
+    binder = _BINDERS.get(type(stmt))
+    return binder(stmt) if binder is not None else iter(())
+
+
+def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
+    """Does ``node`` (a statement or block) bind ``name`` anywhere inside, nested defs aside?"""
+    binders = _BINDERS
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        binder = binders.get(type(current))
+        if binder is not None and name in binder(current):
+            return True
+        if type(current) in _NEW_SCOPE_TYPES:
+            continue
+        stack.extend(semantic_children(current))
+    return False
+
+
+def module_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """Small and compound statements that run at module level, in order: those inside
+    if/try/with/for/match blocks too, but not the bodies of functions and classes."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+            continue
+        yield stmt
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for child in semantic_children(stmt):
+            if isinstance(child, cst.BaseSuite):
+                yield from module_statements(child.body)
+            elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally, cst.If,
+                                    cst.ExceptStarHandler)):
+                yield from module_statements([child])
+            elif isinstance(child, cst.MatchCase):
+                yield from module_statements(child.body.body)
+
+
+def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
+               ) -> list[cst.Param]:
+    """The parameters of ``function``; ``*args``/``**kwargs`` too unless ``stars`` is False."""
+    p = function.params
+    found = [*p.posonly_params, *p.params, *p.kwonly_params]
+    if stars:
+        found += [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
+    return found
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a name was last bound to before a use, in straight-line code.
+
+    kind ``assign``: ``value`` is the right-hand side of ``name = value``.
+    kind ``for``: ``value`` is the iterable of the ``for`` whose target is the name.
+    kind ``with``: ``value`` is the context expression of ``with value as name``.
+    kind ``param``: ``node`` is the function's ``Param``.
+    """
+
+    kind: str
+    node: cst.CSTNode
+    value: cst.BaseExpression | None = None
+
+
+@dataclass
+class _Frame:
+    node: cst.FunctionDef | cst.Lambda | None
+    names: dict[str, str] = field(default_factory=dict)
+
+
+class FileContext:
+    """Shared facts about one file. The engine keeps ``ancestors`` current during the walk."""
+
+    def __init__(self, path: str, module: cst.Module) -> None:
+        self.path = path
+        self.module = module
+        self.ancestors: list[cst.CSTNode] = []
+        self._frames: list[_Frame] = []
+        self._module_names: dict[str, str] = {}
+        self._module_bound: set[str] = set()
+        self._module_classes: dict[str, cst.ClassDef] = {}
+        self._dataset_classes: dict[str, cst.ClassDef] = {}
+        self._class_nodes: list[cst.ClassDef] = []
+        self._memo: dict[Hashable, Any] = {}
+        self._scan_module(module.body)
+        self._find_classes()
+
+    # ------------------------------------------------------------------ setup
+    def _scan_module(self, body: Sequence[cst.CSTNode]) -> None:
+        for stmt in module_statements(body):
+            self._bind_module_statement(stmt)
+            if isinstance(stmt, cst.ClassDef):
+                self._class_nodes.append(stmt)
+                self._collect_nested_classes(stmt.body)
+
+    def _collect_nested_classes(self, suite: cst.BaseSuite) -> None:
+        for stmt in suite.body:
+            if isinstance(stmt, cst.ClassDef):
+                self._class_nodes.append(stmt)
+                self._collect_nested_classes(stmt.body)
+
+    def _bind_module_statement(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            for bound, qual in import_bindings(stmt):
+                previous = self._module_names.get(bound)
+                if bound in self._module_bound and previous is None:
+                    self._module_names[bound] = _AMBIGUOUS
+                elif previous is not None and previous != qual:
+                    self._module_names[bound] = _AMBIGUOUS
+                else:
+                    self._module_names[bound] = qual
+                self._module_bound.add(bound)
+            return
+        for bound in bound_names(stmt):
+            if bound in self._module_names:
+                self._module_names[bound] = _AMBIGUOUS
+            self._module_bound.add(bound)
+
+    def _find_classes(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for cls in self._class_nodes:
+                name = cls.name.value
+                if name in self._module_classes or name in self._dataset_classes:
+                    continue
+                for base in cls.bases:
+                    qual = self._resolve_module_level(base.value)
+                    local = base.value.value if isinstance(base.value, cst.Name) else None
+                    if qual in MODULE_BASES or local in self._module_classes:
+                        self._module_classes[name] = cls
+                        changed = True
+                        break
+                    if qual in DATASET_BASES or local in self._dataset_classes:
+                        self._dataset_classes[name] = cls
+                        changed = True
+                        break
+
+    def _resolve_module_level(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Name):
+            qual = self._module_names.get(expr.value)
+            return None if qual in (None, _AMBIGUOUS) else canonical(qual)
+        if isinstance(expr, cst.Attribute):
+            base = self._resolve_module_level(expr.value)
+            return canonical(f"{base}.{expr.attr.value}") if base else None
+        return None
+
+    # ------------------------------------------------------------ walk hooks
+    def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        frame = _Frame(node)
+        for param in parameters(node):
+            frame.names[param.name.value] = _AMBIGUOUS
+        self._frames.append(frame)
+
+    def leave_function(self) -> None:
+        self._frames.pop()
+
+    def note_local_binding(self, stmt: cst.CSTNode) -> None:
+        """Record a binding made inside a function (imports resolve, anything else shadows)."""
+        if not self._frames:
+            return
+        names = self._frames[-1].names
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            for bound, qual in import_bindings(stmt):
+                names[bound] = qual
+        else:
+            for bound in bound_names(stmt):
+                names[bound] = _AMBIGUOUS
+
+    # ------------------------------------------------------- name resolution
+    def lookup(self, name: str) -> str | None:
+        """Qualified name a bare name refers to here, ``builtins.X`` for builtins, else None."""
+        for frame in reversed(self._frames):
+            if name in frame.names:
+                qual = frame.names[name]
+                return None if qual == _AMBIGUOUS else canonical(qual)
+        qual = self._module_names.get(name)
+        if qual is not None:
+            return None if qual == _AMBIGUOUS else canonical(qual)
+        if name in self._module_bound:
+            return None
+        if name in _BUILTIN_NAMES:
+            return f"builtins.{name}"
+        return None
+
+    def qualified_name(self, expr: cst.CSTNode) -> str | None:
+        """``torch.nn.Linear`` for ``nn.Linear`` after ``from torch import nn``; else None."""
+        kind = type(expr)  # exact types: an isinstance against libcst's ABCs is slow here
+        if kind is cst.Name:
+            return self.lookup(expr.value)
+        if kind is cst.Attribute:
+            base = self.qualified_name(expr.value)
+            if base is None or base.startswith("builtins."):
+                return None
+            return canonical(f"{base}.{expr.attr.value}")
+        return None
+
+    def call_name(self, node: cst.CSTNode) -> str | None:
+        """Qualified name of the callee when ``node`` is a call, else None."""
+        return self.qualified_name(node.func) if isinstance(node, cst.Call) else None
+
+    def alias_for(self, qualname: str) -> str | None:
+        """Shortest expression this file already uses for ``qualname`` (``nn``, ``torch.nn``)."""
+        best: str | None = None
+        for bound, qual in self._module_names.items():
+            if qual == _AMBIGUOUS:
+                continue
+            if qual == qualname:
+                candidate = bound
+            elif qualname.startswith(qual + "."):
+                candidate = bound + qualname[len(qual):]
+            else:
+                continue
+            if self.lookup(bound) is None:
+                continue
+            if best is None or len(candidate) < len(best):
+                best = candidate
+        return best
+
+    def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """A per-file memo for facts rules derive more than once (``key`` names the fact)."""
+        try:
+            return self._memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
+
+    def imports_from(self, package: str) -> bool:
+        """The file imports ``package`` or anything from it (``from torch import nn``)."""
+        prefix = package + "."
+        return any(q == package or q.startswith(prefix) for q in self._module_names.values())
+
+    def is_free(self, name: str) -> bool:
+        """True if binding ``name`` at module level cannot clash with anything in the file."""
+        return name not in self._module_bound and all(
+            name not in frame.names for frame in self._frames
+        ) and name not in _BUILTIN_NAMES
+
+    # --------------------------------------------------------------- classes
+    @property
+    def module_class_names(self) -> frozenset[str]:
+        return frozenset(self._module_classes)
+
+    def is_module_class(self, node: cst.ClassDef) -> bool:
+        return self._module_classes.get(node.name.value) is node
+
+    def is_dataset_class(self, node: cst.ClassDef) -> bool:
+        return self._dataset_classes.get(node.name.value) is node
+
+    def local_module_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The module class of this file that a bare name refers to, if any."""
+        if isinstance(expr, cst.Name) and self.lookup(expr.value) is None:
+            if all(expr.value not in frame.names for frame in self._frames):
+                return self._module_classes.get(expr.value)
+        return None
+
+    def code(self, node: cst.CSTNode) -> str:
+        """Source of ``node`` as it would read in place of the current node.
+
+        Continuation lines inside brackets are indented relative to the enclosing blocks,
+        so codegen starts with the indentation of every block around the current node
+        (``Module.code_for_node`` alone would lose it on multi-line expressions).
+        """
+        module = self.module
+        state = CodegenState(default_indent=module.default_indent,
+                             default_newline=module.default_newline)
+        for anc in self.ancestors:
+            if isinstance(anc, cst.IndentedBlock):
+                state.increase_indent(module.default_indent if anc.indent is None else anc.indent)
+        node._codegen(state)
+        return "".join(state.tokens)
+
+    # ----------------------------------------------------------- scope facts
+    @property
+    def node(self) -> cst.CSTNode:
+        return self.ancestors[-1]
+
+    def parent(self, node: cst.CSTNode | None = None) -> cst.CSTNode | None:
+        """Parent of ``node`` (default: the node being visited), if it is on the walk stack."""
+        index = len(self.ancestors) - 1 if node is None else self._index(node)
+        return self.ancestors[index - 1] if index > 0 else None
+
+    def _index(self, node: cst.CSTNode) -> int:
+        for i in range(len(self.ancestors) - 1, -1, -1):
+            if self.ancestors[i] is node:
+                return i
+        return -1
+
+    def enclosing(self, types: type | tuple[type, ...], *, stop_at_scope: bool = False
+                  ) -> cst.CSTNode | None:
+        """Innermost ancestor (excluding the current node) of the given type(s)."""
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, types):
+                return anc
+            if stop_at_scope and isinstance(anc, _SCOPES):
+                return None
+        return None
+
+    @property
+    def current_function(self) -> cst.FunctionDef | None:
+        """The innermost function whose body we are in (lambdas are seen through)."""
+        function, klass = cst.FunctionDef, cst.ClassDef
+        for anc in reversed(self.ancestors):
+            kind = type(anc)
+            if kind is function:
+                return anc
+            if kind is klass:
+                return None
+        return None
+
+    def enclosing_class(self, function: cst.FunctionDef | None = None) -> cst.ClassDef | None:
+        """The class whose body directly holds ``function`` (default: the current function)."""
+        function = function or self.current_function
+        if function is None:
+            return None
+        index = self._index(function)
+        for i in range(index - 1, -1, -1):
+            anc = self.ancestors[i]
+            kind = type(anc)
+            if kind is cst.ClassDef:
+                return anc
+            if kind is cst.FunctionDef or kind is cst.Lambda:
+                return None
+        return None
+
+    def in_module_class(self) -> bool:
+        """Inside a method (any depth of blocks) of a module class."""
+        cls = self.enclosing_class()
+        return cls is not None and self.is_module_class(cls)
+
+    def in_method(self, *names: str) -> bool:
+        function = self.current_function
+        return function is not None and function.name.value in names and self.in_module_class()
+
+    def in_forward(self) -> bool:
+        return self.in_method("forward")
+
+    def current_loop(self) -> cst.For | cst.While | None:
+        """Innermost loop whose *body* holds the current node, within the current scope."""
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, _SCOPES):
+                return None
+            if isinstance(anc, _LOOPS) and self.ancestors[i + 1] is anc.body:
+                return anc
+        return None
+
+    def loops(self) -> list[cst.For | cst.While]:
+        """All loops (innermost first) whose bodies hold the current node, in this scope."""
+        found: list[cst.For | cst.While] = []
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, _SCOPES):
+                break
+            if isinstance(anc, _LOOPS) and self.ancestors[i + 1] is anc.body:
+                found.append(anc)
+        return found
+
+    def is_no_grad_item(self, expr: cst.BaseExpression) -> bool:
+        """``torch.no_grad()`` / ``torch.inference_mode()`` (or without the call, as decorator)."""
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qual = self.qualified_name(target)
+        if qual in NO_GRAD_CONTEXTS:
+            if qual.endswith("inference_mode") and isinstance(expr, cst.Call):
+                mode = expr.args[0].value if expr.args else None
+                return not (isinstance(mode, cst.Name) and mode.value == "False")
+            return True
+        return False
+
+    def function_is_no_grad(self, function: cst.FunctionDef) -> bool:
+        return any(self.is_no_grad_item(d.decorator) for d in function.decorators)
+
+    def in_no_grad(self) -> bool:
+        """Inside a ``with torch.no_grad():`` body or a function decorated with no_grad."""
+        for i in range(len(self.ancestors) - 2, -1, -1):
+            anc = self.ancestors[i]
+            if isinstance(anc, cst.With) and self.ancestors[i + 1] is anc.body:
+                if any(self.is_no_grad_item(item.item) for item in anc.items):
+                    return True
+            elif isinstance(anc, cst.FunctionDef):
+                return self.function_is_no_grad(anc)
+            elif isinstance(anc, (cst.Lambda, cst.ClassDef)):
+                return False
+        return False
+
+    def is_expression_statement(self, node: cst.CSTNode | None = None) -> bool:
+        """The node is a whole expression statement (its value is dropped)."""
+        node = node or self.node
+        parent = self.parent(node)
+        return isinstance(parent, cst.Expr) and parent.value is node
+
+    # ------------------------------------------------------------- bindings
+    def binding(self, name: str, at: cst.CSTNode | None = None) -> Binding | None:
+        """What ``name`` was last bound to before ``at`` (default: the current node).
+
+        ``at`` is on the walk stack, or is an earlier statement of a block on it (so that a
+        chain ``a = b; b = ...`` can be followed back). Only straight-line code of the
+        current scope counts: a binding inside a compound statement in between, or a loop
+        that rebinds the name, gives None.
+        """
+        index = len(self.ancestors) - 1 if at is None else self._index(at)
+        if index < 0:
+            return self._binding_before_statement(name, at) if at is not None else None
+        for i in range(index - 1, -1, -1):
+            block = self.ancestors[i]
+            child = self.ancestors[i + 1]
+            if isinstance(block, (cst.FunctionDef, cst.Lambda)):
+                return self._param_binding(block, name)
+            if isinstance(block, cst.ClassDef):
+                return None
+            if isinstance(block, _LOOPS) and child is block.body:
+                if isinstance(block, cst.For) and name in target_names(block.target):
+                    return Binding("for", block, block.iter)
+                if binds_anywhere(block.body, name):
+                    return None
+                continue
+            if isinstance(block, cst.SimpleStatementLine):
+                found = self._search_statements(block.body, child, name)
+            elif isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)):
+                found = self._search_statements(block.body, child, name)
+            else:
+                continue
+            if found is not None:
+                return found or None
+        return None
+
+    def _binding_before_statement(self, name: str, stmt: cst.CSTNode) -> Binding | None:
+        """``binding`` for a statement of a block on the walk stack, not itself on it."""
+        for block in reversed(self.ancestors):
+            if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+                continue
+            line = next((s for s in block.body if s is stmt or (
+                isinstance(s, cst.SimpleStatementLine) and any(x is stmt for x in s.body))),
+                None)
+            if line is None:
+                continue
+            if line is not stmt:  # earlier small statements of the same line come first
+                found = self._search_statements(line.body, stmt, name)
+                if found is not None:
+                    return found or None
+            found = self._search_statements(block.body, line, name)
+            if found is not None:
+                return found or None
+            return self.binding(name, block)
+        return None
+
+    def _search_statements(self, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
+                           name: str) -> Binding | bool | None:
+        """Search statements before ``child`` (all of them when None), last first.
+
+        False means 'bound in a way we cannot follow'. ``with`` bodies run unconditionally,
+        so a binding inside one counts as straight-line code.
+        """
+        if child is None:
+            position = len(body)
+        else:
+            position = next((k for k, s in enumerate(body) if s is child), None)
+            if position is None:
+                return None
+        for stmt in reversed(body[:position]):
+            if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock) and not (
+                any(item.asname is not None and name in target_names(item.asname.name)
+                    for item in stmt.items)
+            ):
+                inner = self._search_statements(stmt.body.body, None, name)
+                if inner is not None:
+                    return inner
+                continue
+            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+            for small in reversed(smalls):
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                    small.targets[0].target, cst.Name
+                ):
+                    if small.targets[0].target.value == name:
+                        return Binding("assign", small, small.value)
+                    if binds_anywhere(small.value, name):
+                        return False
+                    continue
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
+                    small.target.value == name
+                ):
+                    return Binding("assign", small, small.value) if small.value else False
+                if isinstance(small, cst.With) and any(
+                    item.asname is not None and isinstance(item.asname.name, cst.Name)
+                    and item.asname.name.value == name for item in small.items
+                ) and not binds_anywhere(small.body, name):
+                    item = next(it for it in small.items if it.asname is not None
+                                and isinstance(it.asname.name, cst.Name)
+                                and it.asname.name.value == name)
+                    return Binding("with", small, item.item)
+                if binds_anywhere(small, name):
+                    return False
+        return None
+
+    @staticmethod
+    def _param_binding(function: cst.FunctionDef | cst.Lambda, name: str) -> Binding | None:
+        for param in parameters(function, stars=False):
+            if param.name.value == name:
+                return Binding("param", param, param.default)
+        return None

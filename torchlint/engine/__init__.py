@@ -1,0 +1,1 @@
+"""Linting one source: parse safety, the prefilter, one walk for every rule, positions and ``# noqa``."""

@@ -1,0 +1,157 @@
+"""Apply fixes: non-overlapping edits, repeated to a fixed point, never producing broken code."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.analysis.context import import_bindings
+from torchlint.diagnostic import Diagnostic, Edit, applicable
+from torchlint.engine.lint import LintResult, lint_source, parse
+from torchlint.rule import Rule
+from torchlint.source import SourceFile
+from torchlint.analysis.nodes import iter_nodes
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixOutcome:
+    source: SourceFile  # the fixed source (same object as the input when nothing changed)
+    result: LintResult  # lint of the fixed source: what remains
+    fixed: int  # diagnostics fixed
+
+
+def _conflicts(a: Edit, b: Edit) -> bool:
+    if a == b:
+        return False
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start
+    return a.start < b.end and b.start < a.end or (
+        a.start == a.end and b.start < a.start < b.end) or (
+        b.start == b.end and a.start < b.start < a.end)
+
+
+def choose_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool) -> list[Diagnostic]:
+    """Greedy, in source order: each fix's edits all go in, or the fix waits for a later pass."""
+    chosen: list[Diagnostic] = []
+    taken: list[Edit] = []
+    for diagnostic in diagnostics:
+        if not applicable(diagnostic, unsafe):
+            continue
+        assert diagnostic.fix is not None
+        edits = diagnostic.fix.resolved_edits()
+        if any(_conflicts(e, t) for e in edits for t in taken):
+            continue
+        chosen.append(diagnostic)
+        taken.extend(edits)
+    return chosen
+
+
+def apply_edits(text: str, edits: Collection[Edit]) -> str:
+    unique = sorted(set(edits), key=lambda e: (e.start, e.end), reverse=True)
+    for edit in unique:
+        text = text[: edit.start] + edit.text + text[edit.end :]
+    return text
+
+
+def _names(text: str) -> tuple[set[str], set[str]] | None:
+    """(names bound by imports, names used) in ``text``; None if it does not parse."""
+    try:
+        module = parse(text)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return None
+    imported: set[str] = set()
+    used: set[str] = set()
+    not_uses: set[int] = set()  # attribute and keyword names are not references
+    for node in iter_nodes(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            imported.update(bound for bound, _ in import_bindings(node))
+        elif isinstance(node, cst.Attribute):
+            not_uses.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            not_uses.add(id(node.keyword))
+        elif isinstance(node, cst.Name) and id(node) not in not_uses:
+            used.add(node.value)
+    return imported, used
+
+
+def _comments(text: str) -> Counter[str]:
+    try:
+        return Counter(
+            tok.string.rstrip()
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT
+        )
+    except (tokenize.TokenError, SyntaxError):
+        return Counter()
+
+
+@dataclass
+class _Original:
+    comments: Counter[str]
+    imported: set[str]
+
+
+def _acceptable(original: _Original, candidate: str) -> bool:
+    """The candidate parses, keeps every comment, and uses no import a fix removed."""
+    names = _names(candidate)
+    if names is None or original.comments - _comments(candidate):
+        return False
+    imported, used = names
+    removed = original.imported - imported
+    return not (removed & used)
+
+
+def _apply(text: str, chosen: list[Diagnostic]) -> tuple[str, int]:
+    """Apply ``chosen`` fixes; if that breaks the code or drops a comment, keep the good ones."""
+    edits = [e for d in chosen for e in d.fix.resolved_edits()]  # type: ignore[union-attr]
+    candidate = apply_edits(text, edits)
+    names = _names(text)
+    before = _Original(_comments(text), names[0] if names else set())
+    if _acceptable(before, candidate):
+        return candidate, len(chosen)
+    kept: list[Edit] = []
+    count = 0
+    for diagnostic in chosen:
+        trial = kept + list(diagnostic.fix.resolved_edits())  # type: ignore[union-attr]
+        if _acceptable(before, apply_edits(text, trial)):
+            kept = trial
+            count += 1
+    return apply_edits(text, kept), count
+
+
+def fix_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    *,
+    unsafe: bool = False,
+    enabled_codes: Collection[str] | None = None,
+    unfixable: Collection[str] = (),
+    result: LintResult | None = None,
+) -> FixOutcome:
+    """Fix ``source`` to a fixed point. ``result`` may be a lint of ``source`` already made."""
+    current = source
+    fixed = 0
+    result = result or lint_source(current, rules, enabled_codes=enabled_codes,
+                                   unfixable=unfixable)
+    for _ in range(MAX_PASSES):
+        if not result.parsed:
+            break
+        chosen = choose_fixes(result.diagnostics, unsafe)
+        if not chosen:
+            break
+        new_text, count = _apply(current.text, chosen)
+        if count == 0 or new_text == current.text:
+            break
+        fixed += count
+        current = current.with_text(new_text)
+        result = lint_source(current, rules, enabled_codes=enabled_codes, unfixable=unfixable)
+    return FixOutcome(current, result, fixed)

@@ -1,0 +1,223 @@
+"""Per-file result cache: plain lint results, keyed by everything that decides them.
+
+An entry's key is a hash of: the cache format, torchlint's version, the Python and
+libcst versions, a fingerprint of the engine and rule source files (so editing a
+rule invalidates it), the effective settings, the file's path and its bytes. Only
+the lint result of those bytes is stored (diagnostics with their resolved fixes),
+never a fixed text, so a fix run can never write something stale: it uses an entry
+only when that entry holds no fix it would apply.
+
+Entries are small JSON files under ``<cache_dir>/<2 hex>/<key>.json``, written
+atomically. Anything unreadable, corrupt or written for another key is ignored and
+rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, ImportNeed
+
+FORMAT = 1
+_README = "Created by torchlint. Safe to delete at any time.\n"
+
+
+def _engine_files() -> list[str]:
+    """Source files whose content decides lint results: torchlint's own and every rule's.
+
+    Found without importing a rule (a warm run never loads libcst), except rules that
+    plugins add, whose modules are imported to find their files.
+    """
+    import importlib.util
+
+    import torchlint
+    from torchlint.registry import plugin_entry_points
+
+    files = {str(p) for p in Path(torchlint.__file__).resolve().parent.rglob("*.py")}
+    spec = importlib.util.find_spec("torchlint.rules")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        files.update(str(p) for p in Path(location).resolve().rglob("*.py"))
+    if plugin_entry_points():
+        import inspect
+
+        from torchlint.registry import all_rules
+
+        for rule in all_rules().values():
+            try:
+                files.add(str(Path(inspect.getfile(rule)).resolve()))
+            except (TypeError, OSError):
+                files.add(f"{rule.__module__}.{rule.__qualname__}")
+    return sorted(files)
+
+
+def code_fingerprint(files: Iterable[str] | None = None) -> str:
+    """A hash of the engine and rule sources (names and contents)."""
+    digest = hashlib.sha256()
+    for name in files if files is not None else _engine_files():
+        digest.update(name.encode("utf-8", "surrogatepass") + b"\0")
+        try:
+            with open(name, "rb") as handle:
+                digest.update(hashlib.sha256(handle.read()).digest())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()
+
+
+def settings_basis(settings: object, code_hash: str | None = None) -> str:
+    """The part of every key shared by one run: versions, code and settings."""
+    from torchlint import __version__
+
+    parts = (
+        f"torchlint-cache-{FORMAT}",
+        __version__,
+        sys.version,
+        _libcst_version(),
+        code_hash if code_hash is not None else code_fingerprint(),
+        repr(settings),
+    )
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _libcst_version() -> str:
+    """libcst's version file, read without importing libcst (that takes a quarter second)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or not spec.origin:
+        return "?"
+    try:
+        return Path(spec.origin).with_name("_version.py").read_text(encoding="utf-8")
+    except OSError:
+        return _dist_version("libcst")
+
+
+def _dist_version(name: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(name)
+    except Exception:  # pragma: no cover - metadata missing
+        return "?"
+
+
+# ------------------------------------------------------------------ (de)serialising
+def _encode_fix(fix: Fix | None) -> object:
+    if fix is None:
+        return None
+    edits = [[e.start, e.end, e.text] for e in fix.edits if isinstance(e, Edit)]
+    if len(edits) != len(fix.edits):
+        raise ValueError("unresolved fix")
+    return [fix.applicability.value, edits, [i.line for i in fix.imports]]
+
+
+def _decode_fix(data: object) -> Fix | None:
+    if data is None:
+        return None
+    applicability, edits, imports = data  # type: ignore[misc]
+    return Fix(
+        Applicability(applicability),
+        tuple(Edit(int(s), int(e), str(t)) for s, e, t in edits),
+        tuple(ImportNeed(str(line)) for line in imports),
+    )
+
+
+def encode(diagnostics: Iterable[Diagnostic]) -> list[object]:
+    return [
+        [d.line, d.column, d.end_line, d.end_column, d.code, d.name, d.message,
+         _encode_fix(d.fix), d.cell, [list(pair) for pair in d.extra]]
+        for d in diagnostics
+    ]
+
+
+def decode(path: str, rows: Iterable[object]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for row in rows:
+        line, column, end_line, end_column, code, name, message, fix, cell, extra = row  # type: ignore[misc]
+        out.append(Diagnostic(
+            path, int(line), int(column), int(end_line), int(end_column), str(code), str(name),
+            str(message), _decode_fix(fix), None if cell is None else int(cell),
+            tuple((str(k), str(v)) for k, v in extra),
+        ))
+    return out
+
+
+# ------------------------------------------------------------------ the store
+@dataclass(frozen=True)
+class Cache:
+    """A directory of entries; ``basis`` is :func:`settings_basis` for this run."""
+
+    directory: str
+    basis: str
+
+    def key(self, path: str, data: bytes) -> str:
+        digest = hashlib.sha256(self.basis.encode())
+        digest.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key + ".json")
+
+    def get(self, path: str, key: str) -> list[Diagnostic] | None:
+        """The cached diagnostics, or None when missing, corrupt or foreign."""
+        try:
+            with open(self._entry(key), "rb") as handle:
+                payload = json.loads(handle.read())
+            if not isinstance(payload, dict) or payload.get("key") != key:
+                return None
+            return decode(path, payload["diagnostics"])
+        except (OSError, ValueError, TypeError, KeyError, UnicodeError, RecursionError):
+            return None
+
+    def put(self, key: str, diagnostics: Iterable[Diagnostic]) -> bool:
+        """Store an entry atomically; a failure (read-only disk, ...) is silently skipped."""
+        try:
+            payload = json.dumps({"key": key, "diagnostics": encode(diagnostics)},
+                                 ensure_ascii=False, separators=(",", ":"))
+        except (ValueError, TypeError):
+            return False
+        entry = self._entry(key)
+        try:
+            directory = os.path.dirname(entry)
+            if not os.path.isdir(directory):
+                os.makedirs(directory, exist_ok=True)
+                self._mark_root()
+            import tempfile
+
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+                    handle.write(payload)
+                os.replace(tmp, entry)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except (OSError, UnicodeError):
+            return False
+        return True
+
+    def _mark_root(self) -> None:
+        """A .gitignore and a note, so the cache never ends up in version control."""
+        for name, text in ((".gitignore", "*\n"), ("README", _README)):
+            target = os.path.join(self.directory, name)
+            if not os.path.exists(target):
+                try:
+                    with open(target, "w", encoding="utf-8") as handle:
+                        handle.write(text)
+                except OSError:
+                    pass
+
+
+def open_cache(cache_dir: str | os.PathLike[str] | None, settings: object) -> Cache | None:
+    if cache_dir is None:
+        return None
+    return Cache(os.path.abspath(os.fspath(cache_dir)), settings_basis(settings))

@@ -1,0 +1,307 @@
+"""Lint (and fix) many files. Each file is handled by :func:`process_file`, a pure function."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from torchlint.run.cache import Cache, open_cache
+from torchlint.config.settings import Settings
+from torchlint.diagnostic import Diagnostic, applicable
+from torchlint.registry import all_rules
+from torchlint.source import DecodeError, SourceFile, write_atomic
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+# The engine (libcst and the rules) and the process pool are imported only when a file must
+# be linted: a run answered from the cache never loads them.
+
+SYNTAX_ERROR = "TL001"
+
+
+@dataclass(frozen=True)
+class Mode:
+    fix: bool = False  # write fixes to the file
+    unsafe: bool = False  # include unsafe fixes
+    diff: bool = False  # compute the diff of the fixes, write nothing
+    noqa: bool = True  # honour `# noqa` comments
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains
+    fixed: int = 0
+    diff: str = ""
+    fixed_text: str | None = None  # for stdin: the fixed source
+    error: str | None = None  # the file could not be read at all
+
+
+def _unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR, "syntax-error", message)
+
+
+def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
+    from torchlint.engine.lint import lint_source
+    from torchlint.fix.fixer import fix_source
+
+    path = source.path
+    rules = settings.rules_for(path)
+    codes = settings.codes_for(path)
+    unfixable = settings.unfixable_codes()
+    result = lint_source(source, rules, enabled_codes=codes, unfixable=unfixable,
+                         noqa=mode.noqa)
+    if not (mode.fix or mode.diff) or not result.parsed:
+        return FileOutcome(path, result.diagnostics)
+    outcome = fix_source(source, rules, unsafe=mode.unsafe, enabled_codes=codes,
+                         unfixable=unfixable, result=result)
+    changed = outcome.source.text != source.text
+    diff = ""
+    if mode.diff and changed:
+        from torchlint.fix.diff import unified_diff
+
+        diff = unified_diff(source.text, outcome.source.text, path)
+        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff)
+    return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
+                       fixed_text=outcome.source.text if changed else None)
+
+
+def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
+    """Read, lint, maybe fix and write one file. Never raises for a bad file."""
+    return _process(path, settings, mode, None)
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _usable(diagnostics: list[Diagnostic], mode: Mode) -> bool:
+    """A cached lint result stands for the whole outcome unless there is a fix to apply."""
+    if not (mode.fix or mode.diff):
+        return True
+    return not any(applicable(d, mode.unsafe) for d in diagnostics)
+
+
+def _process(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
+    if path.endswith(".ipynb"):
+        from torchlint.notebook import process_notebook
+
+        return process_notebook(path, settings, mode)
+    try:
+        data = _read_bytes(path)
+    except OSError as exc:
+        return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
+    key = cache.key(path, data) if cache is not None else None
+    if cache is not None and key is not None:
+        cached = cache.get(path, key)
+        if cached is not None and _usable(cached, mode):
+            return FileOutcome(path, cached)
+    try:
+        source = SourceFile.from_bytes(path, data)
+    except DecodeError as exc:
+        enabled_tl001 = SYNTAX_ERROR in settings.codes_for(path)
+        diags = [_unreadable(path, str(exc), exc.line, exc.column)] if enabled_tl001 else []
+        if cache is not None and key is not None:
+            cache.put(key, diags)
+        return FileOutcome(path, diags)
+    outcome = lint_one(source, settings, mode)
+    if mode.fix and not mode.diff and outcome.fixed_text is not None:
+        fixed_bytes = source.with_text(outcome.fixed_text).to_bytes()
+        try:
+            write_atomic(path, fixed_bytes)
+        except (OSError, UnicodeEncodeError) as exc:
+            return FileOutcome(path, outcome.diagnostics,
+                               error=f"cannot write the fixes: {exc}")
+        if cache is not None:
+            # what remains is the lint of the bytes now on disk
+            cache.put(cache.key(path, fixed_bytes), outcome.diagnostics)
+    elif cache is not None and key is not None and not outcome.error:
+        cache.put(key, outcome.diagnostics)
+    return outcome
+
+
+def _guarded(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
+    """:func:`_process`, turning a bug anywhere (a rule, the engine) into a one-line error."""
+    try:
+        return _process(path, settings, mode, cache)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except RecursionError:
+        return FileOutcome(path, error="internal error: the file is nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        where = _innermost_frame(exc)
+        return FileOutcome(path, error=f"internal error: {type(exc).__name__}: {exc}{where}")
+
+
+def _innermost_frame(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f" (at {os.path.basename(code.co_filename)}:{tb.tb_lineno} in {code.co_name})"
+
+
+# ------------------------------------------------------------------ many files
+_SMALL_RUN = 4  # fewer files to compute than this: no worker processes
+
+
+def _worker_chunk(paths: list[str], settings: Settings, mode: Mode,
+                  cache: Cache | None) -> list[FileOutcome]:
+    return [_guarded(path, settings, mode, cache) for path in paths]
+
+
+def _worker_start() -> None:
+    """A worker builds and drops one syntax tree after another, with few reference cycles:
+    the imported modules need no garbage collection passes, and young objects fewer."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
+    """Largest files first (so no worker is left with a big one at the end), in small chunks."""
+    by_size = sorted(paths, key=_file_size, reverse=True)
+    total = sum(_file_size(p) for p in paths) or 1
+    budget = max(total // (jobs * 16), 1)  # about 16 chunks a worker
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    current_size = 0
+    for path in by_size:
+        current.append(path)
+        current_size += _file_size(path)
+        if current_size >= budget or len(current) >= 32:
+            chunks.append(current)
+            current, current_size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    # fork: workers start in milliseconds with the rules already imported
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache | None,
+                  jobs: int) -> Iterator[tuple[str, FileOutcome]]:
+    """Outcomes of ``paths`` in completion order; a dying worker costs only its own file.
+
+    When a worker dies, every unfinished chunk fails with it; those files are retried one
+    a task, and a file whose pool breaks again is run alone in a pool of its own, so only
+    the file that kills its worker is reported.
+    """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pending = _chunks(paths, jobs)
+    round_number = 0
+    while pending:
+        round_number += 1
+        broken: list[list[str]] = []
+        isolate = round_number >= 3
+        groups = [[chunk] for chunk in pending] if isolate else [pending]
+        for group in groups:
+            workers = 1 if isolate else min(jobs, len(group))
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                                     initializer=_worker_start) as pool:
+                futures = {pool.submit(_worker_chunk, chunk, settings, mode, cache): chunk
+                           for chunk in group}
+                for future in as_completed(futures):
+                    chunk = futures[future]
+                    try:
+                        outcomes = future.result()
+                    except BrokenProcessPool:
+                        broken.append(chunk)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - e.g. an outcome that cannot pickle
+                        outcomes = [FileOutcome(p, error=f"internal error: {exc}") for p in chunk]
+                    for outcome in outcomes:
+                        yield outcome.path, outcome
+        if isolate:
+            for chunk in broken:
+                for path in chunk:
+                    yield path, FileOutcome(path, error="internal error: the worker process "
+                                            "checking this file died")
+            return
+        pending = [[path] for chunk in broken for path in chunk]
+
+
+def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | None = None,
+        cache_dir: Path | None = None) -> Iterator[FileOutcome]:
+    """Outcomes in the order of ``paths``, whatever ``jobs`` is.
+
+    ``jobs``: worker processes (None: CPU count). ``cache_dir``: where per-file lint results
+    are cached (None: no cache). Cache hits are answered here without parsing; the rest go
+    to worker processes unless there are only a few.
+    """
+    paths = list(paths)
+    cache = open_cache(cache_dir, settings) if paths else None
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    done: dict[str, FileOutcome] = {}
+    todo: list[str] = []
+    queued: set[str] = set()
+    for path in paths:
+        if path in done or path in queued:
+            continue
+        queued.add(path)
+        hit = _from_cache(path, mode, cache)
+        if hit is not None:
+            done[path] = hit
+        else:
+            todo.append(path)
+    if todo:
+        _load_engine()
+    if jobs <= 1 or len(todo) < _SMALL_RUN:
+        computed: Iterator[tuple[str, FileOutcome]] = (
+            (path, _guarded(path, settings, mode, cache)) for path in todo)
+    else:
+        computed = _run_parallel(todo, settings, mode, cache, jobs)
+    # yield in the order of ``paths`` as soon as each next outcome is known
+    index = 0
+    for path, outcome in computed:
+        done[path] = outcome
+        while index < len(paths) and paths[index] in done:
+            yield done[paths[index]]
+            index += 1
+    while index < len(paths):
+        yield done[paths[index]]
+        index += 1
+
+
+def _load_engine() -> None:
+    """Import libcst and the enabled rules here, once, so that forked workers inherit them."""
+    import torchlint.engine.lint  # noqa: F401
+    import torchlint.fix.fixer  # noqa: F401
+
+    all_rules()
+
+
+def _from_cache(path: str, mode: Mode, cache: Cache | None) -> FileOutcome | None:
+    if cache is None or path.endswith(".ipynb"):
+        return None
+    try:
+        data = _read_bytes(path)
+    except OSError:
+        return None  # the worker reports it
+    cached = cache.get(path, cache.key(path, data))
+    if cached is None or not _usable(cached, mode):
+        return None
+    return FileOutcome(path, cached)
