@@ -13,9 +13,10 @@ import pytest
 
 import torchlint
 from torchlint.run import cache as cache_module
-from torchlint.run import runner
+from torchlint.run import file as run_file
 from torchlint.config.settings import Settings
-from torchlint.run.runner import Mode, run
+from torchlint.run.outcome import Mode
+from torchlint.run.runner import run
 
 FINDING = "import torch\nx = torch.ones(3).cuda()\n"
 CLEAN = "import torch\nx = torch.ones(3, device='cuda')\n"
@@ -31,7 +32,7 @@ def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: object, **kwargs: object) -> None:
         raise AssertionError("parsed although cached")
 
-    monkeypatch.setattr(runner, "lint_one", fail)
+    monkeypatch.setattr(run_file, "lint_one", fail)
 
 
 def _entries(cache_dir: Path) -> list[Path]:

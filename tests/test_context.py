@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from torchlint.engine.lint import _run_rules
+from torchlint.engine.walk import run_rules
 from torchlint.rule import Rule
 
 
@@ -24,7 +24,7 @@ def probe(source: str, node_type: str, question):
         answers.append(question(self.context, node))
 
     setattr(Probe, f"visit_{node_type}", handler)
-    _run_rules("probe.py", cst.parse_module(textwrap.dedent(source)), [Probe])
+    run_rules("probe.py", cst.parse_module(textwrap.dedent(source)), [Probe])
     return answers
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from torchlint.config.settings import Settings
 from torchlint.config.discovery import discover
 from torchlint.registry import all_rules
-from torchlint.run.runner import Mode, run
+from torchlint.run.outcome import Mode
+from torchlint.run.runner import run
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
 

@@ -48,6 +48,7 @@ def test_prefilters_hide_no_finding_in_any_fixture() -> None:
 
 def test_patterns_narrow_triggers() -> None:
     """A pattern is searched only after a trigger matched, and all patterns must match."""
+    from torchlint.engine.prefilter import could_fire
     from torchlint.rule import Rule
 
     class Both(Rule):
@@ -55,10 +56,10 @@ def test_patterns_narrow_triggers() -> None:
         triggers = ("load",)
         patterns = (r"\bload\b", r"^import torch")
 
-    assert Both.could_fire("import torch\ntorch.load(f)\n")
-    assert not Both.could_fire("import torch\nloader = 1\n")  # trigger only
-    assert not Both.could_fire("torch.load(f)\n")  # one pattern only
-    assert not Both.could_fire("import torch\n")  # no trigger
+    assert could_fire(Both, "import torch\ntorch.load(f)\n")
+    assert not could_fire(Both, "import torch\nloader = 1\n")  # trigger only
+    assert not could_fire(Both, "torch.load(f)\n")  # one pattern only
+    assert not could_fire(Both, "import torch\n")  # no trigger
 
 
 def test_the_quick_syntax_check_agrees_with_the_parser(capfd) -> None:

@@ -9,7 +9,7 @@ import pytest
 from fixture_support import (
     FIXTURES, expected, fix_with, fixed_path, fixture_files, lint_with, rule_code,
 )
-from torchlint.engine.lint import parse
+from torchlint.engine.parse import parse
 from torchlint.registry import all_rules
 
 FILES = fixture_files()

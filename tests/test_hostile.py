@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.run import runner
+from torchlint.run import file as run_file
 from torchlint.config.settings import Settings
-from torchlint.engine.lint import parse
-from torchlint.run.runner import Mode, process_file, run
+from torchlint.engine.parse import parse
+from torchlint.run.outcome import Mode
+from torchlint.run.runner import process_file, run
 from torchlint.source import write_atomic
 
 MOVE = b"x = torch.ones(3).cuda()"
@@ -191,14 +192,14 @@ def test_unreadable_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
     other = _write(tmp_path, "ok.py", b"import torch\n" + MOVE + b"\n")
     if os.geteuid() == 0:  # root reads anything: make the read fail the way chmod 000 does
 
-        real = runner._read_bytes
+        real = run_file.read_bytes
 
         def denied(p: str) -> bytes:
             if p == path:
                 raise PermissionError(13, "Permission denied", p)
             return real(p)
 
-        monkeypatch.setattr(runner, "_read_bytes", denied)
+        monkeypatch.setattr(run_file, "read_bytes", denied)
         outcomes = list(run([path, other], SETTINGS, Mode(), jobs=1))
         assert outcomes[0].error == "cannot read: Permission denied"
         assert outcomes[1].diagnostics

@@ -12,11 +12,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torchlint.engine.lint import lint_source, parse
+from torchlint.engine.lint import lint_source
+from torchlint.engine.parse import parse
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.config.settings import Settings
-from torchlint.run.runner import Mode, lint_one
+from torchlint.run.file import lint_one
+from torchlint.run.outcome import Mode
 from torchlint.source import SourceFile
 
 ROOT = Path(__file__).resolve().parent.parent

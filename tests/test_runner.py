@@ -11,7 +11,9 @@ import pytest
 
 from torchlint.run import runner
 from torchlint.config.settings import Settings
-from torchlint.run.runner import FileOutcome, Mode, run
+from torchlint.run import file as run_file
+from torchlint.run.outcome import FileOutcome, Mode
+from torchlint.run.runner import run
 
 FINDING = "import torch\nx = torch.ones(3).cuda()\n"
 
@@ -85,14 +87,14 @@ def test_parallel_fix_matches_serial_fix(tmp_path: Path) -> None:
 def test_a_crash_in_the_engine_is_one_line_for_that_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _tree(tmp_path, 3)
-    original = runner.lint_one
+    original = run_file.lint_one
 
     def flaky(source, settings, mode):  # type: ignore[no-untyped-def]
         if source.path == paths[1]:
             raise ValueError("boom")
         return original(source, settings, mode)
 
-    monkeypatch.setattr(runner, "lint_one", flaky)
+    monkeypatch.setattr(run_file, "lint_one", flaky)
     outcomes = list(run(paths, _settings(tmp_path), Mode(), jobs=1))
     assert outcomes[0].diagnostics and outcomes[2].diagnostics
     assert outcomes[1].error is not None and "ValueError: boom" in outcomes[1].error

@@ -13,6 +13,7 @@ from typing import TextIO
 import click
 
 from torchlint import __version__
+from torchlint.codes import syntax_error_at
 from torchlint.config.settings import ConfigError, Settings, resolve_settings
 from torchlint.diagnostic import Diagnostic
 from torchlint.config.discovery import discover
@@ -20,7 +21,9 @@ from torchlint.registry import all_rules, find_rule, nearest_codes
 from torchlint.reporters import RENDERERS, Renderer, Sources
 from torchlint.run.progress import with_progress
 from torchlint.reporters.statistics import render_statistics
-from torchlint.run.runner import FileOutcome, Mode, lint_one, run
+from torchlint.run.file import lint_one
+from torchlint.run.outcome import FileOutcome, Mode
+from torchlint.run.runner import run
 from torchlint.source import DecodeError, SourceFile
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -164,8 +167,7 @@ def _check_stdin(path: str, settings: Settings, mode: Mode) -> tuple[FileOutcome
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
-        diag = Diagnostic(path, exc.line, exc.column, exc.line, exc.column, "TL001",
-                          "syntax-error", str(exc))
+        diag = syntax_error_at(path, exc.line, exc.column, str(exc))
         return FileOutcome(path, [diag]), ""
     outcome = lint_one(source, settings, mode)
     text = source.text
@@ -180,7 +182,7 @@ def _check_stdin_notebook(path: str, data: bytes, settings: Settings, mode: Mode
                           ) -> tuple[FileOutcome, str]:
     """A notebook on stdin: linted by cells like a notebook file; with --fix the (fixed)
     notebook goes to stdout."""
-    from torchlint.notebook import process_notebook
+    from torchlint.run.notebook import process_notebook
 
     outcome = process_notebook(path, settings, mode, data=data)
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")

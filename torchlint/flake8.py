@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 from torchlint import __version__
 from torchlint.config.settings import Settings
 from torchlint.registry import all_rules
-from torchlint.run.runner import Mode, lint_one
+from torchlint.run.file import lint_one
+from torchlint.run.outcome import Mode
 from torchlint.source import SourceFile
 
 PLUGIN_PREFIX = "TL"

@@ -21,7 +21,8 @@ from torchlint import __version__
 from torchlint.config.settings import ConfigError, Settings, resolve_settings
 from torchlint.diagnostic import Diagnostic, Edit
 from torchlint.notebook import neutralise, restore
-from torchlint.run.runner import Mode, lint_one
+from torchlint.run.file import lint_one
+from torchlint.run.outcome import Mode
 from torchlint.source import SourceFile
 
 SOURCE = "torchlint"

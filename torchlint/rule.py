@@ -53,13 +53,6 @@ class Rule(cst.BatchableCSTVisitor):
     # cheaper than a parse: a file no rule can fire on is never parsed by libcst.
     patterns: ClassVar[tuple[str, ...]] = ()
 
-    @classmethod
-    def could_fire(cls, text: str) -> bool:
-        """False when ``text`` cannot hold a finding of this rule (triggers and patterns)."""
-        from torchlint.engine.prefilter import could_fire
-
-        return could_fire(cls, text)
-
     def __init__(self, context: FileContext) -> None:
         super().__init__()
         self.context = context

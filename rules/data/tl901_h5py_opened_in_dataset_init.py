@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.analysis.matchers import method_call, self_attribute
+from torchlint.analysis.nodes import method_call, self_attribute
 from torchlint.rule import Rule
 
 _H5_FILE = frozenset({"h5py.File", "h5py._hl.files.File"})

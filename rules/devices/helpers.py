@@ -5,17 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-
-from torchlint.analysis.context import FileContext, binds_anywhere, dotted_name, target_names
-from torchlint.analysis.matchers import (
-    TENSOR_FACTORIES,
-    get_arg,
-    is_device_like,
-    last_name_part,
-    method_call,
-    positional_args,
-    string_value,
-)
+from torchlint.analysis.bindings import binds_anywhere
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import dotted_name, target_names
+from torchlint.analysis.nodes import get_arg, last_name_part, method_call, positional_args, string_value
+from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_device_like
 from torchlint.analysis.nodes import iter_nodes, iter_scope
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})

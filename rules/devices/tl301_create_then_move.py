@@ -3,17 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.matchers import (
-    with_keywords,
-    get_arg,
-    has_keyword,
-    is_device_like,
-    is_dtype,
-    is_tensor_factory,
-    TENSOR_FACTORIES,
-    method_call,
-    positional_args,
-)
+from torchlint.analysis.nodes import get_arg, has_keyword, method_call, positional_args
+from torchlint.analysis.torch_facts import is_device_like, is_dtype, is_tensor_factory, TENSOR_FACTORIES
+from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 
 _MOVE_KEYWORDS = {"device", "dtype", "non_blocking"}

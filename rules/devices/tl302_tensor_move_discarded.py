@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.devices.helpers import batch_item, is_known_tensor_name
-from torchlint.analysis.matchers import method_call, string_value
+from torchlint.analysis.nodes import method_call, string_value
 from torchlint.rule import Rule
 
 

@@ -5,7 +5,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from torchlint.rules.devices.helpers import initialises_cuda
-from torchlint.analysis.matchers import get_arg, method_call, string_value
+from torchlint.analysis.nodes import get_arg, method_call, string_value
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_scope
 

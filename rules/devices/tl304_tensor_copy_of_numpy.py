@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.devices.helpers import is_numpy_array
-from torchlint.analysis.matchers import reference
+from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 
 _CONSTRUCTORS = {"torch.tensor": "torch.tensor", "torch.Tensor": "torch.Tensor"}

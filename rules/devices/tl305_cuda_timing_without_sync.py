@@ -5,13 +5,8 @@ from collections.abc import Sequence
 import libcst as cst
 
 from torchlint.rules.devices.helpers import is_cuda_string
-from torchlint.analysis.matchers import (
-    has_keyword,
-    is_layer_name,
-    is_loss_call,
-    last_name_part,
-    method_call,
-)
+from torchlint.analysis.nodes import has_keyword, last_name_part, method_call
+from torchlint.analysis.torch_facts import is_layer_name, is_loss_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes, iter_scope
 

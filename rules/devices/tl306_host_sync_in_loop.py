@@ -7,7 +7,8 @@ from torchlint.rules.devices.helpers import (
     is_numpy_array,
     is_tensor_expression,
 )
-from torchlint.analysis.matchers import is_loss_call, method_call
+from torchlint.analysis.nodes import method_call
+from torchlint.analysis.torch_facts import is_loss_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_scope
 

@@ -10,8 +10,8 @@ from torchlint.rules.devices.helpers import (
     is_device_move,
     unwrap_loader,
 )
-from torchlint.analysis.matchers import code, get_arg, has_keyword, is_literal_true, method_call, \
-    positional_args, with_keywords
+from torchlint.analysis.nodes import code, get_arg, has_keyword, is_literal_true, method_call, positional_args
+from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 
 # position of non_blocking when passed positionally: x.cuda(device, non_blocking),

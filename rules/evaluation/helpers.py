@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
-
-from torchlint.analysis.context import FileContext, parameters
-from torchlint.analysis.matchers import code, dotted_name, last_name_part, method_call
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import parameters
+from torchlint.analysis.nodes import code, dotted_name, last_name_part, method_call
 from torchlint.analysis.nodes import semantic_children
 
 EVAL_NAME = re.compile(
@@ -68,11 +68,6 @@ _MODEL_HELPER = re.compile(
 def is_model_name(name: str) -> bool:
     """``model``, ``net``, ``ema_model``... but not helpers like ``_wrap_model``."""
     return bool(_MODEL_PARAM_STRICT.match(name)) and not _MODEL_HELPER.match(name)
-
-
-def torch_imported(ctx: FileContext) -> bool:
-    """The file imports torch or anything from it (``from torch import inference_mode``)."""
-    return ctx.imports_from("torch")
 
 
 def is_grad_free_item(ctx: FileContext, item: cst.BaseExpression) -> bool:

@@ -12,9 +12,9 @@ from torchlint.rules.evaluation.helpers import (
     is_step_hook,
     model_names,
     scan_function,
-    torch_imported,
 )
-from torchlint.analysis.matchers import last_name_part, reference
+from torchlint.analysis.nodes import last_name_part
+from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 
 
@@ -68,7 +68,7 @@ class InferenceWithoutNoGrad(Rule):
     code = "TL401"
     name = "inference-without-no-grad"
     triggers = ("val", "eval", "test", "infer", "predict", "train")
-    # torch_imported(); a def named like evaluation (EVAL_NAME) or X.eval()/X.train(False);
+    # a torch import; a def named like evaluation (EVAL_NAME) or X.eval()/X.train(False);
     # a model call: an eval receiver, or a call/.forward of a model-named param or self attribute
     patterns = (r"\btorch\b",
                 r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
@@ -109,7 +109,7 @@ class InferenceWithoutNoGrad(Rule):
             return  # switches modes back and forth: not an evaluation function
         if facts.backward or facts.needs_grad or facts.grad_off_call:
             return
-        if not torch_imported(ctx):
+        if not ctx.imports_from("torch"):
             return
         models = model_names(ctx, node, facts)
         exposed = [c for c in facts.calls if c.name in models and not c.grad_free]

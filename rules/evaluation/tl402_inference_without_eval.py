@@ -11,7 +11,6 @@ from torchlint.rules.evaluation.helpers import (
     is_pytest_test,
     model_names,
     scan_function,
-    torch_imported,
 )
 from torchlint.rule import Rule
 
@@ -66,7 +65,7 @@ class InferenceWithoutEval(Rule):
     name = "inference-without-eval"
     # "enable_grad": is_grad_free_item also accepts with-items whose text says enable_grad
     triggers = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
-    # torch_imported(); a def named like evaluation (EVAL_NAME); a call or .forward of a
+    # a torch import; a def named like evaluation (EVAL_NAME); a call or .forward of a
     # model-named parameter or self attribute (model_names without eval receivers)
     patterns = (r"\btorch\b",
                 r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
@@ -88,7 +87,7 @@ class InferenceWithoutEval(Rule):
         facts = scan_function(ctx, node)
         if facts.eval_receivers or facts.other_eval or facts.train_receivers:
             return
-        if facts.backward or facts.needs_grad or not torch_imported(ctx):
+        if facts.backward or facts.needs_grad or not ctx.imports_from("torch"):
             return
         decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
         models = model_names(ctx, node, facts, include_evaluated=False)

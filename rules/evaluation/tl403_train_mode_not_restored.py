@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.evaluation.helpers import file_facts, is_backward_call, is_grad_free_item, own_nodes
-from torchlint.analysis.matchers import dotted_name, last_name_part, method_call
+from torchlint.analysis.nodes import dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import semantic_children
 

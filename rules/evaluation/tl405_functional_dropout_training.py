@@ -3,9 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.match_api import add_keywords
+from torchlint.fix.edits import with_keywords
 from torchlint.rules.evaluation.helpers import self_name
-from torchlint.analysis.matchers import get_arg, has_keyword, has_star_args
+from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
 from torchlint.rule import Rule
 
 _DROPOUTS = frozenset(
@@ -98,6 +98,6 @@ class FunctionalDropoutTraining(Rule):
                 last.comma.whitespace_after, cst.ParenthesizedWhitespace):
             # one argument per line with a trailing comma: the keyword gets its own line
             training = cst.Attribute(value=cst.Name("self"), attr=cst.Name("training"))
-            return NodeEdit(node, self.context.code(add_keywords(node, ("training", training))))
+            return NodeEdit(node, self.context.code(with_keywords(node, ("training", training))))
         # text right after the last argument keeps other layouts and comments in place
         return NodeEdit(last.value, ", training=self.training", kind="insert_after")

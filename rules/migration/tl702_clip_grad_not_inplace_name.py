@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.match_api import import_cleanup, index_for
-from torchlint.analysis.matchers import reference
+from torchlint.analysis.imports import index_for
+from torchlint.fix.edits import import_cleanup
+from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 
 DEPRECATED = {

@@ -3,7 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.match_api import import_cleanup, index_for, torch_spelling
+from torchlint.analysis.imports import index_for
+from torchlint.fix.edits import import_cleanup, torch_spelling
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes
 

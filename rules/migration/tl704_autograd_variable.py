@@ -3,10 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.match_api import (
-    ModuleIndex, as_atom, import_cleanup, index_for, keeps_comments, receiver_text,
-)
-from torchlint.analysis.matchers import is_literal_true
+from torchlint.analysis.imports import ModuleIndex, index_for
+from torchlint.fix.edits import as_atom, import_cleanup, keeps_comments, receiver_text
+from torchlint.analysis.nodes import is_literal_true
 from torchlint.rule import Rule
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})

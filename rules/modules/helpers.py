@@ -5,18 +5,13 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-
-from torchlint.analysis.context import FileContext, parameters, target_names
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import parameters, target_names
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.matchers import (
-    is_layer_call,
-    layer_name,
-    reference,
-    self_attribute,
-    trailing_comma_layout,
-    with_keywords,
-)
-from torchlint.engine.prefilter import ASSIGNED, DOTTED, GAP
+from torchlint.analysis.nodes import self_attribute
+from torchlint.analysis.torch_facts import is_layer_call, layer_name
+from torchlint.fix.edits import reference, trailing_comma_layout, with_keywords
+from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_scope
 
@@ -70,7 +65,7 @@ def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
     param_names = {p.name.value for p in parameters(function, stars=False)}
     good: set[str] = set()
     bad: set[str] = set(param_names)
-    from torchlint.analysis.context import bound_names
+    from torchlint.analysis.bindings import bound_names
 
     for node in scope_nodes(ctx, function):
         target = single_target(node)
@@ -380,7 +375,7 @@ def _local_container(ctx: FileContext, nodes: list[cst.CSTNode], use: int, name:
                      layer_names: frozenset[str]) -> bool | None:
     """For ``self.X = name``: None unless ``name`` is surely a plain container of layers
     (then: whether wrapping it is a safe fix)."""
-    from torchlint.analysis.context import bound_names
+    from torchlint.analysis.bindings import bound_names
 
     binding: int | None = None
     for index, node in enumerate(nodes):
@@ -582,7 +577,7 @@ def conv_bias_fix(ctx: FileContext, conv: cst.Call) -> Fix | None | bool:
         return False
     qual = ctx.qualified_name(conv.func) or ""
     position = 6 if ".Lazy" in qual else 7
-    from torchlint.analysis.matchers import get_arg, is_literal_true
+    from torchlint.analysis.nodes import get_arg, is_literal_true
 
     arg = get_arg(conv, "bias", position)
     if arg is not None:

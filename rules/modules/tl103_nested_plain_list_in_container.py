@@ -4,7 +4,9 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.modules.helpers import is_torch_nn
-from torchlint.analysis.matchers import get_arg, is_layer_call, method_call, reference, self_attribute
+from torchlint.analysis.nodes import get_arg, method_call, self_attribute
+from torchlint.analysis.torch_facts import is_layer_call
+from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes
 

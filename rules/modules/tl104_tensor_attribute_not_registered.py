@@ -4,11 +4,11 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.modules.helpers import single_target
-from torchlint.analysis.matchers import TENSOR_FACTORIES, get_arg, is_literal_true, is_tensor_factory, \
-    self_attribute, string_value
-from torchlint.engine.prefilter import ASSIGNED, DOTTED, GAP
+from torchlint.analysis.nodes import get_arg, is_literal_true, self_attribute, string_value
+from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
+from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 from torchlint.rule import Rule
-from torchlint.analysis.context import bound_names
+from torchlint.analysis.bindings import bound_names
 from torchlint.analysis.nodes import iter_nodes
 
 # methods that turn a tensor into another tensor (so a chain on a factory is still a tensor)

@@ -11,7 +11,7 @@ from torchlint.rules.modules.helpers import (
     sequence_item,
     single_target,
 )
-from torchlint.analysis.matchers import self_attribute
+from torchlint.analysis.nodes import self_attribute
 from torchlint.rule import Rule
 
 
@@ -237,7 +237,7 @@ def _appended(stmt: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" and len(
             call.args
         ) == 1 and not call.args[0].star and call.args[0].keyword is None:
-            from torchlint.analysis.matchers import dotted_name
+            from torchlint.analysis.nodes import dotted_name
 
             owner = dotted_name(call.func.value)
             if owner is not None:

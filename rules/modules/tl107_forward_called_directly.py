@@ -3,8 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.evaluation.helpers import torch_imported
-from torchlint.analysis.matchers import code, dotted_name, last_name_part, method_call
+from torchlint.analysis.nodes import code, dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes
 
@@ -73,7 +72,7 @@ class ForwardCalledDirectly(Rule):
             return  # torch.classes.* objects (TorchScript custom classes) have no __call__
         if self._is_class(target):
             return  # Base.forward(self, x): an explicit parent call
-        if not torch_imported(ctx) and not ctx.module_class_names:
+        if not ctx.imports_from("torch") and not ctx.module_class_names:
             return
         shown = code(target)
         fix = None

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.analysis.context import binds_anywhere, bound_names, module_statements, parameters
+from torchlint.analysis.bindings import binds_anywhere, bound_names, module_statements
+from torchlint.analysis.nodes import parameters
 from torchlint.rule import Rule
 
 _DATA_PARALLEL = frozenset({

@@ -3,9 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.matchers import with_keywords
-from torchlint.analysis.matchers import get_arg, has_keyword, has_star_args
-from torchlint.engine.prefilter import torch_function
+from torchlint.fix.edits import with_keywords
+from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
+from torchlint.rules.patterns import torch_function
 from torchlint.rule import Rule
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})

@@ -3,9 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.match_api import global_assignment, receiver_text
-from torchlint.analysis.matchers import get_arg, is_layer_call, method_call
-from torchlint.engine.prefilter import torch_function
+from torchlint.analysis.bindings import global_assignment
+from torchlint.fix.edits import receiver_text
+from torchlint.analysis.nodes import get_arg, method_call
+from torchlint.analysis.torch_facts import is_layer_call
+from torchlint.rules.patterns import torch_function
 from torchlint.rule import Rule
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})

@@ -3,9 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.match_api import global_assignment
-from torchlint.analysis.matchers import get_arg, method_call
-from torchlint.engine.prefilter import torch_function
+from torchlint.analysis.bindings import global_assignment
+from torchlint.analysis.nodes import get_arg, method_call
+from torchlint.rules.patterns import torch_function
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes
 

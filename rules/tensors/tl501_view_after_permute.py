@@ -9,7 +9,7 @@ from torchlint.analysis.tensor_facts import (
     is_dtype_like,
     non_contiguous_producer,
 )
-from torchlint.analysis.matchers import method_call
+from torchlint.analysis.nodes import method_call
 from torchlint.rule import Rule
 
 # permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.codes import SYNTAX_ERROR, SYNTAX_ERROR_NAME
 from torchlint.rule import Rule
 
 
@@ -27,6 +28,6 @@ class SyntaxErrorRule(Rule):
     There is no fix: only the author knows what the code meant.
     """
 
-    code = "TL001"
-    name = "syntax-error"
+    code = SYNTAX_ERROR
+    name = SYNTAX_ERROR_NAME
     message = "cannot parse: {detail}"

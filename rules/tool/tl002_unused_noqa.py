@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.codes import UNUSED_NOQA, UNUSED_NOQA_NAME
 from torchlint.rule import Rule
 
 
@@ -30,7 +31,7 @@ class UnusedNoqa(Rule):
     There is no fix; remove the comment (or the stale code in it) by hand.
     """
 
-    code = "TL002"
-    name = "unused-noqa"
+    code = UNUSED_NOQA
+    name = UNUSED_NOQA_NAME
     message = "unused noqa directive: {codes}"
     default = False

@@ -9,16 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-
-from torchlint.analysis.context import FileContext, binds_anywhere, bound_names, parameters
-from torchlint.analysis.matchers import (
-    dotted_name,
-    is_layer_call,
-    is_loss_call,
-    is_loss_class,
-    last_name_part,
-    self_attribute,
-)
+from torchlint.analysis.bindings import binds_anywhere, bound_names
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import parameters
+from torchlint.analysis.nodes import dotted_name, last_name_part, self_attribute
+from torchlint.analysis.torch_facts import is_layer_call, is_loss_call, is_loss_class
 from torchlint.analysis.nodes import iter_nodes
 
 _MODEL_NAMES = frozenset({"model", "net", "network", "generator", "discriminator", "netg",
@@ -291,7 +286,7 @@ def _graph_derived(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
 
 def _is_loss_key(node: cst.BaseExpression) -> bool:
     """``"loss"``, ``'total_loss'``: a string subscript naming a loss."""
-    from torchlint.analysis.matchers import string_value
+    from torchlint.analysis.nodes import string_value
 
     text = string_value(node)
     return text is not None and "loss" in text.lower()
@@ -496,7 +491,7 @@ def function_scope(ctx: FileContext) -> cst.CSTNode:
 
 def item_call(value: cst.BaseExpression, ctx: FileContext | None = None) -> str:
     """Source of ``value.item()``, parenthesised when needed."""
-    from torchlint.analysis.matchers import code
+    from torchlint.analysis.nodes import code
 
     inner = value
     if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not (
@@ -517,7 +512,7 @@ def item_suggestion(value: cst.BaseExpression) -> str:
 
 def shown(value: cst.BaseExpression) -> str:
     """One-line source of ``value`` for a message: outer parentheses and line breaks dropped."""
-    from torchlint.analysis.matchers import code
+    from torchlint.analysis.nodes import code
 
     if value.lpar:
         value = value.with_changes(lpar=[], rpar=[])
@@ -532,7 +527,7 @@ def shown(value: cst.BaseExpression) -> str:
 
 def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
     """``0``, ``0.0``, ``-1``, ``torch.zeros(1)``, ``torch.tensor(0.0, device=d)``."""
-    from torchlint.analysis.matchers import is_tensor_factory
+    from torchlint.analysis.torch_facts import is_tensor_factory
 
     if isinstance(value, cst.UnaryOperation):
         value = value.expression
@@ -547,7 +542,7 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
 def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.With
                      ) -> bool | None:
     """True: an enabled autocast; False: ``autocast(enabled=False)``; None: not autocast."""
-    from torchlint.analysis.matchers import get_arg, is_literal_false
+    from torchlint.analysis.nodes import get_arg, is_literal_false
 
     if isinstance(item, cst.IfExp):
         branches = (is_autocast_item(ctx, item.body, with_node),
@@ -596,7 +591,7 @@ def is_optimizer_name(node: cst.BaseExpression) -> bool:
 
 def optimizer_step(node: cst.CSTNode) -> str | None:
     """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
-    from torchlint.analysis.matchers import code
+    from torchlint.analysis.nodes import code
 
     if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
         return None

@@ -13,8 +13,8 @@ from torchlint.rules.training.helpers import (
     item_suggestion,
     shown,
 )
-from torchlint.analysis.matchers import dotted_name, method_call, positional_args
-from torchlint.engine.prefilter import GRAPH_VALUE
+from torchlint.analysis.nodes import dotted_name, method_call, positional_args
+from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rule import Rule
 
 

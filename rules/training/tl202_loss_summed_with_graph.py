@@ -15,7 +15,7 @@ from torchlint.rules.training.helpers import (
     shown,
     last_assignment,
 )
-from torchlint.engine.prefilter import GRAPH_VALUE
+from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rule import Rule
 
 

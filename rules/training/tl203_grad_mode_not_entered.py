@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.analysis.matchers import code
+from torchlint.analysis.nodes import code
 from torchlint.rule import Rule
 
 _GRAD_MODES = frozenset({

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.training.helpers import is_autocast_item
-from torchlint.analysis.matchers import method_call
+from torchlint.analysis.nodes import method_call
 from torchlint.rule import Rule
 
 

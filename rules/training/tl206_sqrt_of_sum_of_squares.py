@@ -4,8 +4,9 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.tensor_facts import plus_terms, square_base, sum_of_squares
-from torchlint.analysis.match_api import import_cleanup, index_for
-from torchlint.analysis.matchers import reference
+from torchlint.analysis.imports import index_for
+from torchlint.fix.edits import import_cleanup
+from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 
 _REDUCTION_KEYWORDS = ("dim", "keepdim")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.matchers import method_call
+from torchlint.analysis.nodes import method_call
 from torchlint.rule import Rule
 
 # Trailing-underscore methods that change metadata or flags, not the tensor's elements.

@@ -3,8 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
-from torchlint.analysis.match_api import import_cleanup, index_for
-from torchlint.analysis.matchers import get_arg, last_name_part, reference
+from torchlint.analysis.imports import index_for
+from torchlint.fix.edits import import_cleanup
+from torchlint.analysis.nodes import get_arg, last_name_part
+from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 
 _ADAM = frozenset({"torch.optim.Adam", "torch.optim.adam.Adam"})

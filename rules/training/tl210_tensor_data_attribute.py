@@ -4,7 +4,8 @@ import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.tensor_facts import is_parameter_loop_target
-from torchlint.analysis.matchers import is_tensor_factory, method_call
+from torchlint.analysis.nodes import method_call
+from torchlint.analysis.torch_facts import is_tensor_factory
 from torchlint.rule import Rule
 
 _TENSOR_ATTRIBUTES = frozenset({"grad", "weight", "bias"})

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.analysis.context import bound_names
-from torchlint.analysis.matchers import get_arg, is_literal_false, method_call
+from torchlint.analysis.bindings import bound_names
+from torchlint.analysis.nodes import get_arg, is_literal_false, method_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes
 

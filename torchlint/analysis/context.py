@@ -10,210 +10,24 @@ rules stay silent on ``None``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from torchlint.analysis.nodes import semantic_children
+from torchlint.analysis.bindings import Binding, binds_anywhere, bound_names, module_statements
+from torchlint.analysis.imports import AMBIGUOUS, import_bindings
+from torchlint.analysis.nodes import parameters, target_names
+from torchlint.analysis.torch_facts import DATASET_BASES, MODULE_BASES, NO_GRAD_CONTEXTS, canonical
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
-# Classes whose subclasses are torch modules even though the base is not torch.nn.Module.
-MODULE_BASES = frozenset(
-    {
-        "torch.nn.Module",
-        "pytorch_lightning.LightningModule",
-        "pytorch_lightning.core.LightningModule",
-        "pytorch_lightning.core.module.LightningModule",
-        "lightning.LightningModule",
-        "lightning.pytorch.LightningModule",
-        "lightning.pytorch.core.LightningModule",
-        "lightning.pytorch.core.module.LightningModule",
-    }
-)
-DATASET_BASES = frozenset(
-    {
-        "torch.utils.data.Dataset",
-        "torch.utils.data.dataset.Dataset",
-        "torch.utils.data.IterableDataset",
-        "torch.utils.data.dataset.IterableDataset",
-    }
-)
-NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
-                              "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
-_AMBIGUOUS = "\0ambiguous"
 _T = TypeVar("_T")
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
-
-
-def canonical(qualname: str) -> str:
-    """Fold re-export paths so rules compare one spelling (torch.nn.modules.conv.Conv2d)."""
-    if qualname.startswith("torch.nn.modules."):
-        return "torch.nn." + qualname.rsplit(".", 1)[1]
-    if qualname.startswith("torch.nn.parallel.") and qualname.count(".") == 4:
-        return "torch.nn.parallel." + qualname.rsplit(".", 1)[1]
-    return qualname
-
-
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
-
-
-def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
-    """(bound name, qualified name) pairs that an import statement creates."""
-    if isinstance(stmt, cst.Import):
-        for alias in stmt.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                yield alias.asname.name.value, full
-            else:
-                top = full.split(".", 1)[0]
-                yield top, top
-        return
-    if stmt.relative or stmt.module is None:
-        # relative imports name this project's own modules, never torch
-        if isinstance(stmt.names, Sequence):
-            for alias in stmt.names:
-                bound = alias.evaluated_alias or alias.evaluated_name
-                yield bound, _AMBIGUOUS
-        return
-    module = dotted_name(stmt.module)
-    if module is None or isinstance(stmt.names, cst.ImportStar):
-        return
-    for alias in stmt.names:
-        name = alias.evaluated_name
-        bound = alias.evaluated_alias or name
-        yield bound, f"{module}.{name}"
-
-
-def target_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
-
-
-def _assign_names(stmt: cst.Assign) -> Iterator[str]:
-    for t in stmt.targets:
-        yield from target_names(t.target)
-
-
-def _with_names(stmt: cst.With) -> Iterator[str]:
-    for item in stmt.items:
-        if item.asname is not None:
-            yield from target_names(item.asname.name)
-
-
-def _import_names(stmt: cst.Import | cst.ImportFrom) -> Iterator[str]:
-    for bound, _ in import_bindings(stmt):
-        yield bound
-
-
-def _handler_names(stmt: cst.ExceptHandler) -> Iterator[str]:
-    if stmt.name is not None:
-        yield from target_names(stmt.name.name)
-
-
-# What each binding statement binds, looked up by exact type (isinstance chains are slow).
-_BINDERS: dict[type, Callable[[Any], Iterator[str]]] = {
-    cst.Assign: _assign_names,
-    cst.AnnAssign: lambda s: target_names(s.target),
-    cst.AugAssign: lambda s: target_names(s.target),
-    cst.Import: _import_names,
-    cst.ImportFrom: _import_names,
-    cst.FunctionDef: lambda s: iter((s.name.value,)),
-    cst.ClassDef: lambda s: iter((s.name.value,)),
-    cst.For: lambda s: target_names(s.target),
-    cst.With: _with_names,
-    cst.Del: lambda s: target_names(s.target),
-    cst.Global: lambda s: (n.name.value for n in s.names),
-    cst.Nonlocal: lambda s: (n.name.value for n in s.names),
-    cst.NamedExpr: lambda s: target_names(s.target),
-    cst.ExceptHandler: _handler_names,
-}
-_NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_NEW_SCOPE_TYPES = frozenset(_NEW_SCOPES)
-
-
-def bound_names(stmt: cst.CSTNode) -> Iterator[str]:
-    """Names a single (small or compound) statement binds at its own level."""
-    binder = _BINDERS.get(type(stmt))
-    return binder(stmt) if binder is not None else iter(())
-
-
-def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
-    """Does ``node`` (a statement or block) bind ``name`` anywhere inside, nested defs aside?"""
-    binders = _BINDERS
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        binder = binders.get(type(current))
-        if binder is not None and name in binder(current):
-            return True
-        if type(current) in _NEW_SCOPE_TYPES:
-            continue
-        stack.extend(semantic_children(current))
-    return False
-
-
-def module_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
-    """Small and compound statements that run at module level, in order: those inside
-    if/try/with/for/match blocks too, but not the bodies of functions and classes."""
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            yield from stmt.body
-            continue
-        yield stmt
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        for child in semantic_children(stmt):
-            if isinstance(child, cst.BaseSuite):
-                yield from module_statements(child.body)
-            elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally, cst.If,
-                                    cst.ExceptStarHandler)):
-                yield from module_statements([child])
-            elif isinstance(child, cst.MatchCase):
-                yield from module_statements(child.body.body)
-
-
-def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
-               ) -> list[cst.Param]:
-    """The parameters of ``function``; ``*args``/``**kwargs`` too unless ``stars`` is False."""
-    p = function.params
-    found = [*p.posonly_params, *p.params, *p.kwonly_params]
-    if stars:
-        found += [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
-    return found
-
-
-@dataclass(frozen=True)
-class Binding:
-    """What a name was last bound to before a use, in straight-line code.
-
-    kind ``assign``: ``value`` is the right-hand side of ``name = value``.
-    kind ``for``: ``value`` is the iterable of the ``for`` whose target is the name.
-    kind ``with``: ``value`` is the context expression of ``with value as name``.
-    kind ``param``: ``node`` is the function's ``Param``.
-    """
-
-    kind: str
-    node: cst.CSTNode
-    value: cst.BaseExpression | None = None
 
 
 @dataclass
@@ -258,16 +72,16 @@ class FileContext:
             for bound, qual in import_bindings(stmt):
                 previous = self._module_names.get(bound)
                 if bound in self._module_bound and previous is None:
-                    self._module_names[bound] = _AMBIGUOUS
+                    self._module_names[bound] = AMBIGUOUS
                 elif previous is not None and previous != qual:
-                    self._module_names[bound] = _AMBIGUOUS
+                    self._module_names[bound] = AMBIGUOUS
                 else:
                     self._module_names[bound] = qual
                 self._module_bound.add(bound)
             return
         for bound in bound_names(stmt):
             if bound in self._module_names:
-                self._module_names[bound] = _AMBIGUOUS
+                self._module_names[bound] = AMBIGUOUS
             self._module_bound.add(bound)
 
     def _find_classes(self) -> None:
@@ -293,7 +107,7 @@ class FileContext:
     def _resolve_module_level(self, expr: cst.BaseExpression) -> str | None:
         if isinstance(expr, cst.Name):
             qual = self._module_names.get(expr.value)
-            return None if qual in (None, _AMBIGUOUS) else canonical(qual)
+            return None if qual in (None, AMBIGUOUS) else canonical(qual)
         if isinstance(expr, cst.Attribute):
             base = self._resolve_module_level(expr.value)
             return canonical(f"{base}.{expr.attr.value}") if base else None
@@ -303,7 +117,7 @@ class FileContext:
     def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
         frame = _Frame(node)
         for param in parameters(node):
-            frame.names[param.name.value] = _AMBIGUOUS
+            frame.names[param.name.value] = AMBIGUOUS
         self._frames.append(frame)
 
     def leave_function(self) -> None:
@@ -319,7 +133,7 @@ class FileContext:
                 names[bound] = qual
         else:
             for bound in bound_names(stmt):
-                names[bound] = _AMBIGUOUS
+                names[bound] = AMBIGUOUS
 
     # ------------------------------------------------------- name resolution
     def lookup(self, name: str) -> str | None:
@@ -327,10 +141,10 @@ class FileContext:
         for frame in reversed(self._frames):
             if name in frame.names:
                 qual = frame.names[name]
-                return None if qual == _AMBIGUOUS else canonical(qual)
+                return None if qual == AMBIGUOUS else canonical(qual)
         qual = self._module_names.get(name)
         if qual is not None:
-            return None if qual == _AMBIGUOUS else canonical(qual)
+            return None if qual == AMBIGUOUS else canonical(qual)
         if name in self._module_bound:
             return None
         if name in _BUILTIN_NAMES:
@@ -357,7 +171,7 @@ class FileContext:
         """Shortest expression this file already uses for ``qualname`` (``nn``, ``torch.nn``)."""
         best: str | None = None
         for bound, qual in self._module_names.items():
-            if qual == _AMBIGUOUS:
+            if qual == AMBIGUOUS:
                 continue
             if qual == qualname:
                 candidate = bound

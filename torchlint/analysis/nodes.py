@@ -1,16 +1,16 @@
-"""A fast walk over the semantic nodes of a libcst tree.
+"""The semantic children of libcst nodes, and fast walks over them.
 
 libcst's own ``visit`` rebuilds every node it passes (about 60 % of the parse
 time on real files) and walks every whitespace token. Rules never look at
 whitespace, so this reads the dataclass fields that hold syntax only, in
-source order; the engine's walk over them dispatches ``visit_<Type>`` /
-``leave_<Type>`` methods exactly as ``libcst.BatchableCSTVisitor`` declares them.
+source order. The engine's walk (:mod:`torchlint.engine.walk`) and every rule
+that looks at a part of the tree again use these children.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import libcst as cst
@@ -156,9 +156,130 @@ def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             stack.extend(reversed(_children(current)))
 
 
-Handler = Callable[[cst.CSTNode], object]
+# ------------------------------------------------------------------ calls
+def get_arg(call: cst.Call, keyword: str | None, position: int | None = None) -> cst.Arg | None:
+    """The argument passed as ``keyword=`` or at ``position`` (stops at ``*args``)."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if keyword is not None and arg.keyword.value == keyword:
+                return arg
+            continue
+        if arg.star:
+            if position is not None and positional <= position:
+                return None
+            continue
+        if position is not None and positional == position:
+            return arg
+        positional += 1
+    return None
 
-# Node classes without semantic children that bind nothing and open no scope: a walk
-# may skip them when no rule handles them.
-LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                    cst.Ellipsis, cst.Pass, cst.Break, cst.Continue})
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(arg.star for arg in call.args)
+
+
+def has_keyword(call: cst.Call, keyword: str) -> bool:
+    return get_arg(call, keyword) is not None or any(arg.star == "**" for arg in call.args)
+
+
+def positional_args(call: cst.Call) -> list[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def method_call(node: cst.CSTNode, *names: str) -> cst.Attribute | None:
+    """For ``<obj>.name(...)`` with name in ``names``, the ``Attribute``; else None."""
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
+        if not names or node.func.attr.value in names:
+            return node.func
+    return None
+
+
+def receiver(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """``obj`` in ``obj.method(...)``."""
+    attribute = method_call(node)
+    return attribute.value if attribute is not None else None
+
+
+def is_literal_false(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def is_literal_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def string_value(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def last_name_part(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def self_attribute(node: cst.BaseExpression | None) -> str | None:
+    """``X`` for ``self.X``."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and (
+        node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module(body=()).code_for_node(node)
+
+
+def walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    from torchlint.analysis.nodes import iter_nodes
+
+    for child in iter_nodes(node):
+        if isinstance(child, cst.Call):
+            yield child
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
+
+
+def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
+               ) -> list[cst.Param]:
+    """The parameters of ``function``; ``*args``/``**kwargs`` too unless ``stars`` is False."""
+    p = function.params
+    found = [*p.posonly_params, *p.params, *p.kwonly_params]
+    if stars:
+        found += [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
+    return found
+
+
+def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    from torchlint.analysis.nodes import iter_nodes
+
+    for child in iter_nodes(node):
+        if isinstance(child, cst.Call):
+            yield child

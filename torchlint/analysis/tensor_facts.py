@@ -5,15 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.matchers import (
-    DTYPE_NAMES,
-    code,
-    get_arg,
-    is_dtype,
-    last_name_part,
-    method_call,
-    string_value,
-)
+from torchlint.analysis.nodes import code, get_arg, last_name_part, method_call, string_value
+from torchlint.analysis.torch_facts import DTYPE_NAMES, is_dtype
 
 # Methods whose result is (in general) not contiguous in memory.
 NON_CONTIGUOUS_METHODS = frozenset({

@@ -9,7 +9,8 @@ and gives the same findings: patterns only ever spare work.
 
 Costs are kept down three ways: a pattern that is a plain word (``\\btorch\\b``) is first
 looked up as a substring, cheap patterns are searched before costly ones, and a pattern
-shared by several rules is searched once per text.
+shared by several rules is searched once per text. The building blocks of the patterns
+are in :mod:`torchlint.rules.patterns`.
 """
 
 from __future__ import annotations
@@ -23,30 +24,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from torchlint.rule import Rule
 
-# Building blocks of rules' patterns. Between two tokens Python allows whitespace, a line
-# continuation or a whole comment line: GAP is one such piece.
-GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])"
-# `=` and the start of the assigned value (gaps and opening parentheses)
-ASSIGNED = r"=(?:[\s\\(]|#[^\r\n]*[\r\n])*"
-# an optional `name.` (with gaps) before a name
-DOTTED = r"(?:\w+(?:[\s\\)]|#[^\r\n]*[\r\n])*\." + GAP + r"*)?"
-
-
-def torch_function(name: str) -> str:
-    """A pattern for a file that can call ``torch.<name>``: spelled out (also through
-    brackets, dots and backslashes, or ``torch.serialization``), an alias of torch or
-    torch.serialization, ``name`` in a from-import list, or ``.name`` after a comment line."""
-    return (rf"\b(?:torch|serialization)\W*{name}\b|\b(?:torch|serialization)[\s\\]+as\b"
-            rf"|(?:\bimport|,)[\s\\(]*{name}[ \t\f]*(?:[,)#\\;]|as\b|$)"
-            rf"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*{name}\b")
-
-
-# a value that can carry an autograd graph: a loss (cross_entropy, *Loss, criterion...), an
-# nn layer or Module, or a call of a model-named callee
-GRAPH_VALUE = (r"(?i)loss|criteri|entropy|kl_div|\bnn\b|LightningModule"
-               r"|(?:\b(?:model|net|network|generator|discriminator|netg|netd|student|teacher"
-               r"|classifier|backbone)|_(?:model|net|network))(?:[\s\\]|#[^\n\r]*[\r\n])*\("
-               r"|\b(?:model|net)_\w*(?:[\s\\]|#[^\n\r]*[\r\n])*\(")
 
 _WORDS = re.compile(r"(?:\\b)?(?:(\w+)|\(\?:(\w+(?:\|\w+)*)\))(?:\\b)?")
 

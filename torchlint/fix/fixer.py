@@ -9,10 +9,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-
-from torchlint.analysis.context import import_bindings
+from torchlint.analysis.imports import import_bindings
 from torchlint.diagnostic import Diagnostic, Edit, applicable
-from torchlint.engine.lint import LintResult, lint_source, parse
+from torchlint.engine.lint import LintResult, lint_source
+from torchlint.engine.parse import parse
+from torchlint.fix.text import apply_edits
 from torchlint.rule import Rule
 from torchlint.source import SourceFile
 from torchlint.analysis.nodes import iter_nodes
@@ -51,13 +52,6 @@ def choose_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool) -> list[Diagno
         chosen.append(diagnostic)
         taken.extend(edits)
     return chosen
-
-
-def apply_edits(text: str, edits: Collection[Edit]) -> str:
-    unique = sorted(set(edits), key=lambda e: (e.start, e.end), reverse=True)
-    for edit in unique:
-        text = text[: edit.start] + edit.text + text[edit.end :]
-    return text
 
 
 def _names(text: str) -> tuple[set[str], set[str]] | None:

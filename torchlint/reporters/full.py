@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from torchlint.diagnostic import Diagnostic
-from torchlint.fix.fixer import apply_edits
+from torchlint.fix.text import apply_edits
 from torchlint.reporters.concise import location
 from torchlint.reporters.sources import Sources
 

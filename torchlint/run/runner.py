@@ -4,70 +4,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchlint.run.cache import Cache, open_cache
 from torchlint.config.settings import Settings
-from torchlint.diagnostic import Diagnostic, applicable
 from torchlint.registry import all_rules
-from torchlint.source import DecodeError, SourceFile, write_atomic
+from torchlint.run.cache import Cache, open_cache
+from torchlint.run.file import process_python_file, read_bytes
+from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 
 if TYPE_CHECKING:
     import multiprocessing.context
 
-# The engine (libcst and the rules) and the process pool are imported only when a file must
-# be linted: a run answered from the cache never loads them.
-
-SYNTAX_ERROR = "TL001"
-
-
-@dataclass(frozen=True)
-class Mode:
-    fix: bool = False  # write fixes to the file
-    unsafe: bool = False  # include unsafe fixes
-    diff: bool = False  # compute the diff of the fixes, write nothing
-    noqa: bool = True  # honour `# noqa` comments
-
-
-@dataclass
-class FileOutcome:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains
-    fixed: int = 0
-    diff: str = ""
-    fixed_text: str | None = None  # for stdin: the fixed source
-    error: str | None = None  # the file could not be read at all
-
-
-def _unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
-    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR, "syntax-error", message)
-
-
-def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
-    from torchlint.engine.lint import lint_source
-    from torchlint.fix.fixer import fix_source
-
-    path = source.path
-    rules = settings.rules_for(path)
-    codes = settings.codes_for(path)
-    unfixable = settings.unfixable_codes()
-    result = lint_source(source, rules, enabled_codes=codes, unfixable=unfixable,
-                         noqa=mode.noqa)
-    if not (mode.fix or mode.diff) or not result.parsed:
-        return FileOutcome(path, result.diagnostics)
-    outcome = fix_source(source, rules, unsafe=mode.unsafe, enabled_codes=codes,
-                         unfixable=unfixable, result=result)
-    changed = outcome.source.text != source.text
-    diff = ""
-    if mode.diff and changed:
-        from torchlint.fix.diff import unified_diff
-
-        diff = unified_diff(source.text, outcome.source.text, path)
-        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff)
-    return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
-                       fixed_text=outcome.source.text if changed else None)
+# The engine (libcst and the rules), the notebook step and the process pool are imported
+# only when a file must be linted: a run answered from the cache never loads them.
 
 
 def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
@@ -75,54 +25,12 @@ def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
     return _process(path, settings, mode, None)
 
 
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
-def _usable(diagnostics: list[Diagnostic], mode: Mode) -> bool:
-    """A cached lint result stands for the whole outcome unless there is a fix to apply."""
-    if not (mode.fix or mode.diff):
-        return True
-    return not any(applicable(d, mode.unsafe) for d in diagnostics)
-
-
 def _process(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
     if path.endswith(".ipynb"):
-        from torchlint.notebook import process_notebook
+        from torchlint.run.notebook import process_notebook
 
         return process_notebook(path, settings, mode)
-    try:
-        data = _read_bytes(path)
-    except OSError as exc:
-        return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
-    key = cache.key(path, data) if cache is not None else None
-    if cache is not None and key is not None:
-        cached = cache.get(path, key)
-        if cached is not None and _usable(cached, mode):
-            return FileOutcome(path, cached)
-    try:
-        source = SourceFile.from_bytes(path, data)
-    except DecodeError as exc:
-        enabled_tl001 = SYNTAX_ERROR in settings.codes_for(path)
-        diags = [_unreadable(path, str(exc), exc.line, exc.column)] if enabled_tl001 else []
-        if cache is not None and key is not None:
-            cache.put(key, diags)
-        return FileOutcome(path, diags)
-    outcome = lint_one(source, settings, mode)
-    if mode.fix and not mode.diff and outcome.fixed_text is not None:
-        fixed_bytes = source.with_text(outcome.fixed_text).to_bytes()
-        try:
-            write_atomic(path, fixed_bytes)
-        except (OSError, UnicodeEncodeError) as exc:
-            return FileOutcome(path, outcome.diagnostics,
-                               error=f"cannot write the fixes: {exc}")
-        if cache is not None:
-            # what remains is the lint of the bytes now on disk
-            cache.put(cache.key(path, fixed_bytes), outcome.diagnostics)
-    elif cache is not None and key is not None and not outcome.error:
-        cache.put(key, outcome.diagnostics)
-    return outcome
+    return process_python_file(path, settings, mode, cache)
 
 
 def _guarded(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
@@ -298,10 +206,10 @@ def _from_cache(path: str, mode: Mode, cache: Cache | None) -> FileOutcome | Non
     if cache is None or path.endswith(".ipynb"):
         return None
     try:
-        data = _read_bytes(path)
+        data = read_bytes(path)
     except OSError:
         return None  # the worker reports it
     cached = cache.get(path, cache.key(path, data))
-    if cached is None or not _usable(cached, mode):
+    if cached is None or not cached_result_suffices(cached, mode):
         return None
     return FileOutcome(path, cached)

@@ -1,0 +1,177 @@
+"""What torch names mean: module and dataset base classes, layers, losses, tensor
+factories, dtypes and devices. Rules ask these instead of comparing spellings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.analysis.nodes import last_name_part, string_value
+
+if TYPE_CHECKING:
+    from torchlint.analysis.context import FileContext
+
+
+TENSOR_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "tensor", "zeros", "ones", "empty", "full", "eye", "rand", "randn", "randint",
+        "randperm", "arange", "linspace", "logspace", "zeros_like", "ones_like", "empty_like",
+        "full_like", "rand_like", "randn_like", "randint_like", "as_tensor", "range",
+    )
+)
+
+
+# torch.nn names that are classes but not layers
+NON_LAYER_CLASSES = frozenset({"Parameter", "ParameterList", "ParameterDict",
+                               "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+
+
+LOSS_FUNCTIONS = frozenset(
+    f"torch.nn.functional.{name}"
+    for name in (
+        "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+        "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+        "gaussian_nll_loss", "cosine_embedding_loss", "ctc_loss", "hinge_embedding_loss",
+        "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+        "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+        "triplet_margin_with_distance_loss",
+    )
+)
+
+
+CUDA_PREFIXES = ("cuda", "cpu", "mps", "xpu", "meta")
+
+
+# ------------------------------------------------------------- torch facts
+def is_layer_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """A call constructing a ``torch.nn`` layer class, or a module class of this file."""
+    if not isinstance(node, cst.Call):
+        return False
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:
+        return is_layer_name(qual)
+    return ctx.local_module_class(node.func) is not None
+
+
+def is_layer_name(qual: str) -> bool:
+    for prefix in ("torch.nn.", "torch.nn.parallel."):
+        if qual.startswith(prefix):
+            leaf = qual[len(prefix):]
+            if "." not in leaf and leaf[:1].isupper() and leaf not in NON_LAYER_CLASSES:
+                return True
+    return False
+
+
+def layer_name(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """``Conv2d`` for a ``nn.Conv2d(...)`` call (torch.nn classes only)."""
+    if isinstance(node, cst.Call):
+        qual = ctx.qualified_name(node.func)
+        if qual is not None and is_layer_name(qual):
+            return qual.rsplit(".", 1)[1]
+    return None
+
+
+def is_tensor_factory(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and ctx.qualified_name(node.func) in TENSOR_FACTORIES
+
+
+def is_loss_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """A call of a loss: ``F.cross_entropy(...)``, ``nn.MSELoss()(...)``, or ``criterion(...)``.
+
+    Calls of names bound to a ``torch.nn`` loss instance count too (``crit = nn.L1Loss()``),
+    as do names spelling a loss (``criterion``, ``loss_fn``, ``*_loss``...).
+    """
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    qual = ctx.qualified_name(func)
+    if qual in LOSS_FUNCTIONS:
+        return True
+    if isinstance(func, cst.Call):  # nn.MSELoss()(a, b)
+        inner = ctx.qualified_name(func.func)
+        return inner is not None and is_loss_class(inner)
+    name = last_name_part(func)
+    if name is None or (qual is not None and qual.startswith("torch.")):
+        return False
+    lowered = name.lower()
+    if lowered in ("criterion", "criterium", "loss_fn", "loss_func", "lossfn", "loss_function",
+                   "compute_loss", "loss") or lowered.endswith(("_loss", "_criterion", "loss_fn")):
+        return True
+    if isinstance(func, cst.Name):
+        bound = ctx.binding(func.value, node)
+        if bound is not None and bound.kind == "assign" and isinstance(bound.value, cst.Call):
+            inner = ctx.qualified_name(bound.value.func)
+            return inner is not None and is_loss_class(inner)
+    return False
+
+
+def is_loss_class(qual: str) -> bool:
+    return qual.startswith("torch.nn.") and qual.endswith("Loss") and qual.count(".") == 2
+
+
+def is_device_like(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """A device: 'cuda'/'cpu:0' strings, torch.device(...), or a name mentioning device/dev."""
+    text = string_value(node)
+    if text is not None:
+        return text.startswith(CUDA_PREFIXES)
+    if isinstance(node, cst.Call):
+        return ctx.qualified_name(node.func) == "torch.device"
+    name = last_name_part(node)
+    if name is not None and isinstance(node, (cst.Name, cst.Attribute)):
+        lowered = name.lower()
+        return "device" in lowered or lowered == "dev" or lowered.startswith("dev_") or \
+            lowered.endswith("_dev")
+    return False
+
+
+def is_dtype(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    qual = ctx.qualified_name(node)
+    return qual is not None and qual.startswith("torch.") and qual.count(".") == 1 and (
+        qual.split(".")[1] in DTYPE_NAMES)
+
+
+DTYPE_NAMES = frozenset({
+    "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
+    "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+    "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64",
+})
+
+
+# Classes whose subclasses are torch modules even though the base is not torch.nn.Module.
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+    }
+)
+
+
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.dataset.Dataset",
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
+
+
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                              "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+
+def canonical(qualname: str) -> str:
+    """Fold re-export paths so rules compare one spelling (torch.nn.modules.conv.Conv2d)."""
+    if qualname.startswith("torch.nn.modules."):
+        return "torch.nn." + qualname.rsplit(".", 1)[1]
+    if qualname.startswith("torch.nn.parallel.") and qualname.count(".") == 4:
+        return "torch.nn.parallel." + qualname.rsplit(".", 1)[1]
+    return qualname

@@ -1,0 +1,79 @@
+"""One file's pipeline: lint a source (and fix it to a fixed point), or read a .py file,
+answer from the cache or lint it, and write the fixes back."""
+
+from __future__ import annotations
+
+from torchlint.codes import SYNTAX_ERROR, syntax_error_at
+from torchlint.config.settings import Settings
+from torchlint.run.cache import Cache
+from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
+from torchlint.source import DecodeError, SourceFile, write_atomic
+
+# The engine (libcst and the rules) is imported only when a file must be linted: a run
+# answered from the cache never loads it.
+
+
+def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
+    from torchlint.engine.lint import lint_source
+    from torchlint.fix.fixer import fix_source
+
+    path = source.path
+    rules = settings.rules_for(path)
+    codes = settings.codes_for(path)
+    unfixable = settings.unfixable_codes()
+    result = lint_source(source, rules, enabled_codes=codes, unfixable=unfixable,
+                         noqa=mode.noqa)
+    if not (mode.fix or mode.diff) or not result.parsed:
+        return FileOutcome(path, result.diagnostics)
+    outcome = fix_source(source, rules, unsafe=mode.unsafe, enabled_codes=codes,
+                         unfixable=unfixable, result=result)
+    changed = outcome.source.text != source.text
+    diff = ""
+    if mode.diff and changed:
+        from torchlint.fix.text import unified_diff
+
+        diff = unified_diff(source.text, outcome.source.text, path)
+        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff)
+    return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
+                       fixed_text=outcome.source.text if changed else None)
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache | None
+                        ) -> FileOutcome:
+    """Read, lint, maybe fix and write one .py/.pyi file, through the cache when given."""
+    try:
+        data = read_bytes(path)
+    except OSError as exc:
+        return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
+    key = cache.key(path, data) if cache is not None else None
+    if cache is not None and key is not None:
+        cached = cache.get(path, key)
+        if cached is not None and cached_result_suffices(cached, mode):
+            return FileOutcome(path, cached)
+    try:
+        source = SourceFile.from_bytes(path, data)
+    except DecodeError as exc:
+        enabled_tl001 = SYNTAX_ERROR in settings.codes_for(path)
+        diags = [syntax_error_at(path, exc.line, exc.column, str(exc))] if enabled_tl001 else []
+        if cache is not None and key is not None:
+            cache.put(key, diags)
+        return FileOutcome(path, diags)
+    outcome = lint_one(source, settings, mode)
+    if mode.fix and not mode.diff and outcome.fixed_text is not None:
+        fixed_bytes = source.with_text(outcome.fixed_text).to_bytes()
+        try:
+            write_atomic(path, fixed_bytes)
+        except (OSError, UnicodeEncodeError) as exc:
+            return FileOutcome(path, outcome.diagnostics,
+                               error=f"cannot write the fixes: {exc}")
+        if cache is not None:
+            # what remains is the lint of the bytes now on disk
+            cache.put(cache.key(path, fixed_bytes), outcome.diagnostics)
+    elif cache is not None and key is not None and not outcome.error:
+        cache.put(key, outcome.diagnostics)
+    return outcome

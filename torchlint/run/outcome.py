@@ -1,0 +1,34 @@
+"""What a run is asked to do with a file (:class:`Mode`) and what came of it
+(:class:`FileOutcome`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torchlint.diagnostic import Diagnostic, applicable
+
+
+@dataclass(frozen=True)
+class Mode:
+    fix: bool = False  # write fixes to the file
+    unsafe: bool = False  # include unsafe fixes
+    diff: bool = False  # compute the diff of the fixes, write nothing
+    noqa: bool = True  # honour `# noqa` comments
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains
+    fixed: int = 0
+    diff: str = ""
+    fixed_text: str | None = None  # for stdin: the fixed source
+    error: str | None = None  # the file could not be read at all
+
+
+
+def cached_result_suffices(diagnostics: list[Diagnostic], mode: Mode) -> bool:
+    """A cached lint result stands for the whole outcome unless there is a fix to apply."""
+    if not (mode.fix or mode.diff):
+        return True
+    return not any(applicable(d, mode.unsafe) for d in diagnostics)
