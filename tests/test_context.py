@@ -7,6 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
+from torchlint.analysis.grad_mode import in_no_grad
 from torchlint.engine.walk import run_rules
 from torchlint.rule import Rule
 
@@ -151,7 +152,7 @@ def test_scope_facts() -> None:
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "mark"):
             return None
         loop = ctx.current_loop()
-        return (ctx.in_forward(), loop is not None, ctx.in_no_grad())
+        return (ctx.in_forward(), loop is not None, in_no_grad(ctx))
 
     answers = [a for a in probe(source, "Call", facts) if a is not None]
     assert answers == [

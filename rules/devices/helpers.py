@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-from torchlint.analysis.bindings import binds_anywhere
+from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import dotted_name, target_names
 from torchlint.analysis.nodes import get_arg, last_name_part, method_call, positional_args, string_value
@@ -158,48 +158,17 @@ def batch_item(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) -> b
 
 def _bindings(ctx: FileContext, name: str, at: cst.CSTNode) -> Iterator[cst.CSTNode | None]:
     """The statements that bound ``name`` before ``at``, last first, in straight-line code of
-    the enclosing blocks: ``Assign``/``AnnAssign`` nodes and the ``For`` whose target it is.
-    Yields None (and stops) at a binding that cannot be followed."""
-    ancestors = ctx.ancestors
-    index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is at), -1)
-    for i in range(index - 1, -1, -1):
-        block, child = ancestors[i], ancestors[i + 1]
-        if isinstance(block, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+    the enclosing blocks (``with`` bodies not included): ``Assign``/``AnnAssign`` nodes and
+    the ``For`` whose target it is. Yields None (and stops) at a binding that cannot be
+    followed."""
+    for found in bindings_before(ctx, name, at, into_with=False):
+        if found.kind in ("assign", "unpack", "for"):
+            yield found.node
+            if found.kind == "for":
+                return
+        else:
             yield None
             return
-        if isinstance(block, (cst.For, cst.While)) and child is block.body:
-            if isinstance(block, cst.For) and name in target_names(block.target):
-                yield block
-            elif binds_anywhere(block.body, name):  # carried over from the last iteration
-                yield None
-            else:
-                continue
-            return
-        if not isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine,
-                                  cst.SimpleStatementSuite)):
-            continue
-        body = list(block.body)
-        position = next((k for k, s in enumerate(body) if s is child), None)
-        if position is None:
-            yield None
-            return
-        for stmt in reversed(body[:position]):
-            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
-            for small in reversed(list(smalls)):
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                        name in target_names(small.targets[0].target):
-                    if binds_anywhere(small.value, name):  # walrus
-                        yield None
-                        return
-                    yield small
-                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
-                        and small.target.value == name:
-                    yield small if small.value is not None else None
-                    if small.value is None:
-                        return
-                elif binds_anywhere(small, name):
-                    yield None
-                    return
 
 
 _CHAIN_METHODS = _TENSOR_METHODS | {"to", "cuda", "cpu"}

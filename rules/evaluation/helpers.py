@@ -16,8 +16,15 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.grad_mode import (
+    GRAD_MODE_WORDS,
+    GradOff,
+    decorated_no_grad,
+    grad_off,
+    with_turns_off,
+)
 from torchlint.analysis.nodes import parameters
-from torchlint.analysis.nodes import code, dotted_name, last_name_part, method_call
+from torchlint.analysis.nodes import dotted_name, last_name_part, method_call
 from torchlint.analysis.nodes import semantic_children
 
 EVAL_NAME = re.compile(
@@ -29,7 +36,6 @@ EVAL_NAME = re.compile(
 _STEP_SUFFIXES = ("_step", "_step_end", "_batch")
 _MODEL_PARAM = re.compile(r"^(model|net|network|module|\w+_model|\w+_net|model_\w+)$")
 _MODEL_PARAM_STRICT = re.compile(r"^(model|net|network|\w+_model|\w+_net)$")
-_GRAD_FREE_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
 _SCOPES = (cst.FunctionDef, cst.ClassDef)
 
 
@@ -68,18 +74,6 @@ _MODEL_HELPER = re.compile(
 def is_model_name(name: str) -> bool:
     """``model``, ``net``, ``ema_model``... but not helpers like ``_wrap_model``."""
     return bool(_MODEL_PARAM_STRICT.match(name)) and not _MODEL_HELPER.match(name)
-
-
-def is_grad_free_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
-    """A ``with`` item that (may) turn autograd off: no_grad, inference_mode, set_grad_enabled.
-
-    Anything whose source mentions those words counts, so that wrappers like
-    ``maybe_no_grad(cfg)`` keep the rules quiet.
-    """
-    if ctx.is_no_grad_item(item):
-        return True
-    text = code(item)
-    return any(word in text for word in _GRAD_FREE_WORDS)
 
 
 def own_nodes(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -143,7 +137,7 @@ def _scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: FunctionF
         inner = grad_free
         for item in node.items:
             _scan(ctx, item, grad_free, facts)
-            if is_grad_free_item(ctx, item.item):
+            if grad_off(ctx, item.item) >= GradOff.MENTIONED:
                 inner = True
         if inner and not grad_free:
             facts.grad_free_block = True
@@ -198,7 +192,7 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
         facts.other_eval = True  # set_eval_mode(model), model.apply(...) helpers and the like
     if name is not None and name not in ("self", "super"):
         facts.calls.append(ModelCall(name, node, grad_free))
-    if name is not None and any(w in name for w in _GRAD_FREE_WORDS):
+    if name is not None and any(w in name for w in GRAD_MODE_WORDS):
         facts.grad_off_call = True
 
 
@@ -222,7 +216,6 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
 # ------------------------------------------------------------- file facts
 @dataclass
 class FileFacts:
-    called_grad_free: set[str] = field(default_factory=set)
     called_after_eval: set[str] = field(default_factory=set)
     train_setters: set[str] = field(default_factory=set)  # functions calling X.train(...)
     eval_setters: set[str] = field(default_factory=set)  # functions calling X.eval()
@@ -254,7 +247,7 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
     if isinstance(node, cst.Module):
         per_scope.append(scope)  # type: ignore[arg-type]
     if isinstance(node, cst.FunctionDef):
-        decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
+        decorated = decorated_no_grad(ctx, node, GradOff.MENTIONED)
         inner_scope: list = [set(), False, False]
         per_scope.append(inner_scope)
         for child in semantic_children(node):
@@ -268,7 +261,7 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
             facts.eval_setters.add(node.name.value)
         return
     if isinstance(node, cst.With):
-        inner = grad_free or any(is_grad_free_item(ctx, item.item) for item in node.items)
+        inner = grad_free or with_turns_off(ctx, node, GradOff.MENTIONED)
         for child in semantic_children(node):
             _file_scan(ctx, child, inner if child is node.body else grad_free, facts,
                        per_scope, scope)
@@ -277,8 +270,6 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         name = last_name_part(node.func)
         if name is not None:
             scope[0].add(name)
-            if grad_free:
-                facts.called_grad_free.add(name)
             if name == "eval" and not node.args or (name == "train" and node.args):
                 scope[1] = True
     for child in semantic_children(node):

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.grad_mode import GradOff, called_with_grad_off, decorated_no_grad
+
 from torchlint.analysis.context import FileContext
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.evaluation.helpers import (
     file_facts,
     is_eval_name,
-    is_grad_free_item,
     is_pytest_test,
     is_step_hook,
     model_names,
@@ -97,9 +98,9 @@ class InferenceWithoutNoGrad(Rule):
         name = node.name.value
         if not is_eval_name(name) and id(node) not in self._switches_mode:
             return  # neither named nor acting like evaluation code: skip the scan
-        if ctx.function_is_no_grad(node) or is_pytest_test(ctx, node) or is_step_hook(name):
+        if decorated_no_grad(ctx, node) or is_pytest_test(ctx, node) or is_step_hook(name):
             return
-        if any(is_grad_free_item(ctx, d.decorator) for d in node.decorators):
+        if decorated_no_grad(ctx, node, GradOff.MENTIONED):
             return
         facts = scan_function(ctx, node)
         if not (is_eval_name(name) or facts.eval_receivers):
@@ -116,7 +117,7 @@ class InferenceWithoutNoGrad(Rule):
         if not exposed:
             return
         callers = file_facts(ctx)
-        if name in callers.called_grad_free or name in callers.called_with_backward or (
+        if called_with_grad_off(ctx, name) or name in callers.called_with_backward or (
                 name in callers.called_from_forward):
             return  # the caller decides about autograd
         fix = None

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.evaluation.helpers import (
     class_sets_eval,
     file_facts,
     is_eval_name,
-    is_grad_free_item,
     is_pytest_test,
     model_names,
     scan_function,
@@ -63,7 +64,7 @@ class InferenceWithoutEval(Rule):
 
     code = "TL402"
     name = "inference-without-eval"
-    # "enable_grad": is_grad_free_item also accepts with-items whose text says enable_grad
+    # "enable_grad": grad_off() also accepts with-items whose text says enable_grad
     triggers = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
     # a torch import; a def named like evaluation (EVAL_NAME); a call or .forward of a
     # model-named parameter or self attribute (model_names without eval receivers)
@@ -89,7 +90,7 @@ class InferenceWithoutEval(Rule):
             return
         if facts.backward or facts.needs_grad or not ctx.imports_from("torch"):
             return
-        decorated = any(is_grad_free_item(ctx, d.decorator) for d in node.decorators)
+        decorated = decorated_no_grad(ctx, node, GradOff.MENTIONED)
         models = model_names(ctx, node, facts, include_evaluated=False)
         called = [c for c in facts.calls if c.name in models and (c.grad_free or decorated)]
         if not called or class_sets_eval(ctx, node):  # the costly class-wide look comes last

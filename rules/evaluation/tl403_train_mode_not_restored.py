@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules.evaluation.helpers import file_facts, is_backward_call, is_grad_free_item, own_nodes
+from torchlint.analysis.grad_mode import GradOff, with_turns_off
+from torchlint.rules.evaluation.helpers import file_facts, is_backward_call, own_nodes
 from torchlint.analysis.nodes import dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import semantic_children
@@ -126,7 +127,7 @@ def _trained_in(ctx, loop: cst.For | cst.While, model: str) -> bool:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        if isinstance(node, cst.With) and any(is_grad_free_item(ctx, i.item) for i in node.items):
+        if isinstance(node, cst.With) and with_turns_off(ctx, node, GradOff.MENTIONED):
             continue
         if isinstance(node, cst.Call):
             name = dotted_name(node.func)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.bindings import global_assignment
+from torchlint.analysis.bindings import module_value
 from torchlint.fix.edits import receiver_text
 from torchlint.analysis.nodes import get_arg, method_call
 from torchlint.analysis.torch_facts import is_layer_call
@@ -86,7 +86,7 @@ class SaveWholeModel(Rule):
                 return False
             bound = ctx.binding(expr.value, statement)
             if bound is None and statement is None and ctx.current_function is not None:
-                found = global_assignment(ctx, expr.value)
+                found = module_value(ctx, expr.value)
                 if found is None:
                     return False
                 # later hops search the module body, where the assignment stands

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.bindings import global_assignment
+from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import get_arg, method_call
 from torchlint.rules.patterns import torch_function
 from torchlint.rule import Rule
@@ -91,7 +91,7 @@ class SaveWrappedStateDict(Rule):
         if bound is not None and bound.kind == "assign":
             value = bound.value
         elif bound is None and ctx.current_function is not None:
-            found = global_assignment(ctx, name)
+            found = module_value(ctx, name)
             value = found[1] if found is not None else None
         wrapper = self._wrapper(value)
         fix = None

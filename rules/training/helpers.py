@@ -6,15 +6,25 @@ of a loss call, of a model call, or a name bound from one of those.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import libcst as cst
-from torchlint.analysis.bindings import binds_anywhere, bound_names
+
+from torchlint.analysis.bindings import bindings_before, module_value
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import parameters
-from torchlint.analysis.nodes import dotted_name, last_name_part, self_attribute
-from torchlint.analysis.torch_facts import is_layer_call, is_loss_call, is_loss_class
-from torchlint.analysis.nodes import iter_nodes
+from torchlint.analysis.grad_mode import (
+    GradOff,
+    called_only_with_grad_off,
+    in_no_grad,
+    with_turns_off,
+)
+from torchlint.analysis.nodes import dotted_name, iter_nodes, last_name_part, self_attribute
+from torchlint.analysis.torch_facts import (
+    AUTOCAST_NAMES,
+    is_layer_call,
+    is_loss_call,
+    is_loss_class,
+)
 
 _MODEL_NAMES = frozenset({"model", "net", "network", "generator", "discriminator", "netg",
                           "netd", "student", "teacher", "classifier", "backbone", "ddp_model"})
@@ -31,13 +41,6 @@ _CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
 _BACKWARD_NAMES = frozenset({"backward", "manual_backward"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
                             "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
-_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                               "torch.autograd.grad_mode.set_grad_enabled"})
-AUTOCAST_NAMES = frozenset({
-    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
-    "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast",
-    "torch.xpu.amp.autocast",
-})
 
 
 # ---------------------------------------------------------------- bindings
@@ -52,97 +55,40 @@ def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
                      limit: int = 4) -> list[cst.BaseExpression]:
     """Values ``name`` was assigned before ``at`` in straight-line code, latest first.
 
-    Like :meth:`FileContext.binding` (``at`` must be on the walk stack), but it also looks
-    inside ``with`` blocks that ran before the use (``with autocast(): loss = ...``), reads
-    ``loss, out = model(x)`` as ``loss`` bound from that call, sees through ``loss /= k``,
-    and goes on past ``loss = loss / k`` to the earlier value. It stops at the first
-    binding it cannot follow (an ``if``, a loop that rebinds the name, a parameter...).
+    Reads ``loss, out = model(x)`` as ``loss`` bound from that call, sees through
+    ``loss /= k``, and goes on past ``loss = loss / k`` to the earlier value. A value
+    computed inside a ``with`` block that turns gradients off (or may) has no graph: the
+    search stops there, as at any binding it cannot follow.
     """
-    ancestors = ctx.ancestors
-    index = len(ancestors) - 1
-    if at is not None:
-        index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is at), -1)
     chain: list[cst.BaseExpression] = []
-    if index < 0:
-        return chain
-    for i in range(index - 1, -1, -1):
-        block = ancestors[i]
-        child = ancestors[i + 1]
-        if isinstance(block, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return chain
-        if isinstance(block, (cst.For, cst.While)) and child is block.body:
-            if isinstance(block, cst.For) and name in bound_names(block):
-                return chain
-            if binds_anywhere(block.body, name):
-                return chain
-            continue
-        if isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine,
-                              cst.SimpleStatementSuite)):
-            if _search_back(ctx, block.body, child, name, chain, limit):
-                return chain
+
+    def keeps_graph(node: cst.With) -> bool:
+        return not with_turns_off(ctx, node, GradOff.SWITCHED)
+
+    for found in bindings_before(ctx, name, at, into_with=keeps_graph):
+        if found.kind == "augmented":
+            continue  # ``loss /= steps`` keeps what ``loss`` was
+        if found.kind == "unpack" and not (
+                isinstance(found.value, cst.Call) and _unpacked_directly(found.node, name)):
+            break
+        if found.kind not in ("assign", "unpack") or found.value is None:
+            break
+        chain.append(found.value)
+        if len(chain) >= limit or not _mentions_name(found.value, name):
+            break
     return chain
 
 
-def _assigned_value(small: cst.CSTNode, name: str) -> cst.BaseExpression | None:
-    if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        target = small.targets[0].target
-        if isinstance(target, cst.Name) and target.value == name:
-            return small.value
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(small.value, cst.Call) and any(
-                isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements):
-            return small.value
-    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
-            small.target.value == name):
-        return small.value
-    return None
-
-
-def _search_back(ctx: FileContext, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
-                 name: str, chain: list[cst.BaseExpression], limit: int) -> bool:
-    """Collect assignments before ``child`` (all when None); True when the search must stop."""
-    if child is None:
-        before = list(body)
-    else:
-        position = next((k for k, s in enumerate(body) if s is child), None)
-        if position is None:
-            return True
-        before = list(body[:position])
-    for stmt in reversed(before):
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
-        for small in reversed(smalls):
-            value = _assigned_value(small, name)
-            if value is not None:
-                chain.append(value)
-                if len(chain) >= limit or not _mentions_name(value, name):
-                    return True
-                continue
-            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and (
-                    small.target.value == name):
-                continue  # ``loss /= steps`` keeps what ``loss`` was
-            if isinstance(small, cst.With) and isinstance(small.body, cst.IndentedBlock):
-                if any(item.asname is not None and binds_anywhere(item.asname.name, name)
-                       for item in small.items):
-                    return True
-                if not binds_anywhere(small.body, name):
-                    continue
-                if any(_grad_mode_item(ctx, item.item) for item in small.items):
-                    return True  # computed without a graph (or maybe so)
-                if _search_back(ctx, small.body.body, None, name, chain, limit):
-                    return True
-                continue
-            if binds_anywhere(small, name):
-                return True
-    return False
+def _unpacked_directly(assign: cst.CSTNode, name: str) -> bool:
+    """``a, name = ...``: the name is an element of the tuple target itself."""
+    assert isinstance(assign, cst.Assign)
+    target = assign.targets[0].target
+    return isinstance(target, (cst.Tuple, cst.List)) and any(
+        isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
 
 
 def _mentions_name(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(node))
-
-
-def _grad_mode_item(ctx: FileContext, item: cst.BaseExpression) -> bool:
-    """``torch.no_grad()``, ``torch.inference_mode()`` or ``torch.set_grad_enabled(...)``."""
-    target = item.func if isinstance(item, cst.Call) else item
-    return ctx.is_no_grad_item(item) or ctx.qualified_name(target) in _SET_GRAD_ENABLED
 
 
 # ------------------------------------------------------------- graph values
@@ -194,47 +140,13 @@ def _self_attribute_values(cls: cst.ClassDef) -> dict[str, list[cst.BaseExpressi
     return values
 
 
-def _params(function: cst.FunctionDef) -> set[str]:
-    return {param.name.value for param in parameters(function)}
-
-
-def global_value(ctx: FileContext, name: str) -> cst.BaseExpression | None:
-    """Inside a function: the value of a module-level ``name = value`` the function reads.
-
-    Only when the module binds ``name`` exactly once, by a plain assignment, and no
-    enclosing function binds it (``ce = nn.CrossEntropyLoss()`` at the top of a script).
-    """
-    functions = [a for a in ctx.ancestors if isinstance(a, (cst.FunctionDef, cst.Lambda))]
-    if not functions:
-        return None
-    for function in functions:
-        if isinstance(function, cst.Lambda) or name in _params(function) or binds_anywhere(
-                function.body, name):
-            return None
-    return ctx.cached(("module_value", name), lambda: _module_value(ctx.module, name))
-
-
-def _module_value(module: cst.Module, name: str) -> cst.BaseExpression | None:
-    """The value of the one plain module-level ``name = value``, if that is its only binding."""
-    found: cst.BaseExpression | None = None
-    for stmt in module.body:
-        if not binds_anywhere(stmt, name):
-            continue
-        if found is not None or not isinstance(stmt, cst.SimpleStatementLine):
-            return None
-        values = [_assigned_value(small, name) for small in stmt.body
-                  if binds_anywhere(small, name)]
-        if len(values) != 1 or values[0] is None or not isinstance(
-                stmt.body[0] if len(stmt.body) == 1 else None, cst.Assign):
-            return None
-        found = values[0]
-    return found
-
-
 def _instance_of(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:
     """What the called object was built from: ``crit`` after ``crit = nn.L1Loss()``."""
     if isinstance(func, cst.Name):
-        return last_assignment(ctx, func.value) or global_value(ctx, func.value)
+        if (value := last_assignment(ctx, func.value)) is not None:
+            return value
+        found = module_value(ctx, func.value) if ctx.current_function is not None else None
+        return found[1] if found is not None else None
     values = self_attribute_values(ctx, func)
     if len(values) == 1:
         return values[0]
@@ -346,13 +258,15 @@ def graph_value(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
 # --------------------------------------------------------- where graphs live
 def grad_surely_enabled(ctx: FileContext) -> bool:
     """Not inside no_grad/inference_mode, set_grad_enabled, or a Lightning no-grad hook."""
-    if ctx.in_no_grad() or called_only_without_grad(ctx):
+    function = ctx.current_function
+    if in_no_grad(ctx) or function is not None and called_only_with_grad_off(
+            ctx, function.name.value):
         return False
     ancestors = ctx.ancestors
     for i in range(len(ancestors) - 2, -1, -1):
         anc = ancestors[i]
         if isinstance(anc, cst.With) and ancestors[i + 1] is anc.body:
-            if any(_grad_mode_item(ctx, item.item) for item in anc.items):
+            if with_turns_off(ctx, anc, GradOff.SWITCHED):
                 return False
         if isinstance(anc, cst.FunctionDef):
             if anc.name.value.startswith(_LIGHTNING_NO_GRAD_HOOKS) and ctx.in_module_class():
@@ -361,49 +275,6 @@ def grad_surely_enabled(ctx: FileContext) -> bool:
                 return False
             break
     return True
-
-
-def _call_sites(ctx: FileContext) -> dict[str, list[bool]]:
-    """For each called function name: for every call, whether it runs without grad."""
-    return ctx.cached("call_sites", lambda: _find_call_sites(ctx))
-
-
-def _find_call_sites(ctx: FileContext) -> dict[str, list[bool]]:
-    from torchlint.analysis.nodes import semantic_children
-
-    module = ctx.module
-    sites: dict[str, list[bool]] = {}
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
-    while stack:
-        node, no_grad = stack.pop()
-        if isinstance(node, cst.Call):
-            called = node.func
-            if isinstance(called, cst.Attribute) and isinstance(called.value, cst.Name) and (
-                    called.value.value in ("self", "cls")):
-                called = called.attr
-            if isinstance(called, cst.Name):
-                sites.setdefault(called.value, []).append(no_grad)
-        if isinstance(node, cst.FunctionDef):
-            no_grad = ctx.function_is_no_grad(node)
-        if isinstance(node, cst.With) and any(_grad_mode_item(ctx, item.item)
-                                               for item in node.items):
-            stack.extend((item, no_grad) for item in node.items)
-            stack.append((node.body, True))
-            continue
-        stack.extend((child, no_grad) for child in semantic_children(node))
-    return sites
-
-
-def called_only_without_grad(ctx: FileContext) -> bool:
-    """The current function is called in this file, and only under no_grad / inference_mode.
-
-    ``with torch.no_grad(): val_loss = evaluate(model, loader)``: no graph inside.
-    """
-    function = ctx.current_function
-    if function is None:
-        return False
-    calls = _call_sites(ctx).get(function.name.value)
-    return bool(calls) and all(calls)
 
 
 def mentioned_names(node: cst.CSTNode) -> Iterator[str]:
@@ -558,8 +429,10 @@ def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.
             ctx.qualified_name(item.func) not in AUTOCAST_NAMES):
         # ``amp_autocast = partial(torch.autocast, ...)`` / ``ac = torch.autocast``
         found = ctx.binding(item.func.value, with_node)
-        factory = found.value if found is not None and found.kind == "assign" else (
-            global_value(ctx, item.func.value) if found is None else None)
+        factory = found.value if found is not None and found.kind == "assign" else None
+        if found is None and ctx.current_function is not None:
+            global_ = module_value(ctx, item.func.value)
+            factory = global_[1] if global_ is not None else None
         if isinstance(factory, cst.Call) and ctx.qualified_name(
                 factory.func) == "functools.partial" and factory.args and (
                     ctx.qualified_name(factory.args[0].value) in AUTOCAST_NAMES):

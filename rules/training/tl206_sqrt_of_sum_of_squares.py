@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.grad_mode import in_no_grad
+
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.tensor_facts import plus_terms, square_base, sum_of_squares
 from torchlint.analysis.imports import index_for
@@ -67,7 +69,7 @@ class SqrtOfSumOfSquares(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         operand = self._sqrt_operand(node)
-        if operand is None or self.context.in_no_grad():
+        if operand is None or in_no_grad(self.context):
             return
         reduction = sum_of_squares(self.context, operand)
         if reduction is not None:

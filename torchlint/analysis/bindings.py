@@ -103,14 +103,23 @@ def module_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
                 yield from module_statements(child.body.body)
 
 
+# ------------------------------------------------------------- bindings
+
+
+# ------------------------------------------------------------ last binding
 @dataclass(frozen=True)
 class Binding:
-    """What a name was last bound to before a use, in straight-line code.
+    """A binding of a name found by looking back from a use, in straight-line code.
 
-    kind ``assign``: ``value`` is the right-hand side of ``name = value``.
-    kind ``for``: ``value`` is the iterable of the ``for`` whose target is the name.
-    kind ``with``: ``value`` is the context expression of ``with value as name``.
-    kind ``param``: ``node`` is the function's ``Param``.
+    kind ``assign``:    ``name = value`` (or ``name: T = value``); ``node`` is the statement
+    kind ``unpack``:    ``a, name = value``: ``node`` is the ``Assign``, ``value`` its value
+    kind ``augmented``: ``name += value``: the name keeps (part of) what it was before
+    kind ``for``:       ``node`` is the ``For`` whose target binds the name, ``value`` its
+                        iterable (the use is in its body)
+    kind ``with``:      ``with value as name``: ``node`` is the ``With``
+    kind ``param``:     ``node`` is the function's ``Param``, ``value`` its default
+    kind ``unknown``:   bound in a way that cannot be followed (an ``if`` in between, an
+                        import, a loop that rebinds it, a walrus...): ``node`` binds it
     """
 
     kind: str
@@ -118,11 +127,154 @@ class Binding:
     value: cst.BaseExpression | None = None
 
 
-# ------------------------------------------------------------- bindings
-def global_assignment(ctx: FileContext, name: str) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
-    """``name = value`` when that is the only binding of ``name`` at module level and the
-    current function (and those around it) never bind ``name`` themselves."""
+# After these, nothing earlier can be the value the name has at the use.
+_FINAL_KINDS = frozenset({"for", "with", "param", "unknown"})
+_BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)
+_LOOPS = (cst.For, cst.While)
+WithPolicy = Callable[[cst.With], bool]
 
+
+def bindings_before(ctx: FileContext, name: str, at: cst.CSTNode | None = None, *,
+                    into_with: bool | WithPolicy = True) -> Iterator[Binding]:
+    """The bindings of ``name`` before ``at`` (default: the node being visited), latest
+    first, in straight-line code of the current scope; the last one yielded may be final
+    (kinds ``for``, ``with``, ``param``, ``unknown``).
+
+    ``at`` is on the walk stack, or is an earlier statement of a block on it (so that a
+    chain ``a = b; b = ...`` can be followed back). The bodies of ``with`` statements run
+    unconditionally, so bindings inside them count as straight-line code unless
+    ``into_with`` (a flag, or a function of the ``With``) says no: then such a binding is
+    ``unknown``. The search stops at the scope's start (yielding the parameter that binds
+    the name, if any), at a loop whose body holds ``at`` and that binds the name, and at
+    any binding it cannot follow.
+    """
+    ancestors = ctx.ancestors
+    index = len(ancestors) - 1 if at is None else ctx.index_of(at)
+    if index >= 0:
+        yield from _up(ctx, name, index, into_with)
+    elif at is not None:
+        yield from _before_statement(ctx, name, at, into_with)
+
+
+def last_binding(ctx: FileContext, name: str, at: cst.CSTNode | None = None) -> Binding | None:
+    """What ``name`` was last bound to before ``at``, when that can be followed: an
+    ``assign``, ``for``, ``with`` or ``param`` binding (else None)."""
+    for found in bindings_before(ctx, name, at):
+        return found if found.kind in ("assign", "for", "with", "param") else None
+    return None
+
+
+def _up(ctx: FileContext, name: str, index: int, into_with: bool | WithPolicy
+        ) -> Iterator[Binding]:
+    ancestors = ctx.ancestors
+    for i in range(index - 1, -1, -1):
+        block = ancestors[i]
+        child = ancestors[i + 1]
+        kind = type(block)
+        if kind is cst.FunctionDef or kind is cst.Lambda:
+            for param in parameters(block, stars=False):
+                if param.name.value == name:
+                    yield Binding("param", param, param.default)
+            return
+        if kind is cst.ClassDef:
+            return
+        if kind in _LOOPS and child is block.body:
+            if kind is cst.For and name in target_names(block.target):
+                yield Binding("for", block, block.iter)
+                return
+            if binds_anywhere(block.body, name):  # carried over from the last iteration
+                yield Binding("unknown", block)
+                return
+            continue
+        if isinstance(block, _BLOCKS):
+            if (yield from _in_statements(block.body, child, name, into_with)):
+                return
+
+
+def _before_statement(ctx: FileContext, name: str, stmt: cst.CSTNode,
+                      into_with: bool | WithPolicy) -> Iterator[Binding]:
+    """:func:`bindings_before` for a statement of a block on the walk stack."""
+    ancestors = ctx.ancestors
+    for index in range(len(ancestors) - 1, -1, -1):
+        block = ancestors[index]
+        if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+            continue
+        line = next((s for s in block.body if s is stmt or (
+            isinstance(s, cst.SimpleStatementLine) and any(x is stmt for x in s.body))), None)
+        if line is None:
+            continue
+        if line is not stmt:  # earlier small statements of the same line come first
+            if (yield from _in_statements(line.body, stmt, name, into_with)):
+                return
+        if (yield from _in_statements(block.body, line, name, into_with)):
+            return
+        yield from _up(ctx, name, index, into_with)
+        return
+
+
+def _in_statements(body: Sequence[cst.CSTNode], child: cst.CSTNode | None, name: str,
+                   into_with: bool | WithPolicy) -> Iterator[Binding]:
+    """Bindings in the statements before ``child`` (all of them when None), last first.
+    Returns True (as the generator's value) once a final binding was yielded."""
+    if child is None:
+        position = len(body)
+    else:
+        position = next((k for k, s in enumerate(body) if s is child), None)
+        if position is None:
+            return False
+    for stmt in reversed(body[:position]):
+        if type(stmt) is cst.With and isinstance(stmt.body, cst.IndentedBlock) and not any(
+                item.asname is not None and name in target_names(item.asname.name)
+                for item in stmt.items):
+            if not binds_anywhere(stmt.body, name):
+                continue
+            if not (into_with(stmt) if callable(into_with) else into_with):
+                yield Binding("unknown", stmt)
+                return True
+            if (yield from _in_statements(stmt.body.body, None, name, into_with)):
+                return True
+            continue
+        smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
+        for small in reversed(smalls):
+            found = _binding_by(small, name)
+            if found is not None:
+                yield found
+                if found.kind in _FINAL_KINDS:
+                    return True
+    return False
+
+
+def _binding_by(small: cst.CSTNode, name: str) -> Binding | None:
+    """How the statement ``small`` binds ``name`` (None: it does not)."""
+    kind = type(small)
+    if kind is cst.Assign and len(small.targets) == 1:
+        target = small.targets[0].target
+        if type(target) is cst.Name:
+            if target.value == name:
+                return Binding("assign", small, small.value)
+            return Binding("unknown", small) if binds_anywhere(small.value, name) else None
+        if type(target) in (cst.Tuple, cst.List) and name in target_names(target):
+            return Binding("unpack", small, small.value)
+    elif kind is cst.AnnAssign and type(small.target) is cst.Name and small.target.value == name:
+        if small.value is None:
+            return Binding("unknown", small)
+        return Binding("assign", small, small.value)
+    elif kind is cst.AugAssign and type(small.target) is cst.Name and small.target.value == name:
+        return Binding("augmented", small, small.value)
+    elif kind is cst.With:
+        for item in small.items:
+            if item.asname is not None and type(item.asname.name) is cst.Name and (
+                    item.asname.name.value == name) and not binds_anywhere(small.body, name):
+                return Binding("with", small, item.item)
+    return Binding("unknown", small) if binds_anywhere(small, name) else None
+
+
+# ------------------------------------------------------ module-level values
+def module_value(ctx: FileContext, name: str) -> tuple[cst.Assign, cst.BaseExpression] | None:
+    """``name = value`` when that is the only binding of ``name`` at module level (blocks
+    such as ``if __name__ == "__main__":`` included, functions and classes not) and the
+    functions around the current node never bind ``name`` themselves: a global the code
+    here reads."""
     for ancestor in ctx.ancestors:
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
             if any(p.name.value == name for p in parameters(ancestor)):
@@ -131,8 +283,13 @@ def global_assignment(ctx: FileContext, name: str) -> tuple[cst.CSTNode, cst.Bas
                 return None
         elif isinstance(ancestor, cst.ClassDef):
             return None
+    return ctx.cached(("module_value", name), lambda: _module_value(ctx.module, name))
+
+
+def _module_value(module: cst.Module, name: str
+                  ) -> tuple[cst.Assign, cst.BaseExpression] | None:
     found: list[cst.CSTNode] = []
-    lines: list[cst.CSTNode] = list(ctx.module.body)
+    lines: list[cst.CSTNode] = list(module.body)
     while lines:
         stmt = lines.pop()
         if isinstance(stmt, cst.SimpleStatementLine):

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from torchlint.analysis.bindings import Binding, binds_anywhere, bound_names, module_statements
+from torchlint.analysis.bindings import Binding, bound_names, last_binding, module_statements
 from torchlint.analysis.imports import AMBIGUOUS, import_bindings
-from torchlint.analysis.nodes import parameters, target_names
-from torchlint.analysis.torch_facts import DATASET_BASES, MODULE_BASES, NO_GRAD_CONTEXTS, canonical
+from torchlint.analysis.nodes import parameters
+from torchlint.analysis.torch_facts import DATASET_BASES, MODULE_BASES, canonical
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -245,10 +245,11 @@ class FileContext:
 
     def parent(self, node: cst.CSTNode | None = None) -> cst.CSTNode | None:
         """Parent of ``node`` (default: the node being visited), if it is on the walk stack."""
-        index = len(self.ancestors) - 1 if node is None else self._index(node)
+        index = len(self.ancestors) - 1 if node is None else self.index_of(node)
         return self.ancestors[index - 1] if index > 0 else None
 
-    def _index(self, node: cst.CSTNode) -> int:
+    def index_of(self, node: cst.CSTNode) -> int:
+        """Where ``node`` is on the walk stack (-1: not on it)."""
         for i in range(len(self.ancestors) - 1, -1, -1):
             if self.ancestors[i] is node:
                 return i
@@ -282,7 +283,7 @@ class FileContext:
         function = function or self.current_function
         if function is None:
             return None
-        index = self._index(function)
+        index = self.index_of(function)
         for i in range(index - 1, -1, -1):
             anc = self.ancestors[i]
             kind = type(anc)
@@ -325,33 +326,6 @@ class FileContext:
                 found.append(anc)
         return found
 
-    def is_no_grad_item(self, expr: cst.BaseExpression) -> bool:
-        """``torch.no_grad()`` / ``torch.inference_mode()`` (or without the call, as decorator)."""
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        qual = self.qualified_name(target)
-        if qual in NO_GRAD_CONTEXTS:
-            if qual.endswith("inference_mode") and isinstance(expr, cst.Call):
-                mode = expr.args[0].value if expr.args else None
-                return not (isinstance(mode, cst.Name) and mode.value == "False")
-            return True
-        return False
-
-    def function_is_no_grad(self, function: cst.FunctionDef) -> bool:
-        return any(self.is_no_grad_item(d.decorator) for d in function.decorators)
-
-    def in_no_grad(self) -> bool:
-        """Inside a ``with torch.no_grad():`` body or a function decorated with no_grad."""
-        for i in range(len(self.ancestors) - 2, -1, -1):
-            anc = self.ancestors[i]
-            if isinstance(anc, cst.With) and self.ancestors[i + 1] is anc.body:
-                if any(self.is_no_grad_item(item.item) for item in anc.items):
-                    return True
-            elif isinstance(anc, cst.FunctionDef):
-                return self.function_is_no_grad(anc)
-            elif isinstance(anc, (cst.Lambda, cst.ClassDef)):
-                return False
-        return False
-
     def is_expression_statement(self, node: cst.CSTNode | None = None) -> bool:
         """The node is a whole expression statement (its value is dropped)."""
         node = node or self.node
@@ -360,110 +334,6 @@ class FileContext:
 
     # ------------------------------------------------------------- bindings
     def binding(self, name: str, at: cst.CSTNode | None = None) -> Binding | None:
-        """What ``name`` was last bound to before ``at`` (default: the current node).
-
-        ``at`` is on the walk stack, or is an earlier statement of a block on it (so that a
-        chain ``a = b; b = ...`` can be followed back). Only straight-line code of the
-        current scope counts: a binding inside a compound statement in between, or a loop
-        that rebinds the name, gives None.
-        """
-        index = len(self.ancestors) - 1 if at is None else self._index(at)
-        if index < 0:
-            return self._binding_before_statement(name, at) if at is not None else None
-        for i in range(index - 1, -1, -1):
-            block = self.ancestors[i]
-            child = self.ancestors[i + 1]
-            if isinstance(block, (cst.FunctionDef, cst.Lambda)):
-                return self._param_binding(block, name)
-            if isinstance(block, cst.ClassDef):
-                return None
-            if isinstance(block, _LOOPS) and child is block.body:
-                if isinstance(block, cst.For) and name in target_names(block.target):
-                    return Binding("for", block, block.iter)
-                if binds_anywhere(block.body, name):
-                    return None
-                continue
-            if isinstance(block, cst.SimpleStatementLine):
-                found = self._search_statements(block.body, child, name)
-            elif isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)):
-                found = self._search_statements(block.body, child, name)
-            else:
-                continue
-            if found is not None:
-                return found or None
-        return None
-
-    def _binding_before_statement(self, name: str, stmt: cst.CSTNode) -> Binding | None:
-        """``binding`` for a statement of a block on the walk stack, not itself on it."""
-        for block in reversed(self.ancestors):
-            if not isinstance(block, (cst.Module, cst.IndentedBlock)):
-                continue
-            line = next((s for s in block.body if s is stmt or (
-                isinstance(s, cst.SimpleStatementLine) and any(x is stmt for x in s.body))),
-                None)
-            if line is None:
-                continue
-            if line is not stmt:  # earlier small statements of the same line come first
-                found = self._search_statements(line.body, stmt, name)
-                if found is not None:
-                    return found or None
-            found = self._search_statements(block.body, line, name)
-            if found is not None:
-                return found or None
-            return self.binding(name, block)
-        return None
-
-    def _search_statements(self, body: Sequence[cst.CSTNode], child: cst.CSTNode | None,
-                           name: str) -> Binding | bool | None:
-        """Search statements before ``child`` (all of them when None), last first.
-
-        False means 'bound in a way we cannot follow'. ``with`` bodies run unconditionally,
-        so a binding inside one counts as straight-line code.
-        """
-        if child is None:
-            position = len(body)
-        else:
-            position = next((k for k, s in enumerate(body) if s is child), None)
-            if position is None:
-                return None
-        for stmt in reversed(body[:position]):
-            if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock) and not (
-                any(item.asname is not None and name in target_names(item.asname.name)
-                    for item in stmt.items)
-            ):
-                inner = self._search_statements(stmt.body.body, None, name)
-                if inner is not None:
-                    return inner
-                continue
-            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
-            for small in reversed(smalls):
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
-                    small.targets[0].target, cst.Name
-                ):
-                    if small.targets[0].target.value == name:
-                        return Binding("assign", small, small.value)
-                    if binds_anywhere(small.value, name):
-                        return False
-                    continue
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
-                    small.target.value == name
-                ):
-                    return Binding("assign", small, small.value) if small.value else False
-                if isinstance(small, cst.With) and any(
-                    item.asname is not None and isinstance(item.asname.name, cst.Name)
-                    and item.asname.name.value == name for item in small.items
-                ) and not binds_anywhere(small.body, name):
-                    item = next(it for it in small.items if it.asname is not None
-                                and isinstance(it.asname.name, cst.Name)
-                                and it.asname.name.value == name)
-                    return Binding("with", small, item.item)
-                if binds_anywhere(small, name):
-                    return False
-        return None
-
-    @staticmethod
-    def _param_binding(function: cst.FunctionDef | cst.Lambda, name: str) -> Binding | None:
-        for param in parameters(function, stars=False):
-            if param.name.value == name:
-                return Binding("param", param, param.default)
-        return None
+        """What ``name`` was last bound to before ``at`` (default: the current node): see
+        :func:`torchlint.analysis.bindings.last_binding`."""
+        return last_binding(self, name, at)

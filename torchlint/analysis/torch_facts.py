@@ -164,6 +164,13 @@ DATASET_BASES = frozenset(
 )
 
 
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                              "torch.autograd.grad_mode.set_grad_enabled"})
+AUTOCAST_NAMES = frozenset({
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+    "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast",
+    "torch.xpu.amp.autocast",
+})
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                               "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
