@@ -77,3 +77,34 @@ def test_every_fixture_has_positives_and_silent_lines() -> None:
             continue
         marks = expected(text)
         assert marks or "# no-error-expected" in text, f"{path.name} has no '# error:' mark"
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_a_star_import_changes_nothing(path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """``from X import *`` binds no name we can know: every rule still runs and finds the
+    same (a star import used to crash the import index, silently skipping TL206, TL208 and
+    TL702-TL705 on the whole file)."""
+    code = rule_code(path)
+    text = path.read_text(encoding="utf-8")
+    if code == "TL001" or not text.endswith("\n"):
+        return
+    plain = lint_with(path, code, text)
+    starred = lint_with(path, code, text + "from math import *\n")
+    assert [(d.line, d.column, d.code, d.message) for d in starred.diagnostics] == [
+        (d.line, d.column, d.code, d.message) for d in plain.diagnostics]
+    assert "internal error" not in capfd.readouterr().err
+
+
+def test_star_imports_do_not_hide_the_import_index_rules() -> None:
+    """The rules that read the import index, each on a file that also has a star import."""
+    cases = {
+        "TL206": "import torch\nfrom math import *\nd = torch.sqrt(x ** 2 + y ** 2)\n",
+        "TL208": "import torch\nfrom math import *\nopt = torch.optim.Adam(p, weight_decay=1e-4)\n",
+        "TL702": "import torch\nfrom math import *\ntorch.nn.utils.clip_grad_norm(p, 1.0)\n",
+        "TL703": "import torch\nfrom math import *\nscaler = torch.cuda.amp.GradScaler()\n",
+        "TL704": "import torch\nfrom torch.autograd import *\nx = torch.autograd.Variable(t)\n",
+        "TL705": "import torch\nfrom math import *\nx = torch.FloatTensor([1.0])\n",
+    }
+    for code, text in cases.items():
+        result = lint_with(Path("star.py"), code, text)
+        assert [d.code for d in result.diagnostics] == [code], (code, result.diagnostics)

@@ -28,7 +28,7 @@ def _with_names(stmt: cst.With) -> Iterator[str]:
 
 
 def _import_names(stmt: cst.Import | cst.ImportFrom) -> Iterator[str]:
-    for bound, _ in import_bindings(stmt):
+    for bound, _, _ in import_bindings(stmt):
         yield bound
 
 

@@ -69,7 +69,7 @@ class FileContext:
 
     def _bind_module_statement(self, stmt: cst.CSTNode) -> None:
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            for bound, qual in import_bindings(stmt):
+            for bound, qual, _ in import_bindings(stmt):
                 previous = self._module_names.get(bound)
                 if bound in self._module_bound and previous is None:
                     self._module_names[bound] = AMBIGUOUS
@@ -129,7 +129,7 @@ class FileContext:
             return
         names = self._frames[-1].names
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            for bound, qual in import_bindings(stmt):
+            for bound, qual, _ in import_bindings(stmt):
                 names[bound] = qual
         else:
             for bound in bound_names(stmt):

@@ -3,9 +3,9 @@ rewrite every use of an imported name and then remove the import)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
@@ -52,17 +52,11 @@ class ModuleIndex:
     def _note_import(self, node: cst.Import | cst.ImportFrom) -> None:
         line = self.parents.get(node)
         line = line if isinstance(line, cst.SimpleStatementLine) else None
-        if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:
-                bound = alias.evaluated_alias or alias.evaluated_name
-                self.imports.setdefault(bound, []).append((line, node, alias))
-            return
-        for alias in node.names:
-            if alias.asname is not None:  # import torch.cuda.amp as amp
-                self.imports.setdefault(alias.evaluated_alias, []).append((line, node, alias))
-            else:
-                for bound, _ in import_bindings(node.with_changes(names=[alias])):
-                    self.imports.setdefault(bound, []).append((line, node, None))
+        for imported in import_bindings(node):
+            # ``import a.b`` binds ``a`` without an alias of its own to remove
+            removable = isinstance(node, cst.ImportFrom) or imported.alias.asname is not None
+            self.imports.setdefault(imported.bound, []).append(
+                (line, node, imported.alias if removable else None))
 
     def _is_use(self, node: cst.Name) -> bool:
         parent = self.parents.get(node)
@@ -138,30 +132,39 @@ def called_use(index: ModuleIndex, name: cst.Name) -> cst.Call | None:
     return None
 
 
-def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
-    """(bound name, qualified name) pairs that an import statement creates."""
+class ImportedName(NamedTuple):
+    """A name an import statement binds: ``bound`` is the local name, ``qualified`` what it
+    means (``torch.nn`` for ``from torch import nn``; :data:`AMBIGUOUS` for a relative
+    import), ``alias`` the ``ImportAlias`` node that binds it."""
+
+    bound: str
+    qualified: str
+    alias: cst.ImportAlias
+
+
+def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[ImportedName]:
+    """The names an import statement binds. A star import binds nothing we can name."""
     if isinstance(stmt, cst.Import):
         for alias in stmt.names:
             full = dotted_name(alias.name)
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                yield alias.asname.name.value, full
+                yield ImportedName(alias.asname.name.value, full, alias)
             else:
                 top = full.split(".", 1)[0]
-                yield top, top
+                yield ImportedName(top, top, alias)
+        return
+    if isinstance(stmt.names, cst.ImportStar):
         return
     if stmt.relative or stmt.module is None:
         # relative imports name this project's own modules, never torch
-        if isinstance(stmt.names, Sequence):
-            for alias in stmt.names:
-                bound = alias.evaluated_alias or alias.evaluated_name
-                yield bound, AMBIGUOUS
+        for alias in stmt.names:
+            yield ImportedName(alias.evaluated_alias or alias.evaluated_name, AMBIGUOUS, alias)
         return
     module = dotted_name(stmt.module)
-    if module is None or isinstance(stmt.names, cst.ImportStar):
+    if module is None:
         return
     for alias in stmt.names:
         name = alias.evaluated_name
-        bound = alias.evaluated_alias or name
-        yield bound, f"{module}.{name}"
+        yield ImportedName(alias.evaluated_alias or name, f"{module}.{name}", alias)

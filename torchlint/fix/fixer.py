@@ -67,7 +67,7 @@ def _names(text: str) -> tuple[set[str], set[str]] | None:
     not_uses: set[int] = set()  # attribute and keyword names are not references
     for node in iter_nodes(module):
         if isinstance(node, (cst.Import, cst.ImportFrom)):
-            imported.update(bound for bound, _ in import_bindings(node))
+            imported.update(name.bound for name in import_bindings(node))
         elif isinstance(node, cst.Attribute):
             not_uses.add(id(node.attr))
         elif isinstance(node, cst.Arg) and node.keyword is not None:
