@@ -17,12 +17,14 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from torchlint.config.settings import Settings, expand_selectors
+from torchlint.config.selectors import expand_selectors
+from torchlint.config.settings import Settings
 from torchlint.config.discovery import discover
 from torchlint.engine.lint import lint_source
 from torchlint.engine.prefilter import could_fire
 from torchlint.registry import all_rules
 from torchlint.source import DecodeError, SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def check_file(path: str, codes: tuple[str, ...]) -> tuple[str, list[str], list[str]] | None:
@@ -34,7 +36,7 @@ def check_file(path: str, codes: tuple[str, ...]) -> tuple[str, list[str], list[
         return None
     rules = [all_rules()[code] for code in codes]
     passing = [rule.code for rule in rules if could_fire(rule, source.text)]
-    result = lint_source(source, rules, enabled_codes=set(codes), prefilter=False)
+    result = lint_source(source, FileSettings.for_rules(rules, set(codes)), prefilter=False)
     findings = [f"{d.line}:{d.column} {d.code}" for d in result.diagnostics]
     return path, passing, findings
 

@@ -7,6 +7,10 @@ through aliases, line continuations, comments between tokens and brackets.
 
 from __future__ import annotations
 
+from torchlint.engine.prefilter import MODEL_NAME
+
+__all__ = ["ASSIGNED", "DOTTED", "GAP", "GRAPH_VALUE", "MODEL_NAME", "torch_function"]
+
 # Building blocks of rules' patterns. Between two tokens Python allows whitespace, a line
 # continuation or a whole comment line: GAP is one such piece.
 GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])"
@@ -28,6 +32,4 @@ def torch_function(name: str) -> str:
 # a value that can carry an autograd graph: a loss (cross_entropy, *Loss, criterion...), an
 # nn layer or Module, or a call of a model-named callee
 GRAPH_VALUE = (r"(?i)loss|criteri|entropy|kl_div|\bnn\b|LightningModule"
-               r"|(?:\b(?:model|net|network|generator|discriminator|netg|netd|student|teacher"
-               r"|classifier|backbone)|_(?:model|net|network))(?:[\s\\]|#[^\n\r]*[\r\n])*\("
-               r"|\b(?:model|net)_\w*(?:[\s\\]|#[^\n\r]*[\r\n])*\(")
+               r"|(?:" + MODEL_NAME + r")(?:[\s\\]|#[^\n\r]*[\r\n])*\(")

@@ -9,6 +9,7 @@ from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -55,7 +56,7 @@ def _rules_for(code: str):
 def lint_with(path: Path, code: str, text: str | None = None):
     rules, codes = _rules_for(code)
     source = SourceFile.read(path) if text is None else SourceFile(str(path), text)
-    result = lint_source(source, rules, enabled_codes=codes)
+    result = lint_source(source, FileSettings.for_rules(rules, codes))
     result.diagnostics = [d for d in result.diagnostics if d.code == code]
     return result
 
@@ -65,4 +66,4 @@ def fix_with(path: Path, code: str, text: str | None = None):
     if code == "TL002":  # it has no fix; fixing the other rules is not its fixture's business
         rules, codes = [all_rules()[code]], {code}
     source = SourceFile.read(path) if text is None else SourceFile(str(path), text)
-    return fix_source(source, rules, unsafe=True, enabled_codes=codes)
+    return fix_source(source, FileSettings.for_rules(rules, codes), unsafe=True)

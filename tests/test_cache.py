@@ -83,16 +83,29 @@ def test_key_depends_on_settings_version_code_and_path(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     path, settings, cache_dir = _setup(tmp_path)
     data = Path(path).read_bytes()
-    base = cache_module.open_cache(cache_dir, settings)
+    base = cache_module.open_cache(cache_dir)
     assert base is not None
-    key = base.key(path, data)
-    assert base.key(path, data + b"\n") != key
-    assert base.key(path + "x", data) != key
-    other = cache_module.open_cache(cache_dir, replace(settings, ignore=("TL301",)))
-    assert other is not None and other.key(path, data) != key
+    fingerprint = settings.for_file(path).fingerprint
+    key = base.key(path, data, fingerprint)
+    assert base.key(path, data + b"\n", fingerprint) != key
+    assert base.key(path + "x", data, fingerprint) != key
+    other = replace(settings, ignore=("TL301",)).for_file(path).fingerprint
+    assert base.key(path, data, other) != key
+    extended = replace(settings, extend_model_names=("policy",)).for_file(path).fingerprint
+    assert base.key(path, data, extended) != key
     monkeypatch.setattr(torchlint, "__version__", "999.0")
-    bumped = cache_module.open_cache(cache_dir, settings)
-    assert bumped is not None and bumped.key(path, data) != key
+    bumped = cache_module.open_cache(cache_dir)
+    assert bumped is not None and bumped.key(path, data, fingerprint) != key
+
+
+def test_each_file_is_keyed_by_its_own_settings(tmp_path: Path) -> None:
+    """Per-file ignores change one file's settings, and only that file's key."""
+    path, settings, cache_dir = _setup(tmp_path)
+    ignoring = replace(settings, per_file_ignores=(("other.py", ("TL301",)),))
+    assert ignoring.for_file(path).fingerprint == settings.for_file(path).fingerprint
+    other = str(Path(path).with_name("other.py"))
+    assert ignoring.for_file(other).fingerprint != settings.for_file(other).fingerprint
+    assert "TL301" not in ignoring.for_file(other).codes
 
 
 def test_editing_a_rule_source_changes_the_fingerprint(tmp_path: Path) -> None:

@@ -122,6 +122,37 @@ def test_config_file_settings(tmp_path: Path) -> None:
     assert run("check", "--no-cache", "--select", "TL301", "pkg", cwd=tmp_path).exit_code == 1
 
 
+def test_extend_module_bases_and_model_names(tmp_path: Path) -> None:
+    """Rule options from the configuration: a third-party module base class makes its
+    subclasses module classes (TL101), and a project's own model name counts as a model
+    in an evaluation function (TL401)."""
+    code = textwrap.dedent("""
+        import torch
+        from mmengine.model import BaseModule
+        from torch import nn
+
+        class Head(BaseModule):
+            def __init__(self):
+                super().__init__()
+                self.layers = [nn.Linear(4, 4) for _ in range(3)]
+
+        def evaluate(policy, loader):
+            for x in loader:
+                policy(x)
+    """)
+    write(tmp_path / "a.py", code)
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    plain = run("check", "--no-cache", "a.py", cwd=tmp_path)
+    assert "TL101" not in plain.output and "TL401" not in plain.output
+    write(tmp_path / "pyproject.toml", textwrap.dedent("""
+        [tool.torchlint]
+        extend-module-bases = ["mmengine.model.BaseModule"]
+        extend-model-names = ["policy"]
+    """))
+    extended = run("check", "--no-cache", "a.py", cwd=tmp_path)
+    assert "TL101" in extended.output and "TL401" in extended.output, extended.output
+
+
 def test_config_is_found_from_a_subdirectory(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL301"]\n')
     write(tmp_path / "pkg" / "a.py", BAD)

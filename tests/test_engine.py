@@ -5,15 +5,16 @@ from __future__ import annotations
 from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def test_files_no_rule_can_fire_on_are_still_checked_for_syntax() -> None:
     rules = list(all_rules().values())
     broken = SourceFile("x.py", "def f(:\n    pass\n")
-    result = lint_source(broken, rules)
+    result = lint_source(broken, FileSettings.for_rules(rules))
     assert [d.code for d in result.diagnostics] == ["TL001"]
     plain = SourceFile("y.py", "def f(a):\n    return a + 1\n")
-    assert lint_source(plain, rules).diagnostics == []
+    assert lint_source(plain, FileSettings.for_rules(rules)).diagnostics == []
 
 
 def test_every_rule_declares_what_it_needs_to_see() -> None:
@@ -39,10 +40,10 @@ def test_prefilters_hide_no_finding_in_any_fixture() -> None:
         texts[f"{rule.code}-example.py"] = rule.doc_example("## Example")
     for path, text in texts.items():
         source = SourceFile(path, text)
-        everything = lint_source(source, rules, enabled_codes=codes, prefilter=False)
+        everything = lint_source(source, FileSettings.for_rules(rules, codes), prefilter=False)
         if not everything.parsed:
             continue
-        filtered = lint_source(source, rules, enabled_codes=codes)
+        filtered = lint_source(source, FileSettings.for_rules(rules, codes))
         assert _findings(filtered) == _findings(everything), path
 
 
@@ -68,9 +69,9 @@ def test_the_quick_syntax_check_agrees_with_the_parser(capfd) -> None:
     rules = list(all_rules().values())
     for text in ("return 1\n", "x = 1\nprint(x is 1)\n", "def f():\n    nonlocal y\n",
                  "s = '\\d'\n"):
-        assert lint_source(SourceFile("q.py", text), rules).diagnostics == [], text
+        assert lint_source(SourceFile("q.py", text), FileSettings.for_rules(rules)).diagnostics == [], text
     assert capfd.readouterr().err == ""
-    broken = lint_source(SourceFile("b.py", "x = (1,\n"), rules).diagnostics
+    broken = lint_source(SourceFile("b.py", "x = (1,\n"), FileSettings.for_rules(rules)).diagnostics
     assert [d.code for d in broken] == ["TL001"]
 
 
@@ -89,7 +90,7 @@ def test_positions_from_single_statements_equal_those_from_the_whole_module(monk
     def run() -> list[tuple[object, ...]]:
         found = []
         for text in texts:
-            for d in lint_source(SourceFile("f.py", text), rules, enabled_codes=codes).diagnostics:
+            for d in lint_source(SourceFile("f.py", text), FileSettings.for_rules(rules, codes)).diagnostics:
                 edits = d.fix.edits if d.fix is not None else ()
                 found.append((d.line, d.column, d.end_line, d.end_column, d.code, edits))
         return found

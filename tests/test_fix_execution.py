@@ -22,6 +22,7 @@ import pytest
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
@@ -337,7 +338,7 @@ def test_fix_keeps_behaviour(case: Case) -> None:
     if rule is None:
         pytest.skip(f"{case.code} is not in this version")
     before = textwrap.dedent(case.source).lstrip()
-    outcome = fix_source(SourceFile("case.py", before), [rule], unsafe=False)
+    outcome = fix_source(SourceFile("case.py", before), FileSettings.for_rules([rule]), unsafe=False)
     after = outcome.source.text
     assert after != before, f"{case.code}: no safe fix applied to the case"
     assert not any(d.code == case.code and d.fix is not None and d.fix.is_safe

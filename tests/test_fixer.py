@@ -8,6 +8,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.fixer import fix_source
 from torchlint.rule import Rule
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 class RenameCallsAndDropImport(Rule):
@@ -33,13 +34,13 @@ class RenameCallsAndDropImport(Rule):
 
 def test_a_fix_that_removes_an_import_still_in_use_is_refused() -> None:
     text = "from lib import helper\nhelper(a)\ny = helper(b)\n"
-    outcome = fix_source(SourceFile("t.py", text), [RenameCallsAndDropImport])
+    outcome = fix_source(SourceFile("t.py", text), FileSettings.for_rules([RenameCallsAndDropImport]))
     assert outcome.source.text == text
 
 
 def test_a_fix_that_removes_an_unused_import_goes_in() -> None:
     text = "from lib import helper\nhelper(a)\n"
-    outcome = fix_source(SourceFile("t.py", text), [RenameCallsAndDropImport])
+    outcome = fix_source(SourceFile("t.py", text), FileSettings.for_rules([RenameCallsAndDropImport]))
     assert outcome.source.text == "a\n"
 
 
@@ -57,7 +58,7 @@ class DropComment(Rule):
 
 def test_a_fix_that_drops_a_comment_is_refused() -> None:
     text = "f(  # keep\n  1)\nh(2)\n"
-    outcome = fix_source(SourceFile("t.py", text), [DropComment])
+    outcome = fix_source(SourceFile("t.py", text), FileSettings.for_rules([DropComment]))
     assert outcome.source.text == "f(  # keep\n  1)\ng()\n"
 
 
@@ -77,7 +78,6 @@ def test_a_crashing_rule_is_isolated_and_the_others_still_report(capsys) -> None
     from torchlint.registry import all_rules
 
     source = SourceFile("t.py", "import torch\nx = torch.ones(1).cuda()\n")
-    result = lint_source(source, [Crashes, all_rules()["TL301"]],
-                         enabled_codes={"TL996", "TL301"})
+    result = lint_source(source, FileSettings.for_rules([Crashes, all_rules()["TL301"]], {"TL996", "TL301"}))
     assert [d.code for d in result.diagnostics] == ["TL301"]
     assert "internal error in TL996" in capsys.readouterr().err

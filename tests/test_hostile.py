@@ -17,6 +17,7 @@ from torchlint.engine.parse import parse
 from torchlint.run.outcome import Mode
 from torchlint.run.runner import process_file, run
 from torchlint.source import write_atomic
+from torchlint.config.file_settings import FileSettings
 
 MOVE = b"x = torch.ones(3).cuda()"
 FIXED = b'x = torch.ones(3, device="cuda")'
@@ -339,7 +340,6 @@ def test_an_odd_file_loses_no_finding() -> None:
 
     code = "import torch\nx = torch.zeros(3).cuda()\ny = torch.load('w.pt')\n"
     rules = list(all_rules().values())
-    plain = lint_source(SourceFile("a.py", code), rules).diagnostics
-    odd = lint_source(SourceFile("a.py", code + "z = 1  # " + "#" * 5_000 + "\n"),
-                      rules).diagnostics
+    plain = lint_source(SourceFile("a.py", code), FileSettings.for_rules(rules)).diagnostics
+    odd = lint_source(SourceFile("a.py", code + "z = 1  # " + "#" * 5_000 + "\n"), FileSettings.for_rules(rules)).diagnostics
     assert plain and [(d.line, d.code) for d in odd] == [(d.line, d.code) for d in plain]

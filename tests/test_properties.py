@@ -20,6 +20,7 @@ from torchlint.config.settings import Settings
 from torchlint.run.file import lint_one
 from torchlint.run.outcome import Mode
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if not p.name.endswith(".fixed.py"))
@@ -91,7 +92,7 @@ def _parses(text: str) -> bool:
 @PROFILE
 @given(any_source)
 def test_linting_never_raises(text: str) -> None:
-    result = lint_source(SourceFile("gen.py", text), RULES)
+    result = lint_source(SourceFile("gen.py", text), FileSettings.for_rules(RULES))
     assert all(d.line >= 1 and d.column >= 1 for d in result.diagnostics)
     if not result.parsed:
         assert [d.code for d in result.diagnostics] == ["TL001"]
@@ -101,12 +102,12 @@ def test_linting_never_raises(text: str) -> None:
 @given(st.one_of(mutated(), generated), st.booleans())
 def test_fixing_keeps_code_parseable_and_is_idempotent(text: str, unsafe: bool) -> None:
     source = SourceFile("gen.py", text)
-    first = fix_source(source, RULES, unsafe=unsafe)
+    first = fix_source(source, FileSettings.for_rules(RULES), unsafe=unsafe)
     if _parses(text):
         assert _parses(first.source.text), first.source.text
     else:
         assert first.source.text == text  # nothing is written into code that cannot parse
-    second = fix_source(first.source, RULES, unsafe=unsafe)
+    second = fix_source(first.source, FileSettings.for_rules(RULES), unsafe=unsafe)
     assert second.source.text == first.source.text
     assert second.fixed == 0
 
@@ -117,7 +118,7 @@ def test_fixing_keeps_code_parseable_and_is_idempotent(text: str, unsafe: bool) 
 def test_the_runner_keeps_bytes_faithful(text: str, newline: str, bom: bool) -> None:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", newline)
     source = SourceFile("gen.py", text, bom=bom)
-    outcome = lint_one(source, ALL, Mode(fix=True, unsafe=True))
+    outcome = lint_one(source, ALL.for_file(source.path), Mode(fix=True, unsafe=True))
     if outcome.fixed_text is None:
         return
     data = source.with_text(outcome.fixed_text).to_bytes()

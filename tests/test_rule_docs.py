@@ -8,6 +8,7 @@ from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.rule import DOC_SECTIONS
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 RULES = list(all_rules().values())
 EXAMPLES_EXEMPT = {"TL001"}  # the syntax-error "rule" is reported by the engine itself
@@ -30,8 +31,8 @@ def test_example_triggers_and_use_instead_does_not(rule) -> None:
     bad = SourceFile("example.py", rule.doc_example("## Example"))
     good = SourceFile("example.py", rule.doc_example("Use instead:"))
     assert bad.text.strip() and good.text.strip()
-    found_bad = lint_source(bad, RULES, enabled_codes=codes).diagnostics
-    found_good = lint_source(good, RULES, enabled_codes=codes).diagnostics
+    found_bad = lint_source(bad, FileSettings.for_rules(RULES, codes)).diagnostics
+    found_good = lint_source(good, FileSettings.for_rules(RULES, codes)).diagnostics
     assert any(d.code == rule.code for d in found_bad), f"{rule.code}: Example does not trigger"
     assert not [d for d in found_good if d.code == rule.code], f"{rule.code}: Use instead triggers"
 

@@ -16,12 +16,13 @@ from torchlint.rules.migration.tl705_legacy_tensor_type import LegacyTensorType
 from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def fixed(rule: type, text: str) -> str:
     source = SourceFile("example.py", textwrap.dedent(text))
-    outcome = fix_source(source, [rule], unsafe=True, enabled_codes={rule.code})
-    again = lint_source(outcome.source, [rule], enabled_codes={rule.code})
+    outcome = fix_source(source, FileSettings.for_rules([rule], {rule.code}), unsafe=True)
+    again = lint_source(outcome.source, FileSettings.for_rules([rule], {rule.code}))
     assert all(d.fix is None for d in again.diagnostics)
     return outcome.source.text
 
@@ -217,7 +218,7 @@ def test_load_fixes_compose_in_signature_order() -> None:
             path,  # the file
         )
         """))
-    outcome = fix_source(source, rules, unsafe=True, enabled_codes={"TL601", "TL602"})
+    outcome = fix_source(source, FileSettings.for_rules(rules, {"TL601", "TL602"}), unsafe=True)
     assert outcome.source.text == textwrap.dedent("""\
         import torch
 
@@ -228,7 +229,7 @@ def test_load_fixes_compose_in_signature_order() -> None:
             weights_only=True,
         )
         """)
-    assert not lint_source(outcome.source, rules, enabled_codes={"TL601", "TL602"}).diagnostics
+    assert not lint_source(outcome.source, FileSettings.for_rules(rules, {"TL601", "TL602"})).diagnostics
 
 
 def test_loss_dropped_argument_keeps_its_comment() -> None:

@@ -8,19 +8,18 @@ from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def lint(code: str, source: str) -> list[tuple[int, int, str]]:
     rule = all_rules()[code]
-    result = lint_source(SourceFile("example.py", textwrap.dedent(source)), [rule],
-                         enabled_codes={code})
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)), FileSettings.for_rules([rule], {code}))
     return [(d.line, d.column, d.message) for d in result.diagnostics]
 
 
 def fixed(code: str, source: str) -> str:
     rule = all_rules()[code]
-    out = fix_source(SourceFile("example.py", textwrap.dedent(source)), [rule], unsafe=True,
-                     enabled_codes={code})
+    out = fix_source(SourceFile("example.py", textwrap.dedent(source)), FileSettings.for_rules([rule], {code}), unsafe=True)
     return out.source.text
 
 
@@ -169,8 +168,7 @@ def test_tl302_integer_batch_index_fix_is_unsafe_and_key_fix_safe() -> None:
             batch[0].cuda()
     """
     rule = all_rules()["TL302"]
-    result = lint_source(SourceFile("example.py", textwrap.dedent(source)), [rule],
-                         enabled_codes={"TL302"})
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)), FileSettings.for_rules([rule], {"TL302"}))
     assert [d.fix.is_safe if d.fix else None for d in result.diagnostics] == [True, False]
     assert 'batch["image"] = batch["image"].to(device)' in fixed("TL302", source)
     assert "batch[0] = batch[0].cuda()" in fixed("TL302", source)

@@ -8,18 +8,17 @@ from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def _lint(code: str, source: str, path: str = "example.py"):
     rule = all_rules()[code]
-    return lint_source(SourceFile(path, textwrap.dedent(source)), [rule],
-                       enabled_codes={code}).diagnostics
+    return lint_source(SourceFile(path, textwrap.dedent(source)), FileSettings.for_rules([rule], {code})).diagnostics
 
 
 def _fix(code: str, source: str, path: str = "example.py") -> str:
     rule = all_rules()[code]
-    return fix_source(SourceFile(path, textwrap.dedent(source)), [rule], unsafe=True,
-                      enabled_codes={code}).source.text
+    return fix_source(SourceFile(path, textwrap.dedent(source)), FileSettings.for_rules([rule], {code}), unsafe=True).source.text
 
 
 def test_tl401_reports_at_the_function_name() -> None:

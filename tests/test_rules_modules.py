@@ -6,17 +6,17 @@ from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def _lint(code: str, text: str) -> list:
     rule = all_rules()[code]
-    return lint_source(SourceFile("t.py", text), [rule], enabled_codes={code}).diagnostics
+    return lint_source(SourceFile("t.py", text), FileSettings.for_rules([rule], {code})).diagnostics
 
 
 def _fix(code: str, text: str) -> str:
     rule = all_rules()[code]
-    return fix_source(SourceFile("t.py", text), [rule], unsafe=True,
-                      enabled_codes={code}).source.text
+    return fix_source(SourceFile("t.py", text), FileSettings.for_rules([rule], {code}), unsafe=True).source.text
 
 
 def test_module_list_fix_adds_nn_import_when_missing() -> None:

@@ -6,18 +6,18 @@ from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
+from torchlint.config.file_settings import FileSettings
 
 
 def _lint(code: str, text: str) -> list[tuple[int, int]]:
     rule = all_rules()[code]
-    result = lint_source(SourceFile("t.py", text), [rule], enabled_codes={code})
+    result = lint_source(SourceFile("t.py", text), FileSettings.for_rules([rule], {code}))
     return [(d.line, d.column) for d in result.diagnostics]
 
 
 def _fix(code: str, text: str) -> str:
     rule = all_rules()[code]
-    return fix_source(SourceFile("t.py", text), [rule], unsafe=True,
-                      enabled_codes={code}).source.text
+    return fix_source(SourceFile("t.py", text), FileSettings.for_rules([rule], {code}), unsafe=True).source.text
 
 
 def test_view_after_permute_reports_at_the_call_and_fixes_only_the_name() -> None:

@@ -9,21 +9,21 @@ import pytest
 from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
+from torchlint.config.file_settings import FileSettings
 from torchlint.source import SourceFile
 
 
 def findings(code: str, source: str) -> list[tuple[int, int]]:
     rule = all_rules()[code]
     text = textwrap.dedent(source)
-    result = lint_source(SourceFile("t.py", text), [rule], enabled_codes={code})
+    result = lint_source(SourceFile("t.py", text), FileSettings.for_rules([rule], {code}))
     return [(d.line, d.column) for d in result.diagnostics if d.code == code]
 
 
 def fixed(code: str, source: str) -> str:
     rule = all_rules()[code]
     text = textwrap.dedent(source)
-    return fix_source(SourceFile("t.py", text), [rule], unsafe=True,
-                      enabled_codes={code}).source.text
+    return fix_source(SourceFile("t.py", text), FileSettings.for_rules([rule], {code}), unsafe=True).source.text
 
 
 TRAIN_LOOP = """

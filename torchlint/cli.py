@@ -14,7 +14,9 @@ import click
 
 from torchlint import __version__
 from torchlint.codes import syntax_error_at
-from torchlint.config.settings import ConfigError, Settings, resolve_settings
+from torchlint.config.errors import ConfigError
+from torchlint.config.loading import resolve_settings
+from torchlint.config.settings import Settings
 from torchlint.diagnostic import Diagnostic
 from torchlint.config.discovery import discover
 from torchlint.registry import all_rules, find_rule, nearest_codes
@@ -169,7 +171,7 @@ def _check_stdin(path: str, settings: Settings, mode: Mode) -> tuple[FileOutcome
     except DecodeError as exc:
         diag = syntax_error_at(path, exc.line, exc.column, str(exc))
         return FileOutcome(path, [diag]), ""
-    outcome = lint_one(source, settings, mode)
+    outcome = lint_one(source, settings.for_file(path), mode)
     text = source.text
     if mode.fix:
         text = outcome.fixed_text if outcome.fixed_text is not None else source.text

@@ -58,8 +58,8 @@ class TorchlintChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         codes = self.codes if self.codes is not None else enabled_codes(None, None)
-        settings = Settings(select=codes)
+        settings = Settings(select=codes, noqa=self.honour_noqa).for_file(self.filename)
         source = SourceFile(path=self.filename, text="".join(self.lines))
-        for d in lint_one(source, settings, Mode(noqa=self.honour_noqa)).diagnostics:
+        for d in lint_one(source, settings, Mode()).diagnostics:
             # flake8 prints the column it is given plus one; ours are 1-based already
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

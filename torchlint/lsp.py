@@ -18,7 +18,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from torchlint import __version__
-from torchlint.config.settings import ConfigError, Settings, resolve_settings
+from torchlint.config.errors import ConfigError
+from torchlint.config.loading import resolve_settings
+from torchlint.config.settings import Settings
 from torchlint.diagnostic import Diagnostic, Edit
 from torchlint.notebook import neutralise, restore
 from torchlint.run.file import lint_one
@@ -98,7 +100,7 @@ class TorchlintServer(LanguageServer):
             # IPython lines (%magic, !shell, %%cell magic) are set aside as in `check`;
             # whole lines are replaced, so every other line keeps its text and position
             text, replaced = neutralise(text)
-        outcome = lint_one(SourceFile(path=path, text=text), settings, mode)
+        outcome = lint_one(SourceFile(path=path, text=text), settings.for_file(path), mode)
         fixed = outcome.fixed_text
         if fixed is not None and replaced:
             fixed = restore(fixed, replaced)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.rules.devices.helpers import is_cuda_string
 from torchlint.analysis.nodes import has_keyword, last_name_part, method_call
-from torchlint.analysis.torch_facts import is_layer_name, is_loss_call
+from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import iter_nodes, iter_scope
 
@@ -35,14 +35,6 @@ _HOST_CONSTRUCTORS = frozenset(f"torch.{name}" for name in (
     "IntTensor", "ByteTensor", "BoolTensor", "DoubleTensor", "HalfTensor", "frombuffer",
     "numel", "is_floating_point", "get_rng_state", "set_rng_state",
 ))
-_SETUP_VERBS = frozenset({
-    "prepare", "load", "build", "create", "get", "save", "init", "make", "setup", "wrap",
-    "unwrap", "compile", "export", "convert", "register", "download", "print", "log", "count",
-    "freeze", "unfreeze", "instantiate", "configure", "restore", "resume", "upload", "push",
-    "set", "update", "copy", "clone", "check", "validate",
-})
-_MODEL_NAMES = frozenset({"net", "network", "module", "encoder", "decoder", "backbone",
-                          "generator", "discriminator", "classifier", "self"})
 
 
 class CudaTimingWithoutSync(Rule):
@@ -229,7 +221,8 @@ class CudaTimingWithoutSync(Rule):
                 return True
             name = last_name_part(call.func)
             if name is not None and isinstance(call.func, (cst.Name, cst.Attribute)):
-                if _names_a_model(name):
+                # a model, or a module calling itself (``self(batch)`` in a LightningModule)
+                if name in ("self", "module") or is_model_name(name, ctx.options.model_names):
                     return True
             if is_loss_call(ctx, call):
                 return True
@@ -239,18 +232,6 @@ class CudaTimingWithoutSync(Rule):
         if self._uses_cuda is None:
             self._uses_cuda = any(_mentions_cuda(n) for n in iter_nodes(self.context.module))
         return self._uses_cuda
-
-
-def _names_a_model(name: str) -> bool:
-    """``model``, ``ddp_model``, ``self.backbone``, ``resnet``: not ``prepare_model`` or
-    ``get_model_kwargs`` (helpers that build or wrap a model on the host)."""
-    words = [w for w in name.lower().split("_") if w]
-    if not words:
-        return False
-    last = words[-1]
-    if not ("model" in last or last in _MODEL_NAMES or last.endswith("net")):
-        return False
-    return len(words) == 1 or words[0] not in _SETUP_VERBS
 
 
 def is_cpu(node: cst.BaseExpression) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -23,9 +22,15 @@ from torchlint.analysis.grad_mode import (
     grad_off,
     with_turns_off,
 )
-from torchlint.analysis.nodes import parameters
-from torchlint.analysis.nodes import dotted_name, last_name_part, method_call
-from torchlint.analysis.nodes import semantic_children
+from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_model_name
+from torchlint.analysis.nodes import (
+    dotted_name,
+    iter_scope,
+    last_name_part,
+    method_call,
+    parameters,
+    semantic_children,
+)
 
 EVAL_NAME = re.compile(
     r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"
@@ -34,19 +39,7 @@ EVAL_NAME = re.compile(
 # Per-batch hooks (Lightning's validation_step, a trainer's eval_step) run under the
 # caller's no_grad and mode switch: judging them alone would cry wolf.
 _STEP_SUFFIXES = ("_step", "_step_end", "_batch")
-_MODEL_PARAM = re.compile(r"^(model|net|network|module|\w+_model|\w+_net|model_\w+)$")
-_MODEL_PARAM_STRICT = re.compile(r"^(model|net|network|\w+_model|\w+_net)$")
 _SCOPES = (cst.FunctionDef, cst.ClassDef)
-
-
-BACKWARD_METHODS = ("backward", "manual_backward")
-
-
-def is_backward_call(ctx: FileContext, node: cst.CSTNode) -> bool:
-    if method_call(node, *BACKWARD_METHODS) is not None:
-        return True
-    return isinstance(node, cst.Call) and ctx.qualified_name(node.func) == (
-        "torch.autograd.backward")
 
 
 def is_eval_name(name: str) -> bool:
@@ -64,27 +57,6 @@ def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
     is_test_file = base.startswith("test_") and base.endswith(".py") or base.endswith(
         "_test.py") or base == "conftest.py"
     return is_test_file and function.name.value.startswith("test")
-
-
-_MODEL_HELPER = re.compile(
-    r"^_*(get|build|make|create|load|wrap|unwrap|init|prepare|setup|set|save|to|freeze|"
-    r"compile|export|update|copy|clone|reset)_")
-
-
-def is_model_name(name: str) -> bool:
-    """``model``, ``net``, ``ema_model``... but not helpers like ``_wrap_model``."""
-    return bool(_MODEL_PARAM_STRICT.match(name)) and not _MODEL_HELPER.match(name)
-
-
-def own_nodes(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Nodes of ``function``'s body (or a loop's), without nested functions and classes."""
-    stack: list[cst.CSTNode] = [function.body]  # type: ignore[attr-defined]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, _SCOPES):
-            continue
-        stack.extend(reversed(list(semantic_children(current))))
 
 
 def params(function: cst.FunctionDef) -> list[cst.Param]:
@@ -203,12 +175,13 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
     this = self_name(ctx, function)
     for param in params(function):
         name = param.name.value
-        if name != this and is_model_name(name):
+        if name != this and is_model_name(name, ctx.options.model_names):
             names.add(name)
     if this is not None:
         for call in facts.calls:
             head, _, attr = call.name.partition(".")
-            if head == this and attr and "." not in attr and is_model_name(attr):
+            if head == this and attr and "." not in attr and is_model_name(
+                    attr, ctx.options.model_names):
                 names.add(call.name)
     return names
 
@@ -252,12 +225,13 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         per_scope.append(inner_scope)
         for child in semantic_children(node):
             _file_scan(ctx, child, decorated, facts, per_scope, inner_scope)
-        if any(method_call(n, "train") is not None for n in own_nodes(node)):
+        own = list(iter_scope(node.body, enter_lambdas=True))
+        if any(method_call(n, "train") is not None for n in own):
             facts.train_setters.add(node.name.value)
         if node.name.value in _FORWARD_METHODS:
             facts.called_from_forward |= {
-                last_name_part(n.func) or "" for n in own_nodes(node) if isinstance(n, cst.Call)}
-        if any(_is_eval_call(n) for n in own_nodes(node)):
+                last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
+        if any(_is_eval_call(n) for n in own):
             facts.eval_setters.add(node.name.value)
         return
     if isinstance(node, cst.With):

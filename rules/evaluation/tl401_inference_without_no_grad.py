@@ -17,6 +17,7 @@ from torchlint.rules.evaluation.helpers import (
 from torchlint.analysis.nodes import last_name_part
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
+from torchlint.rules.patterns import MODEL_NAME
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -76,8 +77,7 @@ class InferenceWithoutNoGrad(Rule):
                 r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)"
                 r"|\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b",
                 r"\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b|"
-                r"(?:\b|_)(?:model|net)[\s\\)]*\(|\bnetwork[\s\\)]*\("
-                r"|(?:\b|_)(?:model|net|network)[\s\\)]*\.[\s\\]*forward\b")
+                r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*forward\b")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"

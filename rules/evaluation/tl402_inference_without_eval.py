@@ -14,6 +14,7 @@ from torchlint.rules.evaluation.helpers import (
     scan_function,
 )
 from torchlint.rule import Rule
+from torchlint.rules.patterns import MODEL_NAME
 
 
 class InferenceWithoutEval(Rule):
@@ -71,8 +72,7 @@ class InferenceWithoutEval(Rule):
     patterns = (r"\btorch\b",
                 r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
                 r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)",
-                r"(?:\b|_)(?:model|net)[\s\\)]*\(|\bnetwork[\s\\)]*\("
-                r"|(?:\b|_)(?:model|net|network)[\s\\)]*\.[\s\\]*forward\b")
+                r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*forward\b")
     message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
                "calls {model}.eval(); dropout and batch norm stay in training mode")
     fix_safety = "unsafe"

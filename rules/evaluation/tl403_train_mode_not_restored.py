@@ -3,7 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.grad_mode import GradOff, with_turns_off
-from torchlint.rules.evaluation.helpers import file_facts, is_backward_call, own_nodes
+from torchlint.analysis.nodes import iter_scope
+from torchlint.analysis.torch_facts import is_backward_call
+from torchlint.rules.evaluation.helpers import file_facts
 from torchlint.analysis.nodes import dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
 from torchlint.analysis.nodes import semantic_children
@@ -83,13 +85,13 @@ class TrainModeNotRestored(Rule):
             return
         ctx = self.context
         loop = next((lp for lp in ctx.loops()
-                     if any(is_backward_call(ctx, n) for n in own_nodes(lp))), None)
+                     if any(is_backward_call(ctx, n) for n in iter_scope(lp.body, enter_lambdas=True))), None)
         if loop is None or (id(loop), model) in self._reported:
             return
         if self._leaves_loop(loop):
             return
         setters = file_facts(ctx).train_setters
-        for inner in own_nodes(loop):
+        for inner in iter_scope(loop.body, enter_lambdas=True):
             train = method_call(inner, "train")
             if train is not None:
                 other = dotted_name(train.value)

@@ -21,15 +21,13 @@ from torchlint.analysis.grad_mode import (
 from torchlint.analysis.nodes import dotted_name, iter_nodes, last_name_part, self_attribute
 from torchlint.analysis.torch_facts import (
     AUTOCAST_NAMES,
+    BACKWARD_METHODS,
     is_layer_call,
     is_loss_call,
     is_loss_class,
+    is_model_name,
 )
 
-_MODEL_NAMES = frozenset({"model", "net", "network", "generator", "discriminator", "netg",
-                          "netd", "student", "teacher", "classifier", "backbone", "ddp_model"})
-_MODEL_SUFFIXES = ("_model", "_net", "_network")
-_MODEL_PREFIXES = ("model_", "net_")
 # methods that keep the graph of a loss (``loss.mean()``)
 _GRAPH_KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float",
                                     "double", "half", "clone", "abs", "to", "cuda", "cpu"})
@@ -38,7 +36,6 @@ _GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "
                                    "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
                                    "layout"})
 _CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
-_BACKWARD_NAMES = frozenset({"backward", "manual_backward"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
                             "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
 
@@ -105,10 +102,8 @@ def is_model_call(ctx: FileContext, node: cst.CSTNode) -> bool:
     name = last_name_part(func)
     if name is None:
         return False
-    lowered = name.lower()
-    if lowered in _MODEL_NAMES or lowered.endswith(_MODEL_SUFFIXES) or lowered.startswith(
-            _MODEL_PREFIXES):
-        return not lowered.endswith(("_fn", "_func", "_name", "_path", "_cls", "_class"))
+    if is_model_name(name, ctx.options.model_names):
+        return True
     built = _instance_of(ctx, func)
     return built is not None and is_layer_call(ctx, built)
 
@@ -346,7 +341,7 @@ def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> b
         if isinstance(node, cst.Call):
             func = node.func
             called = last_name_part(func)
-            if called in _BACKWARD_NAMES or called == "grad" and dotted_name(func) in (
+            if called in BACKWARD_METHODS or called == "grad" and dotted_name(func) in (
                     "torch.autograd.grad", "autograd.grad", "grad"):
                 backprop_here = True
                 if _mentions(node, derived):

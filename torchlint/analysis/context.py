@@ -20,7 +20,8 @@ from libcst._nodes.internal import CodegenState
 from torchlint.analysis.bindings import Binding, bound_names, last_binding, module_statements
 from torchlint.analysis.imports import AMBIGUOUS, import_bindings
 from torchlint.analysis.nodes import parameters
-from torchlint.analysis.torch_facts import DATASET_BASES, MODULE_BASES, canonical
+from torchlint.analysis.options import Options
+from torchlint.analysis.torch_facts import canonical
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -39,9 +40,10 @@ class _Frame:
 class FileContext:
     """Shared facts about one file. The engine keeps ``ancestors`` current during the walk."""
 
-    def __init__(self, path: str, module: cst.Module) -> None:
+    def __init__(self, path: str, module: cst.Module, options: Options | None = None) -> None:
         self.path = path
         self.module = module
+        self.options = options if options is not None else Options()
         self.ancestors: list[cst.CSTNode] = []
         self._frames: list[_Frame] = []
         self._module_names: dict[str, str] = {}
@@ -95,11 +97,11 @@ class FileContext:
                 for base in cls.bases:
                     qual = self._resolve_module_level(base.value)
                     local = base.value.value if isinstance(base.value, cst.Name) else None
-                    if qual in MODULE_BASES or local in self._module_classes:
+                    if qual in self.options.module_bases or local in self._module_classes:
                         self._module_classes[name] = cls
                         changed = True
                         break
-                    if qual in DATASET_BASES or local in self._dataset_classes:
+                    if qual in self.options.dataset_bases or local in self._dataset_classes:
                         self._dataset_classes[name] = cls
                         changed = True
                         break

@@ -143,16 +143,19 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 # Nodes that open a scope of their own: a scope walk does not enter them.
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+_NAMED_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef})
 
 
-def iter_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and its descendants, pre-order, not entering nested functions/classes/lambdas."""
+def iter_scope(node: cst.CSTNode, *, enter_lambdas: bool = False) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, pre-order, not entering nested functions and classes
+    (nor lambdas, unless ``enter_lambdas``: a lambda's body runs where it is called)."""
+    closed = _NAMED_SCOPE_TYPES if enter_lambdas else SCOPE_TYPES
     yield node
     stack: list[cst.CSTNode] = list(reversed(_children(node)))
     while stack:
         current = stack.pop()
         yield current
-        if type(current) not in SCOPE_TYPES:
+        if type(current) not in closed:
             stack.extend(reversed(_children(current)))
 
 
@@ -240,14 +243,6 @@ def code(node: cst.CSTNode) -> str:
     return cst.Module(body=()).code_for_node(node)
 
 
-def walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
-    from torchlint.analysis.nodes import iter_nodes
-
-    for child in iter_nodes(node):
-        if isinstance(child, cst.Call):
-            yield child
-
-
 def dotted_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
@@ -278,8 +273,7 @@ def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
 
 
 def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
-    from torchlint.analysis.nodes import iter_nodes
-
+    """Every call in ``node`` (nested scopes included), pre-order."""
     for child in iter_nodes(node):
         if isinstance(child, cst.Call):
             yield child

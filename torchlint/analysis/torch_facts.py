@@ -3,6 +3,7 @@ factories, dtypes and devices. Rules ask these instead of comparing spellings.""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -139,31 +140,6 @@ DTYPE_NAMES = frozenset({
 })
 
 
-# Classes whose subclasses are torch modules even though the base is not torch.nn.Module.
-MODULE_BASES = frozenset(
-    {
-        "torch.nn.Module",
-        "pytorch_lightning.LightningModule",
-        "pytorch_lightning.core.LightningModule",
-        "pytorch_lightning.core.module.LightningModule",
-        "lightning.LightningModule",
-        "lightning.pytorch.LightningModule",
-        "lightning.pytorch.core.LightningModule",
-        "lightning.pytorch.core.module.LightningModule",
-    }
-)
-
-
-DATASET_BASES = frozenset(
-    {
-        "torch.utils.data.Dataset",
-        "torch.utils.data.dataset.Dataset",
-        "torch.utils.data.IterableDataset",
-        "torch.utils.data.dataset.IterableDataset",
-    }
-)
-
-
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                               "torch.autograd.grad_mode.set_grad_enabled"})
 AUTOCAST_NAMES = frozenset({
@@ -182,3 +158,59 @@ def canonical(qualname: str) -> str:
     if qualname.startswith("torch.nn.parallel.") and qualname.count(".") == 4:
         return "torch.nn.parallel." + qualname.rsplit(".", 1)[1]
     return qualname
+
+
+# ------------------------------------------------------------------ models
+# First words of names that build or handle a model rather than being one (build_model)
+MODEL_HELPER_VERBS = frozenset({
+    "build", "check", "clone", "compile", "configure", "convert", "copy", "count", "create",
+    "download", "export", "freeze", "get", "init", "instantiate", "load", "log", "make",
+    "prepare", "print", "push", "register", "reset", "restore", "resume", "save", "set",
+    "setup", "to", "unfreeze", "unwrap", "update", "upload", "validate", "wrap",
+})
+# Last words of names that hold something about a model, not the model (model_path)
+NOT_A_MODEL_ENDINGS = frozenset({"fn", "func", "name", "path", "cls", "class"})
+# First words that make the rest of a name a model's name (model_ema, net_g)
+MODEL_PREFIX_WORDS = frozenset({"model", "net"})
+
+
+def is_model_name(name: str, model_names: frozenset[str]) -> bool:
+    """Does ``name`` (a variable, parameter or attribute) name a model?
+
+    ``model``, ``net``, ``generator`` (``model_names``, from the settings); ``ema_model``,
+    ``fake_discriminator`` (ending in one); ``model_ema``, ``net_g``; ``resnet``,
+    ``mymodel``. Not helpers such as ``build_model`` or ``get_net``, not ``model_path`` or
+    ``model_fn``, and not a class (``Generator``: calling it builds a model).
+    """
+    if name[:1].isupper():
+        return False
+    words = [w for w in name.lower().split("_") if w]
+    if not words:
+        return False
+    if len(words) == 1:
+        word = words[0]
+        return word in model_names or word.endswith(("model", "net"))
+    if words[0] in MODEL_HELPER_VERBS or words[-1] in NOT_A_MODEL_ENDINGS:
+        return False
+    return words[-1] in model_names or words[0] in MODEL_PREFIX_WORDS
+
+
+def model_names_pattern(model_names: frozenset[str]) -> str:
+    """A regular expression alternative matching every name :func:`is_model_name` accepts
+    as the last part of a callee (for the rules' prefilter patterns)."""
+    words = "|".join(sorted(re.escape(w) for w in model_names))
+    return rf"\w*(?:model|net)|(?:\b|_)(?:{words})|\b(?:model|net)_\w*"
+
+
+# ---------------------------------------------------------------- backward
+# Methods that backpropagate a loss: Tensor.backward, LightningModule.manual_backward
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+
+def is_backward_call(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``loss.backward()``, ``self.manual_backward(loss)``, ``torch.autograd.backward(...)``."""
+    if type(node) is not cst.Call:
+        return False
+    if type(node.func) is cst.Attribute and node.func.attr.value in BACKWARD_METHODS:
+        return True
+    return ctx.qualified_name(node.func) == "torch.autograd.backward"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.config.file_settings import FileSettings
 from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA, UNUSED_NOQA_NAME
 from torchlint.diagnostic import Diagnostic, NodeEdit
 from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_error
@@ -28,28 +29,22 @@ class LintResult:
     module: cst.Module | None = field(default=None, repr=False)
 
 
-def lint_source(
-    source: SourceFile,
-    rules: Sequence[type[Rule]],
-    *,
-    enabled_codes: Collection[str] | None = None,
-    unfixable: Collection[str] = (),
-    noqa: bool = True,
-    prefilter: bool = True,
-) -> LintResult:
-    """Run ``rules`` over ``source``; ``enabled_codes`` decides TL001/TL002 (default: all).
+def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool = True
+                ) -> LintResult:
+    """Run the rules of ``settings`` over ``source``.
 
-    ``noqa=False`` ignores ``# noqa`` comments (flake8's ``--disable-noqa``).
-    ``prefilter=False`` runs every rule, even those whose triggers the text lacks (to
-    check that the triggers hide no finding).
+    ``settings.codes`` decides TL001/TL002; ``settings.noqa=False`` ignores ``# noqa``
+    comments (flake8's ``--disable-noqa``). ``prefilter=False`` runs every rule, even those
+    whose triggers the text lacks (to check that the triggers hide no finding).
     """
-    enabled = set(enabled_codes) if enabled_codes is not None else {r.code for r in rules} | {
-        SYNTAX_ERROR}
+    enabled = settings.codes
+    unfixable = settings.unfixable
+    rules: Sequence[type[Rule]] = settings.rules
     text = source.text
     # TL001 and TL002 are the engine's own; their rule classes only document them
     rules = [r for r in rules if r.code not in ENGINE_CODES]
     if prefilter:
-        rules = rules_to_run(rules, text)
+        rules = rules_to_run(rules, text, settings.options)
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
         # nothing can fire: CPython's parser is enough to tell whether the file parses
         if compiles(text) or python_syntax_error(text) is None:
@@ -64,16 +59,17 @@ def lint_source(
 
     try:
         try:
-            reports, context = run_rules(source.path, module, rules)
+            reports, context = run_rules(source.path, module, rules, settings.options)
         except (RecursionError, KeyboardInterrupt, SystemExit, MemoryError):
             raise
         except Exception:  # a rule's bug: isolate it, keep every other rule's findings
-            reports, context = run_rules(source.path, module, rules, guarded=True)
+            reports, context = run_rules(source.path, module, rules, settings.options,
+                                             guarded=True)
     except RecursionError as exc:
         diagnostics = [syntax_error(source.path, exc, source.text)]
         return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False,
                           module=module)
-    suppressions = parse_suppressions(source.text) if noqa else Suppressions()
+    suppressions = parse_suppressions(source.text) if settings.noqa else Suppressions()
     diagnostics: list[Diagnostic] = []
     suppressed = 0
     if reports:

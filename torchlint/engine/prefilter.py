@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from torchlint.analysis.options import Options
+from torchlint.analysis.torch_facts import model_names_pattern
+
 if TYPE_CHECKING:
     from torchlint.rule import Rule
 
@@ -81,20 +84,38 @@ def _matches(patterns: tuple[Pattern, ...], text: str, memo: dict[str, bool],
     return True
 
 
-def could_fire(rule: type[Rule], text: str) -> bool:
+# Stands, in a rule's pattern, for any name of a model (see is_model_name): the words come
+# from the settings, so the prefilter never hides a model a project named itself.
+MODEL_NAME = "<model-name>"
+
+
+@lru_cache(maxsize=None)
+def rule_patterns(patterns: tuple[str, ...], model_names: frozenset[str]
+                  ) -> tuple[Pattern, ...]:
+    """A rule's patterns, compiled, with :data:`MODEL_NAME` spelled out."""
+    if not any(MODEL_NAME in p for p in patterns):
+        return compiled(patterns)
+    names = f"(?i:{model_names_pattern(model_names)})"
+    return compiled(tuple(p.replace(MODEL_NAME, names) for p in patterns))
+
+
+def could_fire(rule: type[Rule], text: str, options: Options | None = None) -> bool:
     """Do ``text`` and the rule's triggers and patterns allow a finding? (On an
     :func:`unusual` text only the cheap patterns are asked.)"""
-    return _triggered(rule, text) and _matches(compiled(rule.patterns), text, {},
+    names = (options or Options()).model_names
+    return _triggered(rule, text) and _matches(rule_patterns(rule.patterns, names), text, {},
                                                cheap_only=unusual(text))
 
 
-def rules_to_run(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None = None
+                 ) -> list[type[Rule]]:
     """The rules worth running on ``text``, in their given order; empty when none can fire.
 
     Rules with only cheap patterns are tried first; as soon as one can fire the file will
     be parsed, and the remaining rules are filtered by triggers and cheap patterns only.
     """
     memo: dict[str, bool] = {}
+    names = (options or Options()).model_names
     candidates = [r for r in rules if _triggered(r, text)]
     if not candidates:
         return []
@@ -102,7 +123,7 @@ def rules_to_run(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
     # on odd texts the costly patterns could take minutes: there only cheap ones decide
     parsing = unusual(text)
     for rule in sorted(candidates, key=_cost):
-        patterns = compiled(rule.patterns)
+        patterns = rule_patterns(rule.patterns, names)
         if _matches(patterns, text, memo, cheap_only=parsing):
             chosen.add(rule)
             parsing = True

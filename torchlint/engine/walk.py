@@ -11,6 +11,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import children_of, memoised_children
+from torchlint.analysis.options import Options
 from torchlint.rule import Report, Rule
 
 Handler = Callable[[cst.CSTNode], object]
@@ -45,10 +46,11 @@ def _guard(instance: Rule, handler: Handler, failed: set[int], path: str) -> Han
     return call
 
 
-def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]], *,
-               guarded: bool = False) -> tuple[list[tuple[Rule, Report]], FileContext]:
+def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
+              options: Options | None = None, *, guarded: bool = False
+              ) -> tuple[list[tuple[Rule, Report]], FileContext]:
     """One walk for all rules. ``guarded``: a rule that raises is dropped for this file."""
-    context = FileContext(path, module)
+    context = FileContext(path, module, options)
     instances = [rule(context) for rule in rules]
     visit: dict[str, list[Handler]] = {}
     leave: dict[str, list[Handler]] = {}

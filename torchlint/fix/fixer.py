@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import tokenize
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -14,7 +14,7 @@ from torchlint.diagnostic import Diagnostic, Edit, applicable
 from torchlint.engine.lint import LintResult, lint_source
 from torchlint.engine.parse import parse
 from torchlint.fix.text import apply_edits
-from torchlint.rule import Rule
+from torchlint.config.file_settings import FileSettings
 from torchlint.source import SourceFile
 from torchlint.analysis.nodes import iter_nodes
 
@@ -122,20 +122,12 @@ def _apply(text: str, chosen: list[Diagnostic]) -> tuple[str, int]:
     return apply_edits(text, kept), count
 
 
-def fix_source(
-    source: SourceFile,
-    rules: Sequence[type[Rule]],
-    *,
-    unsafe: bool = False,
-    enabled_codes: Collection[str] | None = None,
-    unfixable: Collection[str] = (),
-    result: LintResult | None = None,
-) -> FixOutcome:
+def fix_source(source: SourceFile, settings: FileSettings, *, unsafe: bool = False,
+               result: LintResult | None = None) -> FixOutcome:
     """Fix ``source`` to a fixed point. ``result`` may be a lint of ``source`` already made."""
     current = source
     fixed = 0
-    result = result or lint_source(current, rules, enabled_codes=enabled_codes,
-                                   unfixable=unfixable)
+    result = result or lint_source(current, settings)
     for _ in range(MAX_PASSES):
         if not result.parsed:
             break
@@ -147,5 +139,5 @@ def fix_source(
             break
         fixed += count
         current = current.with_text(new_text)
-        result = lint_source(current, rules, enabled_codes=enabled_codes, unfixable=unfixable)
+        result = lint_source(current, settings)
     return FixOutcome(current, result, fixed)

@@ -2,7 +2,8 @@
 
 An entry's key is a hash of: the cache format, torchlint's version, the Python and
 libcst versions, a fingerprint of the engine and rule source files (so editing a
-rule invalidates it), the effective settings, the file's path and its bytes. Only
+rule invalidates it), the fingerprint of the settings the file is linted with, the
+file's path and its bytes. Only
 the lint result of those bytes is stored (diagnostics with their resolved fixes),
 never a fixed text, so a fix run can never write something stale: it uses an entry
 only when that entry holds no fix it would apply.
@@ -69,8 +70,9 @@ def code_fingerprint(files: Iterable[str] | None = None) -> str:
     return digest.hexdigest()
 
 
-def settings_basis(settings: object, code_hash: str | None = None) -> str:
-    """The part of every key shared by one run: versions, code and settings."""
+def cache_basis(code_hash: str | None = None) -> str:
+    """The part of every key shared by one run: versions and code. (The settings a file
+    is linted with are part of its own key.)"""
     from torchlint import __version__
 
     parts = (
@@ -79,7 +81,6 @@ def settings_basis(settings: object, code_hash: str | None = None) -> str:
         sys.version,
         _libcst_version(),
         code_hash if code_hash is not None else code_fingerprint(),
-        repr(settings),
     )
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -150,14 +151,16 @@ def decode(path: str, rows: Iterable[object]) -> list[Diagnostic]:
 # ------------------------------------------------------------------ the store
 @dataclass(frozen=True)
 class Cache:
-    """A directory of entries; ``basis`` is :func:`settings_basis` for this run."""
+    """A directory of entries; ``basis`` is :func:`cache_basis` for this run."""
 
     directory: str
     basis: str
 
-    def key(self, path: str, data: bytes) -> str:
+    def key(self, path: str, data: bytes, settings_fingerprint: str) -> str:
+        """The key of ``path`` holding ``data``, linted with settings of that fingerprint."""
         digest = hashlib.sha256(self.basis.encode())
         digest.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(settings_fingerprint.encode() + b"\0")
         digest.update(data)
         return digest.hexdigest()
 
@@ -217,7 +220,7 @@ class Cache:
                     pass
 
 
-def open_cache(cache_dir: str | os.PathLike[str] | None, settings: object) -> Cache | None:
+def open_cache(cache_dir: str | os.PathLike[str] | None) -> Cache | None:
     if cache_dir is None:
         return None
-    return Cache(os.path.abspath(os.fspath(cache_dir)), settings_basis(settings))
+    return Cache(os.path.abspath(os.fspath(cache_dir)), cache_basis())

@@ -4,6 +4,7 @@ answer from the cache or lint it, and write the fixes back."""
 from __future__ import annotations
 
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
+from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.run.cache import Cache
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
@@ -13,22 +14,17 @@ from torchlint.source import DecodeError, SourceFile, write_atomic
 # answered from the cache never loads it.
 
 
-def lint_one(source: SourceFile, settings: Settings, mode: Mode) -> FileOutcome:
+def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutcome:
+    """Lint ``source`` (and with ``mode`` fix it, or diff the fixes). Writes nothing."""
     from torchlint.engine.lint import lint_source
     from torchlint.fix.fixer import fix_source
 
     path = source.path
-    rules = settings.rules_for(path)
-    codes = settings.codes_for(path)
-    unfixable = settings.unfixable_codes()
-    result = lint_source(source, rules, enabled_codes=codes, unfixable=unfixable,
-                         noqa=mode.noqa)
+    result = lint_source(source, settings)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics)
-    outcome = fix_source(source, rules, unsafe=mode.unsafe, enabled_codes=codes,
-                         unfixable=unfixable, result=result)
+    outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
-    diff = ""
     if mode.diff and changed:
         from torchlint.fix.text import unified_diff
 
@@ -50,7 +46,8 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
         data = read_bytes(path)
     except OSError as exc:
         return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
-    key = cache.key(path, data) if cache is not None else None
+    file_settings = settings.for_file(path)
+    key = cache.key(path, data, file_settings.fingerprint) if cache is not None else None
     if cache is not None and key is not None:
         cached = cache.get(path, key)
         if cached is not None and cached_result_suffices(cached, mode):
@@ -58,12 +55,12 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
-        enabled_tl001 = SYNTAX_ERROR in settings.codes_for(path)
+        enabled_tl001 = SYNTAX_ERROR in file_settings.codes
         diags = [syntax_error_at(path, exc.line, exc.column, str(exc))] if enabled_tl001 else []
         if cache is not None and key is not None:
             cache.put(key, diags)
         return FileOutcome(path, diags)
-    outcome = lint_one(source, settings, mode)
+    outcome = lint_one(source, file_settings, mode)
     if mode.fix and not mode.diff and outcome.fixed_text is not None:
         fixed_bytes = source.with_text(outcome.fixed_text).to_bytes()
         try:
@@ -73,7 +70,8 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
                                error=f"cannot write the fixes: {exc}")
         if cache is not None:
             # what remains is the lint of the bytes now on disk
-            cache.put(cache.key(path, fixed_bytes), outcome.diagnostics)
+            cache.put(cache.key(path, fixed_bytes, file_settings.fingerprint),
+                      outcome.diagnostics)
     elif cache is not None and key is not None and not outcome.error:
         cache.put(key, outcome.diagnostics)
     return outcome

@@ -16,7 +16,7 @@ from torchlint.source import SourceFile, write_atomic
 
 
 def _not_a_notebook(path: str, message: str, settings: Settings) -> FileOutcome:
-    if SYNTAX_ERROR not in settings.codes_for(path):
+    if SYNTAX_ERROR not in settings.for_file(path).codes:
         return FileOutcome(path)
     return FileOutcome(path, [syntax_error_at(path, 1, 1, message)])
 
@@ -38,14 +38,15 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
     if not notebook.cells or not notebook.is_python:
         return FileOutcome(path)
     source = SourceFile(path=path, text=notebook.program)
-    outcome = lint_one(source, settings, replace(mode, fix=False, diff=False) if mode.diff
+    file_settings = settings.for_file(path)
+    outcome = lint_one(source, file_settings, replace(mode, fix=False, diff=False) if mode.diff
                        else mode)
     mapped = [notebook.map_diagnostic(d) for d in outcome.diagnostics]
     if not (mode.fix or mode.diff):
         return FileOutcome(path, mapped)
     fixed_program = outcome.fixed_text
     if mode.diff:  # lint_one diffs the program; the diff is redone per cell, in cell terms
-        fixing = lint_one(source, settings, replace(mode, fix=True, diff=False))
+        fixing = lint_one(source, file_settings, replace(mode, fix=True, diff=False))
         fixed_program = fixing.fixed_text
     if fixed_program is None or fixed_program == notebook.program:
         return FileOutcome(path, mapped)

@@ -13,7 +13,6 @@ class Mode:
     fix: bool = False  # write fixes to the file
     unsafe: bool = False  # include unsafe fixes
     diff: bool = False  # compute the diff of the fixes, write nothing
-    noqa: bool = True  # honour `# noqa` comments
 
 
 @dataclass

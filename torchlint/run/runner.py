@@ -161,7 +161,7 @@ def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | Non
     to worker processes unless there are only a few.
     """
     paths = list(paths)
-    cache = open_cache(cache_dir, settings) if paths else None
+    cache = open_cache(cache_dir) if paths else None
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     done: dict[str, FileOutcome] = {}
     todo: list[str] = []
@@ -170,7 +170,7 @@ def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | Non
         if path in done or path in queued:
             continue
         queued.add(path)
-        hit = _from_cache(path, mode, cache)
+        hit = _from_cache(path, settings, mode, cache)
         if hit is not None:
             done[path] = hit
         else:
@@ -202,14 +202,15 @@ def _load_engine() -> None:
     all_rules()
 
 
-def _from_cache(path: str, mode: Mode, cache: Cache | None) -> FileOutcome | None:
+def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache | None
+                ) -> FileOutcome | None:
     if cache is None or path.endswith(".ipynb"):
         return None
     try:
         data = read_bytes(path)
     except OSError:
         return None  # the worker reports it
-    cached = cache.get(path, cache.key(path, data))
+    cached = cache.get(path, cache.key(path, data, settings.for_file(path).fingerprint))
     if cached is None or not cached_result_suffices(cached, mode):
         return None
     return FileOutcome(path, cached)
