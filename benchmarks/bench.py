@@ -158,8 +158,8 @@ def best(name: str, command: list[str], repeat: int, before=None) -> Measure:
 
 
 def python_files(directory: str) -> list[str]:
-    from torchlint.config.settings import Settings
     from torchlint.config.discovery import discover
+    from torchlint.config.settings import Settings
 
     found = discover([directory], Settings(root=directory), suffixes=(".py", ".pyi"))
     return found.files

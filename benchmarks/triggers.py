@@ -17,14 +17,14 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
+from torchlint.config.discovery import discover
+from torchlint.config.file_settings import FileSettings
 from torchlint.config.selectors import expand_selectors
 from torchlint.config.settings import Settings
-from torchlint.config.discovery import discover
 from torchlint.engine.lint import lint_source
 from torchlint.engine.prefilter import could_fire
 from torchlint.registry import all_rules
 from torchlint.source import DecodeError, SourceFile
-from torchlint.config.file_settings import FileSettings
 
 
 def check_file(path: str, codes: tuple[str, ...]) -> tuple[str, list[str], list[str]] | None:

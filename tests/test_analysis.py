@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 import pytest
-
 from test_context import probe
+
 from torchlint.analysis.bindings import bindings_before, module_value
 from torchlint.analysis.grad_mode import (
     GradOff,

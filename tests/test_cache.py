@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import torchlint
+from torchlint.config.settings import Settings
 from torchlint.run import cache as cache_module
 from torchlint.run import file as run_file
-from torchlint.config.settings import Settings
 from torchlint.run.outcome import Mode
 from torchlint.run.runner import run
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchlint.config.settings import Settings
 from torchlint.config.discovery import discover
+from torchlint.config.settings import Settings
 from torchlint.registry import all_rules
 from torchlint.run.outcome import Mode
 from torchlint.run.runner import run

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
-from torchlint.config.file_settings import FileSettings
 
 
 def test_files_no_rule_can_fire_on_are_still_checked_for_syntax() -> None:

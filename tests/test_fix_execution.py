@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from torchlint.config.file_settings import FileSettings
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
-from torchlint.config.file_settings import FileSettings
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.fixer import fix_source
 from torchlint.rule import Rule
 from torchlint.source import SourceFile
-from torchlint.config.file_settings import FileSettings
 
 
 class RenameCallsAndDropImport(Rule):

@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from fixture_support import (
-    FIXTURES, expected, fix_with, fixed_path, fixture_files, lint_with, rule_code,
+    FIXTURES,
+    expected,
+    fix_with,
+    fixed_path,
+    fixture_files,
+    lint_with,
+    rule_code,
 )
+
 from torchlint.engine.parse import parse
 from torchlint.registry import all_rules
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.run import file as run_file
+from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.engine.parse import parse
+from torchlint.run import file as run_file
 from torchlint.run.outcome import Mode
 from torchlint.run.runner import process_file, run
 from torchlint.source import write_atomic
-from torchlint.config.file_settings import FileSettings
 
 MOVE = b"x = torch.ones(3).cuda()"
 FIXED = b'x = torch.ones(3, device="cuda")'

@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from torchlint.cli import main
-
-from torchlint.notebook import PLACEHOLDER, neutralise, restore
+from torchlint.ipython import PLACEHOLDER, neutralise, restore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks"
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 yaml = pytest.importorskip("yaml")
 
 REPO = Path(os.environ.get("TORCHLINT_HOOKS_REPO") or Path(__file__).resolve().parents[1])

@@ -12,15 +12,15 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from torchlint.config.file_settings import FileSettings
+from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
 from torchlint.engine.parse import parse
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
-from torchlint.config.settings import Settings
 from torchlint.run.file import lint_one
 from torchlint.run.outcome import Mode
 from torchlint.source import SourceFile
-from torchlint.config.file_settings import FileSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if not p.name.endswith(".fixed.py"))

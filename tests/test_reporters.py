@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from torchlint.diagnostic import Diagnostic, Edit, Fix
-from torchlint.run.progress import MIN_FILES, wants_progress, with_progress
 from torchlint.reporters import RENDERERS, Sources
 from torchlint.reporters.github import format_github
 from torchlint.reporters.statistics import count_by_rule, render_statistics
+from torchlint.run.progress import MIN_FILES, wants_progress, with_progress
 
 
 def _diag(code: str = "TL301", fix: Fix | None = None, cell: int | None = None,

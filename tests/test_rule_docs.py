@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
 from torchlint.rule import DOC_SECTIONS
 from torchlint.source import SourceFile
-from torchlint.config.file_settings import FileSettings
 
 RULES = list(all_rules().values())
 EXAMPLES_EXEMPT = {"TL001"}  # the syntax-error "rule" is reported by the engine itself

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
 from torchlint.source import SourceFile
-from torchlint.config.file_settings import FileSettings
 
 
 def _lint(code: str, text: str) -> list[tuple[int, int]]:

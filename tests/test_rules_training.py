@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
+from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
-from torchlint.config.file_settings import FileSettings
 from torchlint.source import SourceFile
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.run import runner
 from torchlint.config.settings import Settings
 from torchlint.run import file as run_file
+from torchlint.run import runner
 from torchlint.run.outcome import FileOutcome, Mode
 from torchlint.run.runner import run
 

@@ -14,17 +14,17 @@ import click
 
 from torchlint import __version__
 from torchlint.codes import syntax_error_at
+from torchlint.config.discovery import discover
 from torchlint.config.errors import ConfigError
 from torchlint.config.loading import resolve_settings
 from torchlint.config.settings import Settings
 from torchlint.diagnostic import Diagnostic
-from torchlint.config.discovery import discover
 from torchlint.registry import all_rules, find_rule, nearest_codes
 from torchlint.reporters import RENDERERS, Renderer, Sources
-from torchlint.run.progress import with_progress
 from torchlint.reporters.statistics import render_statistics
 from torchlint.run.file import lint_one
 from torchlint.run.outcome import FileOutcome, Mode
+from torchlint.run.progress import with_progress
 from torchlint.run.runner import run
 from torchlint.source import DecodeError, SourceFile
 

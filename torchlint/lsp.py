@@ -22,7 +22,7 @@ from torchlint.config.errors import ConfigError
 from torchlint.config.loading import resolve_settings
 from torchlint.config.settings import Settings
 from torchlint.diagnostic import Diagnostic, Edit
-from torchlint.notebook import neutralise, restore
+from torchlint.ipython import neutralise, restore
 from torchlint.run.file import lint_one
 from torchlint.run.outcome import Mode
 from torchlint.source import SourceFile

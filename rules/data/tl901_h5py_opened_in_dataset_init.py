@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
+
 from torchlint.analysis.nodes import method_call, self_attribute
 from torchlint.rule import Rule
 

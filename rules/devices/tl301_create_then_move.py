@@ -2,9 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.nodes import get_arg, has_keyword, method_call, positional_args
-from torchlint.analysis.torch_facts import is_device_like, is_dtype, is_tensor_factory, TENSOR_FACTORIES
+from torchlint.analysis.torch_facts import (
+    TENSOR_FACTORIES,
+    is_device_like,
+    is_dtype,
+    is_tensor_factory,
+)
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 

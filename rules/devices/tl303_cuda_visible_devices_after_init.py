@@ -3,11 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
+from torchlint.rules.devices.cuda import initialises_cuda
 
-from torchlint.rules.devices.helpers import initialises_cuda
-from torchlint.analysis.nodes import get_arg, method_call, string_value
+from torchlint.analysis.nodes import get_arg, iter_scope, method_call, string_value
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_scope
 
 _VARIABLE = "CUDA_VISIBLE_DEVICES"
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.tensor_facts import is_numpy_array
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.devices.helpers import is_numpy_array
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 

@@ -3,12 +3,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
+from torchlint.rules.devices.cuda import is_cuda_string
 
-from torchlint.rules.devices.helpers import is_cuda_string
-from torchlint.analysis.nodes import has_keyword, last_name_part, method_call
+from torchlint.analysis.nodes import (
+    has_keyword,
+    iter_nodes,
+    iter_scope,
+    last_name_part,
+    method_call,
+)
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes, iter_scope
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
+from torchlint.rules.devices.batches import DATALOADERS, moves_loader_batches_to_device
 
-from torchlint.rules.devices.helpers import DATALOADERS, moves_loader_batches_to_device
 from torchlint.analysis.nodes import get_arg
 from torchlint.rule import Rule
 

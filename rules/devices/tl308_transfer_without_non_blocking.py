@@ -1,16 +1,18 @@
 from __future__ import annotations
 
 import libcst as cst
+from torchlint.rules.devices.batches import DATALOADERS, batch_loop, batch_root, unwrap_loader
+from torchlint.rules.devices.cuda import is_device_move
 
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.devices.helpers import (
-    DATALOADERS,
-    batch_loop,
-    batch_root,
-    is_device_move,
-    unwrap_loader,
+from torchlint.analysis.nodes import (
+    code,
+    get_arg,
+    has_keyword,
+    is_literal_true,
+    method_call,
+    positional_args,
 )
-from torchlint.analysis.nodes import code, get_arg, has_keyword, is_literal_true, method_call, positional_args
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 

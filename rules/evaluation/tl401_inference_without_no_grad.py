@@ -1,12 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.analysis.grad_mode import GradOff, called_with_grad_off, decorated_no_grad
-
-from torchlint.analysis.context import FileContext
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.evaluation.helpers import (
+from torchlint.rules.evaluation.functions import (
     file_facts,
     is_eval_name,
     is_pytest_test,
@@ -14,10 +9,14 @@ from torchlint.rules.evaluation.helpers import (
     model_names,
     scan_function,
 )
+from torchlint.rules.patterns import MODEL_NAME
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.grad_mode import GradOff, called_with_grad_off, decorated_no_grad
 from torchlint.analysis.nodes import last_name_part
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
-from torchlint.rules.patterns import MODEL_NAME
 
 
 class InferenceWithoutNoGrad(Rule):

@@ -1,11 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.evaluation.helpers import (
+from torchlint.rules.evaluation.functions import (
     class_sets_eval,
     file_facts,
     is_eval_name,
@@ -13,8 +9,11 @@ from torchlint.rules.evaluation.helpers import (
     model_names,
     scan_function,
 )
-from torchlint.rule import Rule
 from torchlint.rules.patterns import MODEL_NAME
+
+from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 
 
 class InferenceWithoutEval(Rule):

@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 import libcst as cst
+from torchlint.rules.evaluation.functions import file_facts
 
 from torchlint.analysis.grad_mode import GradOff, with_turns_off
-from torchlint.analysis.nodes import iter_scope
+from torchlint.analysis.nodes import (
+    dotted_name,
+    iter_scope,
+    last_name_part,
+    method_call,
+    semantic_children,
+)
 from torchlint.analysis.torch_facts import is_backward_call
-from torchlint.rules.evaluation.helpers import file_facts
-from torchlint.analysis.nodes import dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import semantic_children
 
 
 class TrainModeNotRestored(Rule):

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import libcst as cst
+from torchlint.rules.evaluation.functions import self_name
 
+from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
-from torchlint.rules.evaluation.helpers import self_name
-from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
 from torchlint.rule import Rule
 
 _DROPOUTS = frozenset(

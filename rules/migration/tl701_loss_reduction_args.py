@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.torch_facts import LOSS_FUNCTIONS, is_loss_class
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import keeps_comments
-from torchlint.analysis.torch_facts import LOSS_FUNCTIONS, is_loss_class
 from torchlint.rule import Rule
 
 LEGACY = ("size_average", "reduce")

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.imports import index_for
-from torchlint.fix.edits import import_cleanup
-from torchlint.fix.edits import reference
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import import_cleanup, reference
 from torchlint.rule import Rule
 
 DEPRECATED = {

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.imports import index_for
+from torchlint.analysis.nodes import iter_nodes
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import import_cleanup, torch_spelling
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes
 
 DEPRECATED = {
     "torch.cuda.amp.autocast": "autocast",

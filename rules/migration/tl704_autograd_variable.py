@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.imports import ModuleIndex, index_for
-from torchlint.fix.edits import as_atom, import_cleanup, keeps_comments, receiver_text
 from torchlint.analysis.nodes import is_literal_true
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import as_atom, import_cleanup, keeps_comments, receiver_text
 from torchlint.rule import Rule
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})

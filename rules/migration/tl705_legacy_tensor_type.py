@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.imports import index_for
-from torchlint.fix.edits import import_cleanup, keeps_comments, torch_spelling
-from torchlint.fix.edits import with_keywords
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import import_cleanup, keeps_comments, torch_spelling, with_keywords
 from torchlint.rule import Rule
 
 DTYPES = {

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.rules.modules.helpers import UnregisteredContainerRule, container_pattern
+from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
 class ModuleDictNotRegistered(UnregisteredContainerRule):

@@ -2,13 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.nodes import get_arg, iter_nodes, method_call, self_attribute
+from torchlint.analysis.torch_facts import is_layer_call, is_torch_nn
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.modules.helpers import is_torch_nn
-from torchlint.analysis.nodes import get_arg, method_call, self_attribute
-from torchlint.analysis.torch_facts import is_layer_call
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes
 
 _SEQUENCES = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
 

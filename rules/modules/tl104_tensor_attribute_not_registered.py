@@ -1,15 +1,20 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.modules.helpers import single_target
-from torchlint.analysis.nodes import get_arg, is_literal_true, self_attribute, string_value
-from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
-from torchlint.rule import Rule
+
 from torchlint.analysis.bindings import bound_names
-from torchlint.analysis.nodes import iter_nodes
+from torchlint.analysis.nodes import (
+    get_arg,
+    is_literal_true,
+    iter_nodes,
+    self_attribute,
+    single_target,
+    string_value,
+)
+from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 
 # methods that turn a tensor into another tensor (so a chain on a factory is still a tensor)
 _TENSOR_METHODS = frozenset({

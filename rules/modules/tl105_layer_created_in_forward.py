@@ -2,11 +2,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules.modules.helpers import single_target
-from torchlint.analysis.nodes import get_arg, is_literal_false, is_literal_true, self_attribute
+from torchlint.analysis.nodes import (
+    get_arg,
+    is_literal_false,
+    is_literal_true,
+    iter_nodes,
+    self_attribute,
+    single_target,
+)
 from torchlint.analysis.torch_facts import layer_name
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes
 
 _EXACT = frozenset({
     "Linear", "Bilinear", "PReLU", "LayerNorm", "GroupNorm", "Embedding", "EmbeddingBag",

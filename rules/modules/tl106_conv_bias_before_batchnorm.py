@@ -3,15 +3,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-
-from torchlint.rules.modules.helpers import (
+from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
     conv_bias_fix,
     conv_dimension,
     sequence_item,
-    single_target,
 )
-from torchlint.analysis.nodes import self_attribute
+
+from torchlint.analysis.nodes import self_attribute, single_target
 from torchlint.rule import Rule
 
 

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.nodes import code, dotted_name, iter_nodes, last_name_part, method_call
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.nodes import code, dotted_name, last_name_part, method_call
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes
 
 
 class ForwardCalledDirectly(Rule):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
+
 from torchlint.analysis.bindings import binds_anywhere, bound_names, module_statements
 from torchlint.analysis.nodes import parameters
 from torchlint.rule import Rule

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import libcst as cst
+from torchlint.rules.patterns import torch_function
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.bindings import module_value
-from torchlint.fix.edits import receiver_text
 from torchlint.analysis.nodes import get_arg, method_call
 from torchlint.analysis.torch_facts import is_layer_call
-from torchlint.rules.patterns import torch_function
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import receiver_text
 from torchlint.rule import Rule
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})

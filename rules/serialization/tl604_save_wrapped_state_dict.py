@@ -1,13 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.bindings import module_value
-from torchlint.analysis.nodes import get_arg, method_call
 from torchlint.rules.patterns import torch_function
+
+from torchlint.analysis.bindings import module_value
+from torchlint.analysis.nodes import get_arg, iter_nodes, method_call
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 WRAPPERS = frozenset({

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.analysis.nodes import method_call
 from torchlint.analysis.tensor_facts import (
     NON_CONTIGUOUS_ATTRIBUTES,
     NON_CONTIGUOUS_METHODS,
     is_dtype_like,
     non_contiguous_producer,
 )
-from torchlint.analysis.nodes import method_call
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 
 # permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for

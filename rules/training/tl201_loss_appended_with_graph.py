@@ -1,20 +1,20 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.training.helpers import (
+from torchlint.rules.patterns import GRAPH_VALUE
+from torchlint.rules.training.graph import (
     function_scope,
     grad_surely_enabled,
-    iterates_data,
     graph_is_wanted,
     graph_value,
     item_call,
     item_suggestion,
+    iterates_data,
     shown,
 )
+
 from torchlint.analysis.nodes import dotted_name, method_call, positional_args
-from torchlint.rules.patterns import GRAPH_VALUE
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 
 

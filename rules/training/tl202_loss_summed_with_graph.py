@@ -1,21 +1,21 @@
 from __future__ import annotations
 
 import libcst as cst
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.training.helpers import (
+from torchlint.rules.patterns import GRAPH_VALUE
+from torchlint.rules.training.graph import (
     function_scope,
     grad_surely_enabled,
-    iterates_data,
     graph_is_wanted,
     graph_value,
     is_number_or_tensor,
     item_call,
     item_suggestion,
-    shown,
+    iterates_data,
     last_assignment,
+    shown,
 )
-from torchlint.rules.patterns import GRAPH_VALUE
+
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
+from torchlint.rules.training.loops import loop_training_facts
 
-from torchlint.rules.training.helpers import loop_training_facts
 from torchlint.rule import Rule
 
 

@@ -3,12 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.grad_mode import in_no_grad
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.tensor_facts import plus_terms, square_base, sum_of_squares
 from torchlint.analysis.imports import index_for
-from torchlint.fix.edits import import_cleanup
-from torchlint.fix.edits import reference
+from torchlint.analysis.tensor_facts import plus_terms, square_base, sum_of_squares
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import import_cleanup, reference
 from torchlint.rule import Rule
 
 _REDUCTION_KEYWORDS = ("dim", "keepdim")

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.analysis.nodes import method_call
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 
 # Trailing-underscore methods that change metadata or flags, not the tensor's elements.

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
 from torchlint.analysis.imports import index_for
-from torchlint.fix.edits import import_cleanup
 from torchlint.analysis.nodes import get_arg, last_name_part
-from torchlint.fix.edits import reference
+from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
+from torchlint.fix.edits import import_cleanup, reference
 from torchlint.rule import Rule
 
 _ADAM = frozenset({"torch.optim.Adam", "torch.optim.adam.Adam"})

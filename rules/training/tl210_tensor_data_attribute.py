@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.tensor_facts import is_parameter_loop_target
 from torchlint.analysis.nodes import method_call
+from torchlint.analysis.tensor_facts import is_parameter_loop_target
 from torchlint.analysis.torch_facts import is_tensor_factory
+from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 
 _TENSOR_ATTRIBUTES = frozenset({"grad", "weight", "bias"})

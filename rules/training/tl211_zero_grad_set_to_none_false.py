@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import libcst as cst
+
 from torchlint.analysis.bindings import bound_names
-from torchlint.analysis.nodes import get_arg, is_literal_false, method_call
+from torchlint.analysis.nodes import get_arg, is_literal_false, iter_nodes, method_call
 from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_nodes
 
 
 def _grad_owner(node: cst.BaseExpression) -> cst.Name | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState

@@ -277,3 +277,19 @@ def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     for child in iter_nodes(node):
         if isinstance(child, cst.Call):
             yield child
+
+
+def single_target(stmt: cst.CSTNode) -> cst.BaseExpression | None:
+    """The one target of ``a = v`` / ``a: T = v``; None for chained or tuple targets."""
+    kind = type(stmt)
+    if kind is cst.Assign and len(stmt.targets) == 1:
+        return stmt.targets[0].target
+    if kind is cst.AnnAssign and stmt.value is not None:
+        return stmt.target
+    return None
+
+
+def assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        return stmt.value
+    return None

@@ -5,8 +5,15 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import code, get_arg, last_name_part, method_call, string_value
-from torchlint.analysis.torch_facts import DTYPE_NAMES, is_dtype
+from torchlint.analysis.nodes import (
+    code,
+    get_arg,
+    last_name_part,
+    method_call,
+    positional_args,
+    string_value,
+)
+from torchlint.analysis.torch_facts import DTYPE_NAMES, TENSOR_FACTORIES, is_dtype
 
 # Methods whose result is (in general) not contiguous in memory.
 NON_CONTIGUOUS_METHODS = frozenset({
@@ -182,3 +189,108 @@ def is_parameter_loop_target(ctx: FileContext, name: cst.Name) -> bool:
         return len(elements) == 2 and isinstance(elements[1].value, cst.Name) and (
             elements[1].value.value == name.value)
     return False
+
+
+# torch functions that always return a tensor (beyond the factories)
+TENSOR_OPS = frozenset(
+    f"torch.{name}"
+    for name in (
+        "from_numpy", "as_tensor", "asarray", "cat", "concat", "concatenate", "stack", "hstack",
+        "vstack", "matmul", "mm", "bmm", "einsum", "exp", "log", "sigmoid", "tanh", "softmax",
+        "log_softmax", "relu", "where", "clamp", "clip", "abs", "sqrt", "sum", "mean", "flatten",
+        "reshape", "transpose", "permute", "squeeze", "unsqueeze", "cumsum", "normal",
+        "bernoulli", "multinomial", "tril", "triu", "outer", "diag", "masked_fill", "gather",
+        "index_select", "flip", "roll", "repeat_interleave", "clone", "empty_strided",
+        "full_like", "tensor", "cdist", "argmax", "argmin", "bincount", "polar", "complex",
+    )
+) | TENSOR_FACTORIES
+
+
+# tensor methods that return a tensor
+TENSOR_METHODS = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "bool", "byte", "view", "reshape",
+    "permute", "transpose", "contiguous", "clone", "detach", "unsqueeze", "squeeze", "flatten",
+    "t", "expand", "expand_as", "repeat", "type_as", "view_as", "reshape_as", "abs", "exp",
+    "sum", "mean", "softmax", "sigmoid", "pin_memory", "requires_grad_",
+})
+
+
+def is_tensor_expression(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """A call known to produce a tensor: torch factory/op, F.* op, or a tensor method of one."""
+    if not isinstance(node, cst.Call):
+        return False
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:
+        if qual in TENSOR_OPS:
+            return True
+        return qual.startswith("torch.nn.functional.") and qual.count(".") == 3 and \
+            not qual.endswith(("multi_head_attention_forward", "_with_indices"))
+    attribute = method_call(node, *TENSOR_METHODS)
+    if attribute is not None:
+        return is_tensor_expression(ctx, attribute.value)
+    return False
+
+
+# numpy functions that always return an ndarray: no np.load (npz), reductions or scalars, and
+# nothing that makes negative strides (np.flip) or read-only memory (np.frombuffer), which
+# torch.from_numpy refuses or warns about
+_NUMPY_ARRAY_FUNCTIONS = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "array", "asarray", "ascontiguousarray", "asfortranarray", "zeros", "ones", "empty",
+        "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+        "logspace", "eye", "identity", "stack", "vstack", "hstack", "dstack", "concatenate",
+        "column_stack", "fromfile", "loadtxt", "genfromtxt", "tile", "repeat", "expand_dims",
+        "transpose", "pad", "tril", "triu", "outer", "diag", "copy", "argsort", "cumsum",
+    )
+)
+
+
+# numpy.random functions that return an array only when given a shape
+_NUMPY_RANDOM_SHAPED = frozenset({"rand", "randn"})
+
+
+_NUMPY_RANDOM_SIZED = frozenset({"random", "uniform", "normal", "randint", "choice",
+                                 "random_sample", "standard_normal", "binomial", "poisson",
+                                 "beta", "gamma", "exponential", "permutation"})
+
+
+_ARRAY_METHODS = frozenset({"astype", "reshape", "transpose", "copy", "squeeze", "flatten",
+                            "ravel", "swapaxes"})
+
+
+def is_numpy_array_expression(ctx: FileContext, node: cst.BaseExpression,
+                              at: cst.CSTNode | None = None) -> bool:
+    """A call that evidently returns a NumPy array (``np.zeros(3)``, ``np.array(x).astype(f)``).
+
+    With ``at``, a method call on a name bound to an array before ``at`` counts too."""
+    if not isinstance(node, cst.Call):
+        return False
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:
+        if qual in _NUMPY_ARRAY_FUNCTIONS:
+            return True
+        if qual.startswith("numpy.random.") and qual.count(".") == 2:
+            leaf = qual.rsplit(".", 1)[1]
+            if leaf in _NUMPY_RANDOM_SHAPED:
+                return bool(positional_args(node))
+            if leaf == "permutation":
+                return True
+            if leaf in _NUMPY_RANDOM_SIZED:
+                return get_arg(node, "size") is not None
+        return False
+    attribute = method_call(node, *_ARRAY_METHODS)
+    if attribute is not None:
+        if at is not None and isinstance(attribute.value, cst.Name):
+            return is_numpy_array(ctx, attribute.value, at)
+        return is_numpy_array_expression(ctx, attribute.value, at)
+    return False
+
+
+def is_numpy_array(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """An expression that is a NumPy array: a numpy call, or a name bound to one before ``at``."""
+    if isinstance(node, cst.Name):
+        bound = ctx.binding(node.value, at)
+        return bound is not None and bound.kind == "assign" and bound.value is not None and \
+            is_numpy_array_expression(ctx, bound.value, bound.node)
+    return is_numpy_array_expression(ctx, node, at)

@@ -214,3 +214,8 @@ def is_backward_call(ctx: FileContext, node: cst.CSTNode) -> bool:
     if type(node.func) is cst.Attribute and node.func.attr.value in BACKWARD_METHODS:
         return True
     return ctx.qualified_name(node.func) == "torch.autograd.backward"
+
+
+def is_torch_nn(ctx: FileContext, expr: cst.BaseExpression, *leaves: str) -> bool:
+    qual = ctx.qualified_name(expr)
+    return qual is not None and qual.startswith("torch.nn.") and qual[len("torch.nn."):] in leaves

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.config.file_settings import FileSettings
 from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA, UNUSED_NOQA_NAME
+from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, NodeEdit
 from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_error
 from torchlint.engine.positions import Locator

@@ -11,6 +11,7 @@ import libcst as cst
 from torchlint.codes import syntax_error_at
 from torchlint.diagnostic import Diagnostic
 
+
 def parse(text: str) -> cst.Module:
     _check_nesting(text)
     # Every node libcst builds checks itself in ``__post_init__``; the parser's own output

@@ -9,14 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+
 from torchlint.analysis.imports import import_bindings
+from torchlint.analysis.nodes import iter_nodes
+from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, Edit, applicable
 from torchlint.engine.lint import LintResult, lint_source
 from torchlint.engine.parse import parse
 from torchlint.fix.text import apply_edits
-from torchlint.config.file_settings import FileSettings
 from torchlint.source import SourceFile
-from torchlint.analysis.nodes import iter_nodes
 
 MAX_PASSES = 10
 

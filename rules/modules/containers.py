@@ -1,19 +1,20 @@
-"""Helpers shared by the module-definition rules (TL101-TL106)."""
+"""Plain lists and dicts of layers stored on ``self`` (TL101, TL102): how the class builds
+and uses them, and the shared rule that reports and wraps them."""
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
+
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import parameters, target_names
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.analysis.nodes import self_attribute
-from torchlint.analysis.torch_facts import is_layer_call, layer_name
-from torchlint.fix.edits import reference, trailing_comma_layout, with_keywords
-from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
-from torchlint.rule import Rule
-from torchlint.analysis.nodes import iter_scope
+from torchlint.analysis.nodes import (
+    assigned_value,
+    iter_scope,
+    parameters,
+    self_attribute,
+    single_target,
+    target_names,
+)
+from torchlint.analysis.torch_facts import is_layer_call
 
 _REBINDING_TYPES = frozenset({cst.For, cst.With, cst.AugAssign, cst.Del, cst.CompFor,
                               cst.NamedExpr, cst.Assign, cst.AnnAssign})
@@ -42,22 +43,6 @@ MODULE_DICT_RESERVED = frozenset({
 def scope_nodes(ctx: FileContext, function: cst.FunctionDef) -> list[cst.CSTNode]:
     """``list(iter_scope(function.body))``, computed once a file."""
     return ctx.cached(("scope_nodes", id(function)), lambda: list(iter_scope(function.body)))
-
-
-def single_target(stmt: cst.CSTNode) -> cst.BaseExpression | None:
-    """The one target of ``a = v`` / ``a: T = v``; None for chained or tuple targets."""
-    kind = type(stmt)
-    if kind is cst.Assign and len(stmt.targets) == 1:
-        return stmt.targets[0].target
-    if kind is cst.AnnAssign and stmt.value is not None:
-        return stmt.target
-    return None
-
-
-def assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
-    if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
-        return stmt.value
-    return None
 
 
 def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
@@ -99,16 +84,6 @@ def is_clearly_not_module(expr: cst.BaseExpression) -> bool:
                              cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.BinaryOperation,
                              cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)) or (
         isinstance(expr, cst.Name) and expr.value in ("True", "False"))
-
-
-def mentions_self_attr(node: cst.CSTNode, attr: str) -> bool:
-    return any(self_attribute(n) == attr for n in iter_scope(node)
-               if isinstance(n, cst.Attribute))
-
-
-def is_torch_nn(ctx: FileContext, expr: cst.BaseExpression, *leaves: str) -> bool:
-    qual = ctx.qualified_name(expr)
-    return qual is not None and qual.startswith("torch.nn.") and qual[len("torch.nn."):] in leaves
 
 
 def string_key(expr: cst.BaseExpression) -> bool:
@@ -316,7 +291,7 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
     def may_hold(value: cst.BaseExpression | None) -> bool:
         if isinstance(value, cst.Name):
             return value.value in assigned
-        return _may_hold(ctx, value, kind)
+        return may_hold_container(ctx, value, kind)
 
     if not any(may_hold(assigned_value(nodes[index])) for _, index in self_assigns):
         return []  # the common case: nothing list- or dict-like is stored on self here
@@ -358,7 +333,7 @@ def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.F
     return findings
 
 
-def _may_hold(ctx: FileContext, value: cst.BaseExpression | None, kind: str) -> bool:
+def may_hold_container(ctx: FileContext, value: cst.BaseExpression | None, kind: str) -> bool:
     """Could ``self.X = value`` store a plain container (the only values the rules inspect)?"""
     literal, comprehension = (cst.List, cst.ListComp) if kind == "list" else (
         cst.Dict, cst.DictComp)
@@ -474,130 +449,3 @@ def _class_uses(ctx: FileContext, cls: cst.ClassDef) -> tuple[set[str], dict[str
     return wrapped, odd
 
 
-def container_pattern(bracket: str, builtin: str) -> str:
-    """Prefilter of TL101/TL102: a container made by ``= [...]`` / ``= {...}`` (or inside
-    parentheses), by ``= list(...)`` / ``= builtins.list(...)``, or an alias ``list as L``."""
-    return (ASSIGNED + re.escape(bracket) + "|" + ASSIGNED + DOTTED + builtin + r"\b"
-            r"|\b" + builtin + GAP + r"+as\b")
-
-
-class UnregisteredContainerRule(Rule):
-    """Shared logic of TL101/TL102 (no code: not a rule by itself)."""
-
-    kind = "list"
-    container = "ModuleList"
-
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        # functions that store something list- or dict-like on self: the only ones analysed
-        self._candidates: set[int] = set()
-        # per function, the names assigned so far (``self.X = name`` needs an earlier one)
-        self._assigned: dict[int, set[str]] = {}
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1:
-            self._note(node.targets[0].target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._note(node.target, node.value)
-
-    def _note(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        function = self.context.current_function
-        if function is None:
-            return
-        if isinstance(target, cst.Name):
-            self._assigned.setdefault(id(function), set()).add(target.value)
-        elif self_attribute(target) is not None:
-            if isinstance(value, cst.Name):
-                candidate = value.value in self._assigned.get(id(function), ())
-            else:
-                candidate = _may_hold(self.context, value, self.kind)
-            if candidate:
-                self._candidates.add(id(function))
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if id(node) not in self._candidates:
-            return
-        cls = self.context.enclosing_class(node)
-        if cls is None or not self.context.is_module_class(cls):
-            return
-        for finding in unregistered_containers(self.context, cls, node, self.kind):
-            self.report(finding.target, fix=self._fix(finding),
-                        attr=self_attribute(finding.target))
-
-    def _fix(self, finding: Finding) -> Fix | None:
-        if finding.fix is None:
-            return None
-        ref = reference(self.context, "torch.nn")
-        if ref is None:
-            return None
-        spelling, need = ref
-        imports = (need,) if need is not None else ()
-        container = f"{spelling}.{self.container}"
-        value = finding.value
-        if finding.fix == "wrap":
-            # two insertions keep the value's own lines and indentation untouched
-            return Fix.safe(NodeEdit(value, f"{container}(", "insert_before"),
-                            NodeEdit(value, ")", "insert_after"), imports=imports)
-        elif finding.fix == "empty":
-            edit = NodeEdit(value, f"{container}()")
-        else:
-            assert isinstance(value, cst.Call)
-            edit = NodeEdit(value.func, container)
-        return Fix.safe(edit, imports=imports)
-
-
-# ------------------------------------------------------- conv + batch norm
-def conv_dimension(ctx: FileContext, node: cst.CSTNode) -> str | None:
-    """``2d`` for ``nn.Conv2d(...)``/``nn.ConvTranspose2d(...)``/``nn.LazyConv2d(...)``."""
-    return _dimension(ctx, node, ("Conv", "ConvTranspose", "LazyConv", "LazyConvTranspose"))
-
-
-def batchnorm_dimension(ctx: FileContext, node: cst.CSTNode) -> str | None:
-    """``2d`` for ``nn.BatchNorm2d(...)``/``nn.LazyBatchNorm2d(...)``."""
-    return _dimension(ctx, node, ("BatchNorm", "LazyBatchNorm"))
-
-
-def _dimension(ctx: FileContext, node: cst.CSTNode, prefixes: tuple[str, ...]) -> str | None:
-    """The ``1d``/``2d``/``3d`` suffix of a ``torch.nn`` layer named ``<prefix><dim>``."""
-    leaf = layer_name(ctx, node)
-    if leaf is None:
-        return None
-    for prefix in prefixes:
-        rest = leaf[len(prefix):]
-        if leaf.startswith(prefix) and rest in ("1d", "2d", "3d"):
-            return rest
-    return None
-
-
-def conv_bias_fix(ctx: FileContext, conv: cst.Call) -> Fix | None | bool:
-    """False when the conv surely has no bias or we cannot tell; else the fix (or None)."""
-    if any(arg.star for arg in conv.args):
-        return False
-    qual = ctx.qualified_name(conv.func) or ""
-    position = 6 if ".Lazy" in qual else 7
-    from torchlint.analysis.nodes import get_arg, is_literal_true
-
-    arg = get_arg(conv, "bias", position)
-    if arg is not None:
-        if not is_literal_true(arg.value):
-            return False
-        return Fix.unsafe(NodeEdit(arg.value, "False"))
-    if not conv.args:
-        return None
-    if trailing_comma_layout(conv) is not None:
-        # one argument per line: bias=False gets a line of its own (needs ``ctx`` to be at
-        # or inside the conv's enclosing blocks, for the indentation)
-        return Fix.unsafe(NodeEdit(conv, ctx.code(with_keywords(conv, ("bias", cst.Name(
-            "False"))))))
-    return Fix.unsafe(NodeEdit(conv.args[-1].value, ", bias=False", "insert_after"))
-
-
-def sequence_item(element: cst.BaseExpression) -> cst.BaseExpression:
-    """The layer of an ``("name", layer)`` pair (``OrderedDict([...])`` style), else itself."""
-    if isinstance(element, cst.Tuple) and len(element.elements) == 2 and isinstance(
-        element.elements[0].value, (cst.SimpleString, cst.FormattedString)
-    ):
-        return element.elements[1].value
-    return element

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
+
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
@@ -22,7 +23,6 @@ from torchlint.analysis.grad_mode import (
     grad_off,
     with_turns_off,
 )
-from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_model_name
 from torchlint.analysis.nodes import (
     dotted_name,
     iter_scope,
@@ -31,6 +31,7 @@ from torchlint.analysis.nodes import (
     parameters,
     semantic_children,
 )
+from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_model_name
 
 EVAL_NAME = re.compile(
     r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"

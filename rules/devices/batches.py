@@ -1,57 +1,33 @@
-"""Device and data-movement facts shared by the TL3 rules (tensors, loaders, CUDA use)."""
+"""Data loaders and their batches (TL302, TL306-TL308): which names hold a tensor taken
+from a loader, or any known tensor."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import libcst as cst
+from torchlint.rules.devices.cuda import is_device_move
+
 from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import dotted_name, target_names
-from torchlint.analysis.nodes import get_arg, last_name_part, method_call, positional_args, string_value
-from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_device_like
-from torchlint.analysis.nodes import iter_nodes, iter_scope
+from torchlint.analysis.nodes import (
+    dotted_name,
+    iter_nodes,
+    iter_scope,
+    last_name_part,
+    method_call,
+    positional_args,
+    string_value,
+    target_names,
+)
+from torchlint.analysis.tensor_facts import TENSOR_METHODS, is_tensor_expression
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
-# torch functions that always return a tensor (beyond the factories)
-_TENSOR_OPS = frozenset(
-    f"torch.{name}"
-    for name in (
-        "from_numpy", "as_tensor", "asarray", "cat", "concat", "concatenate", "stack", "hstack",
-        "vstack", "matmul", "mm", "bmm", "einsum", "exp", "log", "sigmoid", "tanh", "softmax",
-        "log_softmax", "relu", "where", "clamp", "clip", "abs", "sqrt", "sum", "mean", "flatten",
-        "reshape", "transpose", "permute", "squeeze", "unsqueeze", "cumsum", "normal",
-        "bernoulli", "multinomial", "tril", "triu", "outer", "diag", "masked_fill", "gather",
-        "index_select", "flip", "roll", "repeat_interleave", "clone", "empty_strided",
-        "full_like", "tensor", "cdist", "argmax", "argmin", "bincount", "polar", "complex",
-    )
-) | TENSOR_FACTORIES
-# tensor methods that return a tensor
-_TENSOR_METHODS = frozenset({
-    "float", "double", "half", "bfloat16", "long", "int", "bool", "byte", "view", "reshape",
-    "permute", "transpose", "contiguous", "clone", "detach", "unsqueeze", "squeeze", "flatten",
-    "t", "expand", "expand_as", "repeat", "type_as", "view_as", "reshape_as", "abs", "exp",
-    "sum", "mean", "softmax", "sigmoid", "pin_memory", "requires_grad_",
-})
 # packages whose batch objects have an in-place ``.to()`` (BatchEncoding, PyG Data, DGL graphs)
 _INPLACE_BATCH_PACKAGES = ("transformers", "torch_geometric", "dgl", "torch_sparse")
 _LOADER_WRAPPERS = frozenset({"builtins.iter", "tqdm.tqdm", "tqdm.auto.tqdm",
                               "tqdm.notebook.tqdm", "tqdm"})
-def is_tensor_expression(ctx: FileContext, node: cst.BaseExpression) -> bool:
-    """A call known to produce a tensor: torch factory/op, F.* op, or a tensor method of one."""
-    if not isinstance(node, cst.Call):
-        return False
-    qual = ctx.qualified_name(node.func)
-    if qual is not None:
-        if qual in _TENSOR_OPS:
-            return True
-        return qual.startswith("torch.nn.functional.") and qual.count(".") == 3 and \
-            not qual.endswith(("multi_head_attention_forward", "_with_indices"))
-    attribute = method_call(node, *_TENSOR_METHODS)
-    if attribute is not None:
-        return is_tensor_expression(ctx, attribute.value)
-    return False
 
 
 def loader_iterable(ctx: FileContext, iterable: cst.BaseExpression,
@@ -171,7 +147,7 @@ def _bindings(ctx: FileContext, name: str, at: cst.CSTNode) -> Iterator[cst.CSTN
             return
 
 
-_CHAIN_METHODS = _TENSOR_METHODS | {"to", "cuda", "cpu"}
+_CHAIN_METHODS = TENSOR_METHODS | {"to", "cuda", "cpu"}
 
 
 def _chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -264,142 +240,11 @@ def batch_loop(ctx: FileContext, name: str, at: cst.CSTNode) -> cst.For | None:
     return None
 
 
-# ------------------------------------------------------------ CUDA use
-def is_cuda_string(node: cst.BaseExpression | None) -> bool:
-    text = string_value(node) if node is not None else None
-    return text is not None and (text == "cuda" or text.startswith("cuda:"))
-
-
-def is_cuda_device(ctx: FileContext, node: cst.BaseExpression | None) -> bool:
-    """A literal CUDA device: ``"cuda:0"`` or ``torch.device("cuda", ...)``."""
-    if node is None:
-        return False
-    if is_cuda_string(node):
-        return True
-    if isinstance(node, cst.Call) and ctx.qualified_name(node.func) == "torch.device":
-        first = get_arg(node, "type", 0)
-        return first is not None and is_cuda_string(first.value)
-    return False
-
-
-def move_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
-    """The device argument of ``x.to(device, ...)`` when it looks like a device."""
-    arg = get_arg(call, "device")
-    if arg is not None:
-        return arg.value
-    positional = positional_args(call)
-    if positional and is_device_like(ctx, positional[0].value):
-        return positional[0].value
-    return None
-
-
-# torch.cuda functions that do not create a CUDA context or fix the visible devices
-_LAZY_CUDA_CALLS = frozenset({
-    "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all", "device", "stream",
-    "device_of", "nvtx", "set_sync_debug_mode", "get_sync_debug_mode",
-    # memory queries and cache release do nothing until CUDA is up
-    "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
-    "max_memory_reserved", "memory_cached", "max_memory_cached", "memory_stats",
-    "memory_stats_as_nested_dict", "memory_summary", "memory_snapshot",
-    "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
-    "reset_accumulated_memory_stats", "get_arch_list", "is_built",
-})
-
-
-def initialises_cuda(ctx: FileContext, call: cst.Call) -> bool:
-    """A call that starts the CUDA runtime: ``torch.cuda.device_count()``, ``x.cuda()``,
-    ``x.to("cuda")``, ``torch.zeros(3, device="cuda")``."""
-    qual = ctx.qualified_name(call.func)
-    if qual is not None:
-        if qual.startswith("torch.cuda.") and qual.count(".") == 2:
-            leaf = qual.rsplit(".", 1)[1]
-            if leaf[:1].islower() and not leaf.startswith("_") and leaf not in _LAZY_CUDA_CALLS:
-                return True
-        if qual.startswith("torch."):
-            device = get_arg(call, "device")
-            return device is not None and is_cuda_device(ctx, device.value)
-        return False
-    attribute = method_call(call, "cuda", "to")
-    if attribute is None:
-        return False
-    if attribute.attr.value == "cuda":
-        return not any(a.keyword is not None and a.keyword.value not in (
-            "device", "non_blocking", "memory_format") for a in call.args)
-    return is_cuda_device(ctx, move_device(ctx, call))
-
-
-# numpy functions that always return an ndarray: no np.load (npz), reductions or scalars, and
-# nothing that makes negative strides (np.flip) or read-only memory (np.frombuffer), which
-# torch.from_numpy refuses or warns about
-_NUMPY_ARRAY_FUNCTIONS = frozenset(
-    f"numpy.{name}"
-    for name in (
-        "array", "asarray", "ascontiguousarray", "asfortranarray", "zeros", "ones", "empty",
-        "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
-        "logspace", "eye", "identity", "stack", "vstack", "hstack", "dstack", "concatenate",
-        "column_stack", "fromfile", "loadtxt", "genfromtxt", "tile", "repeat", "expand_dims",
-        "transpose", "pad", "tril", "triu", "outer", "diag", "copy", "argsort", "cumsum",
-    )
-)
-# numpy.random functions that return an array only when given a shape
-_NUMPY_RANDOM_SHAPED = frozenset({"rand", "randn"})
-_NUMPY_RANDOM_SIZED = frozenset({"random", "uniform", "normal", "randint", "choice",
-                                 "random_sample", "standard_normal", "binomial", "poisson",
-                                 "beta", "gamma", "exponential", "permutation"})
-_ARRAY_METHODS = frozenset({"astype", "reshape", "transpose", "copy", "squeeze", "flatten",
-                            "ravel", "swapaxes"})
-
-
-def is_numpy_array_expression(ctx: FileContext, node: cst.BaseExpression,
-                              at: cst.CSTNode | None = None) -> bool:
-    """A call that evidently returns a NumPy array (``np.zeros(3)``, ``np.array(x).astype(f)``).
-
-    With ``at``, a method call on a name bound to an array before ``at`` counts too."""
-    if not isinstance(node, cst.Call):
-        return False
-    qual = ctx.qualified_name(node.func)
-    if qual is not None:
-        if qual in _NUMPY_ARRAY_FUNCTIONS:
-            return True
-        if qual.startswith("numpy.random.") and qual.count(".") == 2:
-            leaf = qual.rsplit(".", 1)[1]
-            if leaf in _NUMPY_RANDOM_SHAPED:
-                return bool(positional_args(node))
-            if leaf == "permutation":
-                return True
-            if leaf in _NUMPY_RANDOM_SIZED:
-                return get_arg(node, "size") is not None
-        return False
-    attribute = method_call(node, *_ARRAY_METHODS)
-    if attribute is not None:
-        if at is not None and isinstance(attribute.value, cst.Name):
-            return is_numpy_array(ctx, attribute.value, at)
-        return is_numpy_array_expression(ctx, attribute.value, at)
-    return False
-
-
-def is_numpy_array(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """An expression that is a NumPy array: a numpy call, or a name bound to one before ``at``."""
-    if isinstance(node, cst.Name):
-        bound = ctx.binding(node.value, at)
-        return bound is not None and bound.kind == "assign" and bound.value is not None and \
-            is_numpy_array_expression(ctx, bound.value, bound.node)
-    return is_numpy_array_expression(ctx, node, at)
-
-
 def batch_root(node: cst.BaseExpression) -> cst.Name | None:
     """``batch`` for ``batch``, ``batch[0]``, ``batch["image"]``."""
     while isinstance(node, cst.Subscript):
         node = node.value
     return node if isinstance(node, cst.Name) else None
-
-
-def is_device_move(ctx: FileContext, call: cst.Call) -> bool:
-    """``x.cuda(...)`` or ``x.to(<device>, ...)``."""
-    attribute = method_call(call, "cuda", "to")
-    if attribute is None:
-        return False
-    return attribute.attr.value == "cuda" or move_device(ctx, call) is not None
 
 
 def moves_loader_batches_to_device(ctx: FileContext) -> bool:

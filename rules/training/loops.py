@@ -1,0 +1,175 @@
+"""Training loops (TL204, TL205): optimizer steps, whether gradients are cleared, and
+autocast regions."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.bindings import module_value
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import code, get_arg, is_literal_false, iter_nodes, last_name_part
+from torchlint.analysis.torch_facts import AUTOCAST_NAMES
+
+
+def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.With
+                     ) -> bool | None:
+    """True: an enabled autocast; False: ``autocast(enabled=False)``; None: not autocast."""
+
+    if isinstance(item, cst.IfExp):
+        branches = (is_autocast_item(ctx, item.body, with_node),
+                    is_autocast_item(ctx, item.orelse, with_node))
+        return True if True in branches else None
+    if isinstance(item, cst.Name):
+        found = ctx.binding(item.value, with_node)
+        if found is not None and found.kind == "assign" and found.value is not None and not (
+                isinstance(found.value, cst.Name)):
+            return is_autocast_item(ctx, found.value, with_node)
+        return None
+    if isinstance(item, cst.Call) and isinstance(item.func, cst.Name) and (
+            ctx.qualified_name(item.func) not in AUTOCAST_NAMES):
+        # ``amp_autocast = partial(torch.autocast, ...)`` / ``ac = torch.autocast``
+        found = ctx.binding(item.func.value, with_node)
+        factory = found.value if found is not None and found.kind == "assign" else None
+        if found is None and ctx.current_function is not None:
+            global_ = module_value(ctx, item.func.value)
+            factory = global_[1] if global_ is not None else None
+        if isinstance(factory, cst.Call) and ctx.qualified_name(
+                factory.func) == "functools.partial" and factory.args and (
+                    ctx.qualified_name(factory.args[0].value) in AUTOCAST_NAMES):
+            enabled = get_arg(factory, "enabled") or get_arg(item, "enabled")
+            return not (enabled is not None and is_literal_false(enabled.value))
+        if isinstance(factory, (cst.Attribute, cst.Name)) and ctx.qualified_name(
+                factory) in AUTOCAST_NAMES:
+            item = item.with_changes(func=factory)
+    if not isinstance(item, cst.Call) or ctx.qualified_name(item.func) not in AUTOCAST_NAMES:
+        return None
+    enabled = get_arg(item, "enabled")
+    if enabled is not None and is_literal_false(enabled.value):
+        return False
+    return True
+
+
+# ------------------------------------------------------------ training loops
+def is_optimizer_name(node: cst.BaseExpression) -> bool:
+    """``optimizer``, ``self.opt``, ``optimizers[i]``, ``optimizerD``, ``opt_g``..."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    name = last_name_part(node)
+    if name is None:
+        return False
+    lowered = name.lower()
+    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
+        "opt_") or lowered.endswith("_opt")
+
+
+def optimizer_step(node: cst.CSTNode) -> str | None:
+    """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
+
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return None
+    if node.func.attr.value != "step":
+        return None
+    receiver = node.func.value
+    if is_optimizer_name(receiver):
+        return code(node)
+    name = last_name_part(receiver)
+    if name is not None and "scaler" in name.lower() and node.args and is_optimizer_name(
+            node.args[0].value):
+        return code(node)
+    return None
+
+
+def _is_grad_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+_CLEARING_WORDS = ("zero", "clear", "reset", "none", "free", "drop")
+
+
+def _clearing_functions(ctx: FileContext) -> frozenset[str]:
+    """Names of functions and methods in this file whose body clears gradients."""
+    return ctx.cached("clearing_functions", lambda: frozenset(
+        fn.name.value for fn in iter_nodes(ctx.module)
+        if isinstance(fn, cst.FunctionDef) and any(clears_gradients(n) for n in iter_nodes(fn.body))
+    ))
+
+
+def calls_clearing_helper(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``reset(model)`` / ``self._clear()`` where that function (in this file) clears grads."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.value.value in ("self", "cls")):
+        func = func.attr
+    return isinstance(func, cst.Name) and func.value in _clearing_functions(ctx)
+
+
+def clears_gradients(node: cst.CSTNode) -> bool:
+    """``zero_grad(...)``, ``p.grad = None``, ``p.grad.zero_()``, ``del p.grad``."""
+    if isinstance(node, cst.Call):
+        name = last_name_part(node.func)
+        if name is not None and name.endswith("zero_grad"):
+            return True
+        lowered = (name or "").lower()
+        if "grad" in lowered and any(word in lowered for word in _CLEARING_WORDS):
+            return True  # ``self.reset_gradients()``, ``clear_grads(model)``
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "zero_", "detach_", "fill_"):
+            receiver = node.func.value
+            while isinstance(receiver, cst.Attribute):
+                if receiver.attr.value == "grad":
+                    return True
+                receiver = receiver.value
+        return False
+    if isinstance(node, cst.Assign):
+        return any(_is_grad_attribute(t.target) for t in node.targets)
+    if isinstance(node, cst.Del):
+        return any(_is_grad_attribute(n) for n in iter_nodes(node.target))
+    return False
+
+
+class LoopFacts:
+    def __init__(self, step: str, clears: bool, inner_loop_steps: bool) -> None:
+        self.step = step
+        self.clears = clears
+        self.inner_loop_steps = inner_loop_steps
+
+
+def _backward_and_step(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
+    """Does the block call backward(), which optimizer step does it take, does it clear the
+    gradients? Once a block: nested loops ask again for their bodies."""
+    return ctx.cached(("backward_and_step", id(body)), lambda: _scan_training(ctx, body))
+
+
+def _scan_training(ctx: FileContext, body: cst.CSTNode) -> tuple[bool, str | None, bool]:
+    backward = False
+    step: str | None = None
+    clears = False
+    nodes = list(iter_nodes(body))
+    for child in nodes:
+        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and (
+                child.func.attr.value == "backward"):
+            # distributed autograd keeps gradients per context, nothing to clear
+            qual = ctx.qualified_name(child.func)
+            backward = backward or not (qual or "").startswith("torch.distributed.")
+        step = step or optimizer_step(child)
+    if backward and step is not None:  # only then does clearing matter
+        clears = any(clears_gradients(child) or calls_clearing_helper(ctx, child)
+                     for child in nodes)
+    return backward, step, clears
+
+
+def loop_training_facts(ctx: FileContext, body: cst.CSTNode) -> LoopFacts | None:
+    """For a loop body that backpropagates and steps an optimizer: what else it does."""
+    backward, step, clears = _backward_and_step(ctx, body)
+    if not backward or step is None:
+        return None
+    inner = False
+    for child in iter_nodes(body):
+        if isinstance(child, (cst.For, cst.While)):
+            inner_backward, inner_step, _ = _backward_and_step(ctx, child.body)
+            if inner_backward and inner_step is not None:
+                inner = True
+                break
+    return LoopFacts(step, clears, inner)
