@@ -3,9 +3,9 @@ was last bound to."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
@@ -165,34 +165,35 @@ def last_binding(ctx: FileContext, name: str, at: cst.CSTNode | None = None) -> 
 
 
 def _up(ctx: FileContext, name: str, index: int, into_with: bool | WithPolicy
-        ) -> Iterator[Binding]:
+        ) -> Generator[Binding, None, None]:
     ancestors = ctx.ancestors
     for i in range(index - 1, -1, -1):
         block = ancestors[i]
         child = ancestors[i + 1]
         kind = type(block)
         if kind is cst.FunctionDef or kind is cst.Lambda:
-            for param in parameters(block, stars=False):
+            for param in parameters(cast("cst.FunctionDef | cst.Lambda", block), stars=False):
                 if param.name.value == name:
                     yield Binding("param", param, param.default)
             return
         if kind is cst.ClassDef:
             return
-        if kind in _LOOPS and child is block.body:
-            if kind is cst.For and name in target_names(block.target):
-                yield Binding("for", block, block.iter)
+        if kind in _LOOPS and child is cast("cst.For | cst.While", block).body:
+            loop = cast("cst.For | cst.While", block)
+            if isinstance(loop, cst.For) and name in target_names(loop.target):
+                yield Binding("for", loop, loop.iter)
                 return
-            if binds_anywhere(block.body, name):  # carried over from the last iteration
+            if binds_anywhere(loop.body, name):  # carried over from the last iteration
                 yield Binding("unknown", block)
                 return
             continue
         if isinstance(block, _BLOCKS):
-            if (yield from _in_statements(block.body, child, name, into_with)):
+            if (yield from _in_statements(cast(Any, block).body, child, name, into_with)):
                 return
 
 
 def _before_statement(ctx: FileContext, name: str, stmt: cst.CSTNode,
-                      into_with: bool | WithPolicy) -> Iterator[Binding]:
+                      into_with: bool | WithPolicy) -> Generator[Binding, None, None]:
     """:func:`bindings_before` for a statement of a block on the walk stack."""
     ancestors = ctx.ancestors
     for index in range(len(ancestors) - 1, -1, -1):
@@ -204,7 +205,7 @@ def _before_statement(ctx: FileContext, name: str, stmt: cst.CSTNode,
         if line is None:
             continue
         if line is not stmt:  # earlier small statements of the same line come first
-            if (yield from _in_statements(line.body, stmt, name, into_with)):
+            if (yield from _in_statements(cast(Any, line).body, stmt, name, into_with)):
                 return
         if (yield from _in_statements(block.body, line, name, into_with)):
             return
@@ -213,12 +214,11 @@ def _before_statement(ctx: FileContext, name: str, stmt: cst.CSTNode,
 
 
 def _in_statements(body: Sequence[cst.CSTNode], child: cst.CSTNode | None, name: str,
-                   into_with: bool | WithPolicy) -> Iterator[Binding]:
+                   into_with: bool | WithPolicy) -> Generator[Binding, None, bool]:
     """Bindings in the statements before ``child`` (all of them when None), last first.
     Returns True (as the generator's value) once a final binding was yielded."""
-    if child is None:
-        position = len(body)
-    else:
+    position: int | None = len(body)
+    if child is not None:
         position = next((k for k, s in enumerate(body) if s is child), None)
         if position is None:
             return False
@@ -234,7 +234,7 @@ def _in_statements(body: Sequence[cst.CSTNode], child: cst.CSTNode | None, name:
             if (yield from _in_statements(stmt.body.body, None, name, into_with)):
                 return True
             continue
-        smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
+        smalls = cast(Any, stmt).body if type(stmt) is cst.SimpleStatementLine else (stmt,)
         for small in reversed(smalls):
             found = _binding_by(small, name)
             if found is not None:
@@ -244,9 +244,10 @@ def _in_statements(body: Sequence[cst.CSTNode], child: cst.CSTNode | None, name:
     return False
 
 
-def _binding_by(small: cst.CSTNode, name: str) -> Binding | None:
-    """How the statement ``small`` binds ``name`` (None: it does not)."""
-    kind = type(small)
+def _binding_by(node: cst.CSTNode, name: str) -> Binding | None:
+    """How the statement ``node`` binds ``name`` (None: it does not)."""
+    kind = type(node)
+    small = cast(Any, node)  # the exact-type checks below say which statement it is
     if kind is cst.Assign and len(small.targets) == 1:
         target = small.targets[0].target
         if type(target) is cst.Name:

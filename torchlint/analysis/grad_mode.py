@@ -134,7 +134,7 @@ def called_only_with_grad_off(ctx: FileContext, name: str,
                               at_least: GradOff = GradOff.SWITCHED) -> bool:
     """``name`` is called in this file, and every call runs with gradients off
     (``with torch.no_grad(): val_loss = evaluate(model, loader)``)."""
-    calls = call_sites(ctx).by_name.get(name)
+    calls = call_sites(ctx).by_name.get(name, [])
     return bool(calls) and all(mode >= at_least for mode in calls)
 
 

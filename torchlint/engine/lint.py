@@ -54,8 +54,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # libcst's native parser can raise a pyo3 PanicException
-        diagnostics = [syntax_error(source.path, exc, source.text)]
-        return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False)
+        failed = [syntax_error(source.path, exc, source.text)]
+        return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False)
 
     try:
         try:
@@ -64,10 +64,10 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
             raise
         except Exception:  # a rule's bug: isolate it, keep every other rule's findings
             reports, context = run_rules(source.path, module, rules, settings.options,
-                                             guarded=True)
+                                         guarded=True)
     except RecursionError as exc:
-        diagnostics = [syntax_error(source.path, exc, source.text)]
-        return LintResult(diagnostics if SYNTAX_ERROR in enabled else [], parsed=False,
+        failed = [syntax_error(source.path, exc, source.text)]
+        return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False,
                           module=module)
     suppressions = parse_suppressions(source.text) if settings.noqa else Suppressions()
     diagnostics: list[Diagnostic] = []

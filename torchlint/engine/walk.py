@@ -84,7 +84,7 @@ def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
             if role & _BINDER:
                 context.note_local_binding(node)
             if role & _FUNCTION:
-                context.enter_function(node)
+                context.enter_function(node)  # type: ignore[arg-type]
         if visits:
             for handler in visits:
                 handler(node)
