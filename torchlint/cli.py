@@ -94,11 +94,15 @@ def _plural(count: int, word: str) -> str:
               help="Where results are cached (default: .torchlint_cache in the project root).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), default=None, help="Use this pyproject.toml.")
+@click.option("--preview/--no-preview", default=None,
+              help="Run preview rules and behaviours (not yet stable); overrides the "
+              "configuration's `preview`.")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
           select: tuple[list[str], ...], ignore: tuple[list[str], ...],
           extend_select: tuple[list[str], ...], output_format: str,
-          output_file: Path | None, statistics: bool, exit_zero: bool, quiet: bool, stdin_filename: str | None, jobs: int | None, no_cache: bool,
-          cache_dir: Path | None, config_path: Path | None) -> None:
+          output_file: Path | None, statistics: bool, exit_zero: bool, quiet: bool,
+          stdin_filename: str | None, jobs: int | None, no_cache: bool,
+          cache_dir: Path | None, config_path: Path | None, preview: bool | None) -> None:
     """Lint PATHS (files or directories; '-' reads stdin). Default: the current directory."""
     paths = paths or (".",)
     from_stdin = paths == ("-",)
@@ -115,10 +119,14 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool,
             select=[c for group in select for c in group] if select else None,
             ignore=[c for group in ignore for c in group],
             extend_select=[c for group in extend_select for c in group],
+            preview=preview,
         )
     except ConfigError as exc:
         _error(str(exc))
         sys.exit(EXIT_ERROR)
+    for code in settings.selected_preview_codes():
+        click.echo(f"torchlint: warning: {code} is a preview rule; it runs only with --preview "
+                   "(or `preview = true` in the configuration)", err=True)
     mode = Mode(fix=fix and not diff, unsafe=unsafe_fixes, diff=diff)
     render = RENDERERS[output_format]
 
@@ -291,6 +299,7 @@ def rules_command(fmt: str) -> None:
     if fmt == "json":
         payload = [
             {"code": code, "name": rule.name, "default": rule.default,
+             "preview": rule.preview,
              "fix": rule.fix_safety, "summary": rule.summary()}
             for code, rule in rules.items()
         ]
@@ -299,11 +308,13 @@ def rules_command(fmt: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from torchlint.docs import tier as rule_tier
+
     table = Table(show_lines=False, header_style="bold")
     for column in ("Code", "Name", "Enabled", "Fix", "Summary"):
         table.add_column(column, overflow="fold")
     for code, rule in rules.items():
-        table.add_row(code, rule.name, "default" if rule.default else "opt-in",
+        table.add_row(code, rule.name, rule_tier(rule),
                       _fix_label(rule), rule.summary())
     Console(width=max(120, _terminal_width())).print(table)
 
@@ -326,6 +337,8 @@ def explain(code: str) -> None:
         _error(f"unknown rule {code!r}{suggestion}")
         sys.exit(EXIT_ERROR)
     default = "on by default" if rule.default else "opt-in (enable with --select " + rule.code + ")"
+    if rule.preview:
+        default = "preview: runs only with --preview, " + default
     header = f"# {rule.code} {rule.name}\n\n*{default}; fix: {_fix_label(rule)}*\n\n"
     if sys.stdout.isatty():
         from rich.console import Console

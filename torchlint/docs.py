@@ -13,11 +13,18 @@ END = "<!-- rules:end -->"
 FIX_LABELS = {"safe": "safe", "unsafe": "unsafe", "sometimes": "safe / unsafe", "none": "—"}
 
 
+def tier(rule: type) -> str:
+    """``default``, ``opt-in``, or ``preview`` (with ``--preview`` only) for the tables."""
+    if getattr(rule, "preview", False):
+        return "preview" + (" (default)" if getattr(rule, "default", False) else "")
+    return "default" if getattr(rule, "default", False) else "opt-in"
+
+
 def rule_table() -> str:
     lines = ["| Code | Name | Enabled | Fix | What it flags |", "|---|---|---|---|---|"]
     for code, rule in all_rules().items():
         summary = rule.summary().replace("|", "\\|")
-        enabled = "default" if rule.default else "opt-in"
+        enabled = tier(rule)
         lines.append(f"| {code} | `{rule.name}` | {enabled} | {FIX_LABELS[rule.fix_safety]} "
                      f"| {summary} |")
     return "\n".join(lines)
@@ -32,12 +39,12 @@ def catalog_source() -> str:
         "It lets a run answered from the cache start without loading libcst or any rule.",
         '"""',
         "",
-        "# code: (name, on by default)",
-        "BUILTIN: dict[str, tuple[str, bool]] = {",
+        "# code: (name, on by default, preview)",
+        "BUILTIN: dict[str, tuple[str, bool, bool]] = {",
     ]
     for code, rule in all_rules().items():
         if rule.__module__.startswith("torchlint.rules."):
-            lines.append(f'    "{code}": ("{rule.name}", {rule.default}),')
+            lines.append(f'    "{code}": ("{rule.name}", {rule.default}, {rule.preview}),')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -110,14 +110,21 @@ def all_rules() -> dict[str, type[Rule]]:
     return dict(sorted(rules.items()))
 
 
+class CatalogEntry(NamedTuple):
+    name: str
+    default: bool  # on unless deselected
+    preview: bool  # runs only in preview mode
+
+
 @lru_cache(maxsize=1)
-def rule_catalog() -> dict[str, tuple[str, bool]]:
-    """``code -> (name, on by default)`` for every known rule, sorted by code."""
+def rule_catalog() -> dict[str, CatalogEntry]:
+    """``code -> (name, on by default, preview)`` for every known rule, sorted by code."""
     if plugin_entry_points():
-        return {code: (rule.name, rule.default) for code, rule in all_rules().items()}
+        return {code: CatalogEntry(rule.name, rule.default, rule.preview)
+                for code, rule in all_rules().items()}
     from torchlint.catalog import BUILTIN
 
-    return dict(BUILTIN)
+    return {code: CatalogEntry(*entry) for code, entry in BUILTIN.items()}
 
 
 def nearest_codes(text: str, limit: int = 3) -> list[str]:
@@ -126,7 +133,7 @@ def nearest_codes(text: str, limit: int = 3) -> list[str]:
 
     catalog = rule_catalog()
     upper = text.upper()
-    by_name = {name: code for code, (name, _) in catalog.items()}
+    by_name = {entry.name: code for code, entry in catalog.items()}
     candidates = difflib.get_close_matches(upper, list(catalog), n=limit, cutoff=0.5)
     candidates += [by_name[n] for n in difflib.get_close_matches(text.lower(), list(by_name),
                                                                 n=limit, cutoff=0.6)]

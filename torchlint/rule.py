@@ -34,6 +34,7 @@ class Rule(cst.BatchableCSTVisitor):
       ``name``     kebab-case name, e.g. ``create-then-move``
       ``message``  a ``str.format`` template filled by :meth:`report`'s keyword arguments
       ``default``  on unless deselected (False: opt-in)
+      ``preview``  not yet stable: runs only in preview mode (``--preview``), see the README
       ``fix_safety`` for the rule table: safe, unsafe, sometimes (safe or unsafe by case), none
       ``triggers`` substrings, one of which any file the rule can flag must contain
       ``patterns`` regular expressions that must all match such a file (optional)
@@ -43,6 +44,9 @@ class Rule(cst.BatchableCSTVisitor):
     name: ClassVar[str]
     message: ClassVar[str]
     default: ClassVar[bool] = True
+    # A rule (or a new behaviour of one) that has not yet earned its place: measured below
+    # the precision bar on real code. It runs only when the settings turn preview on.
+    preview: ClassVar[bool] = False
     fix_safety: ClassVar[FixSafety] = "none"
     # Substrings of which at least one must occur in a file for the rule to be able to fire
     # (e.g. "DataParallel": even an aliased import spells the name). Empty: always runs.

@@ -49,6 +49,8 @@ class Options:
     dataset_bases: frozenset[str] = DATASET_BASES
     # words that name a model (``model``, ``net``, ``generator``...): see torch_facts
     model_names: frozenset[str] = MODEL_NAMES
+    # preview mode: rules may turn on behaviours that have not yet earned their place
+    preview: bool = False
 
     def extended(self, *, module_bases: Iterable[str] = (),
                  model_names: Iterable[str] = ()) -> Options:
@@ -59,5 +61,6 @@ class Options:
     @property
     def fingerprint(self) -> str:
         """A stable digest of every option (for cache keys)."""
-        parts = [f"{key}={sorted(value)}" for key, value in sorted(vars(self).items())]
+        parts = [f"{key}={sorted(value) if isinstance(value, frozenset) else value}"
+                 for key, value in sorted(vars(self).items())]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()

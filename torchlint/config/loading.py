@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "exclude",
-              "extend-exclude", "unfixable", "extend-module-bases", "extend-model-names")
+              "extend-exclude", "unfixable", "extend-module-bases", "extend-model-names",
+              "preview")
 
 
 def _toml() -> ModuleType:
@@ -87,6 +88,10 @@ def load_config(path: Path) -> Settings:
     for key in ("exclude", "extend-exclude", "extend-module-bases", "extend-model-names"):
         if key in table:
             values[key.replace("-", "_")] = _string_list(table[key], key, where)
+    if "preview" in table:
+        if not isinstance(table["preview"], bool):
+            raise ConfigError(f"{where}: 'preview' must be true or false")
+        values["preview"] = table["preview"]
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
         if not isinstance(raw, dict):
@@ -107,6 +112,7 @@ def resolve_settings(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
+    preview: bool | None = None,
 ) -> Settings:
     """File settings (explicit ``config`` or nearest), then CLI options on top."""
     for name, codes in (("--select", select or ()), ("--ignore", ignore),
@@ -119,4 +125,5 @@ def resolve_settings(
         cli_select=tuple(select) if select is not None else None,
         cli_extend_select=tuple(extend_select),
         cli_ignore=tuple(ignore),
+        preview=settings.preview if preview is None else preview,
     )

@@ -37,6 +37,7 @@ class Settings:
     extend_module_bases: tuple[str, ...] = ()
     extend_model_names: tuple[str, ...] = ()
     noqa: bool = True  # honour noqa comments (flake8 --disable-noqa turns it off)
+    preview: bool = False  # run preview rules and behaviours
     root: str = "."  # directory that relative globs are matched against
     config_file: str | None = None
     # command-line selection, applied after the file's (so it can re-enable what it ignores)
@@ -50,8 +51,9 @@ class Settings:
 
     @cached_property
     def _enabled(self) -> frozenset[str]:
+        catalog = rule_catalog()
         if self.select is None:
-            base = {code for code, (_, default) in rule_catalog().items() if default}
+            base = {code for code, entry in catalog.items() if entry.default}
         else:
             base = set(expand_selectors(self.select))
         base |= set(expand_selectors(self.extend_select))
@@ -60,7 +62,17 @@ class Settings:
             base = set(expand_selectors(self.cli_select))
         base |= set(expand_selectors(self.cli_extend_select))
         base -= set(expand_selectors(self.cli_ignore))
-        return frozenset(base)
+        # a preview rule runs only in preview mode, even when selected by name
+        return frozenset(code for code in base if self.preview or not catalog[code].preview)
+
+    def selected_preview_codes(self) -> list[str]:
+        """Preview rules the user named exactly while preview is off (they do not run)."""
+        if self.preview:
+            return []
+        catalog = rule_catalog()
+        named = {s.strip().upper() for s in (*(self.select or ()), *self.extend_select,
+                                             *(self.cli_select or ()), *self.cli_extend_select)}
+        return sorted(code for code in named if code in catalog and catalog[code].preview)
 
     def codes_for(self, path: str) -> frozenset[str]:
         codes = self.enabled_codes()
@@ -86,8 +98,9 @@ class Settings:
     @cached_property
     def options(self) -> Options:
         """What the analysis and the rules read, with this configuration's extensions."""
-        return Options().extended(module_bases=self.extend_module_bases,
-                                  model_names=self.extend_model_names)
+        options = Options(preview=self.preview)
+        return options.extended(module_bases=self.extend_module_bases,
+                                model_names=self.extend_model_names)
 
     def for_file(self, path: str) -> FileSettings:
         """The settings ``path`` is linted with (its per-file ignores applied)."""

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic
+from torchlint.docs import tier
 from torchlint.registry import all_rules
 from torchlint.reporters.sources import Sources
 
@@ -41,7 +42,7 @@ def _rules() -> list[dict[str, Any]]:
             "helpUri": f"{INFORMATION_URI}#{code.lower()}",
             "defaultConfiguration": {"enabled": bool(rule.default), "level": "error"},
             "properties": {"fixSafety": rule.fix_safety,
-                           "tags": ["pytorch", "default" if rule.default else "opt-in"]},
+                           "tags": ["pytorch", tier(rule)]},
         })
     return described
 
