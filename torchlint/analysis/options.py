@@ -51,12 +51,21 @@ class Options:
     model_names: frozenset[str] = MODEL_NAMES
     # preview mode: rules may turn on behaviours that have not yet earned their place
     preview: bool = False
+    # the torch release the code targets, as (major, minor); None: not known
+    target_torch: tuple[int, int] | None = None
 
     def extended(self, *, module_bases: Iterable[str] = (),
                  model_names: Iterable[str] = ()) -> Options:
         """These options with more module bases and model names."""
         return replace(self, module_bases=self.module_bases | frozenset(module_bases),
                        model_names=self.model_names | frozenset(n.lower() for n in model_names))
+
+    def targets_at_least(self, major: int, minor: int) -> bool | None:
+        """Does the code target torch ``major.minor`` or newer? None when the target is not
+        known (rules then assume the newest release for messages and stay safe for fixes)."""
+        if self.target_torch is None:
+            return None
+        return self.target_torch >= (major, minor)
 
     @property
     def fingerprint(self) -> str:
