@@ -9,10 +9,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fixture_support import FIXTURES, fixture_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixture_support import FIXTURES, fixture_files
 from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.project import Dependency
 from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA, UNUSED_NOQA_NAME
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, NodeEdit
@@ -29,6 +30,8 @@ class LintResult:
     module: cst.Module | None = field(default=None, repr=False)
     # rules that crashed on this source (their findings are missing; the others are here)
     rule_failures: list[str] = field(default_factory=list)
+    # the project's other files this result learned from, as they were read
+    dependencies: list[Dependency] = field(default_factory=list)
 
 
 def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool = True
@@ -60,14 +63,16 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
         return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False)
 
     failures: list[str] = []
+    project = settings.project
     try:
         try:
-            reports, context = run_rules(source.path, module, rules, settings.options)
+            reports, context = run_rules(source.path, module, rules, settings.options,
+                                         project=project)
         except (RecursionError, KeyboardInterrupt, SystemExit, MemoryError):
             raise
         except Exception:  # a rule's bug: isolate it, keep every other rule's findings
             reports, context = run_rules(source.path, module, rules, settings.options,
-                                         guarded=True, failures=failures)
+                                         guarded=True, failures=failures, project=project)
     except RecursionError as exc:
         failed = [syntax_error(source.path, exc, source.text)]
         return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False,
@@ -103,8 +108,10 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
                     f"unused noqa directive: {', '.join(unused)} is not reported on this line",
                 ))
     diagnostics.sort(key=lambda d: d.sort_key)
+    dependencies = sorted(context.project.dependencies.values(), key=lambda d: d.path) \
+        if context.project is not None else []
     return LintResult(diagnostics, suppressed=suppressed, module=module,
-                      rule_failures=sorted(set(failures)))
+                      rule_failures=sorted(set(failures)), dependencies=dependencies)
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:

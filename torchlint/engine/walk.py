@@ -11,6 +11,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import children_of, memoised_children
 from torchlint.analysis.options import Options
+from torchlint.analysis.project import Project
 from torchlint.rule import Report, Rule
 
 Handler = Callable[[cst.CSTNode], object]
@@ -48,12 +49,12 @@ def _guard(instance: Rule, handler: Handler, failed: set[int], failures: list[st
 
 def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
               options: Options | None = None, *, guarded: bool = False,
-              failures: list[str] | None = None
+              failures: list[str] | None = None, project: Project | None = None
               ) -> tuple[list[tuple[Rule, Report]], FileContext]:
     """One walk for all rules. ``guarded``: a rule that raises is dropped for this file and
     its failure added to ``failures``."""
     failures = failures if failures is not None else []
-    context = FileContext(path, module, options)
+    context = FileContext(path, module, options, project)
     instances = [rule(context) for rule in rules]
     visit: dict[str, list[Handler]] = {}
     leave: dict[str, list[Handler]] = {}

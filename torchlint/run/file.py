@@ -23,7 +23,8 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
     result = lint_source(source, settings)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
-        return FileOutcome(path, result.diagnostics, error=error)
+        return FileOutcome(path, result.diagnostics, error=error,
+                           dependencies=result.dependencies)
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
     if mode.diff and changed:
@@ -33,7 +34,8 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
         return FileOutcome(path, result.diagnostics, fixed=0, diff=diff, error=error)
     error = error or _failures(outcome.result.rule_failures)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
-                       fixed_text=outcome.source.text if changed else None, error=error)
+                       fixed_text=outcome.source.text if changed else None, error=error,
+                       dependencies=outcome.result.dependencies)
 
 
 def _failures(failures: list[str]) -> str | None:
@@ -80,7 +82,7 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
         if cache is not None:
             # what remains is the lint of the bytes now on disk
             cache.put(cache.key(path, fixed_bytes, file_settings.fingerprint),
-                      outcome.diagnostics)
+                      outcome.diagnostics, outcome.dependencies)
     elif cache is not None and key is not None and not outcome.error:
-        cache.put(key, outcome.diagnostics)
+        cache.put(key, outcome.diagnostics, outcome.dependencies)
     return outcome
