@@ -20,7 +20,6 @@ from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
     GradOff,
     decorated_no_grad,
-    grad_off,
     with_turns_off,
 )
 from torchlint.analysis.nodes import (
@@ -107,11 +106,9 @@ def _scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: FunctionF
     if isinstance(node, _SCOPES):
         return
     if isinstance(node, cst.With):
-        inner = grad_free
         for item in node.items:
             _scan(ctx, item, grad_free, facts)
-            if grad_off(ctx, item.item) >= GradOff.MENTIONED:
-                inner = True
+        inner = grad_free or with_turns_off(ctx, node, GradOff.MENTIONED)
         if inner and not grad_free:
             facts.grad_free_block = True
         _scan(ctx, node.body, inner, facts)
