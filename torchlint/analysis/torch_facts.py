@@ -207,6 +207,7 @@ MODEL_HELPER_VERBS = frozenset({
     "instantiate", "load", "log", "make", "measure", "plot", "prepare", "print", "profile",
     "push", "register", "reset", "restore", "resume", "save", "set", "setup", "show",
     "summarize", "to", "unfreeze", "unwrap", "update", "upload", "validate", "visualize", "wrap",
+    "accepts", "has", "is", "test", "uses",
 })
 # Last words of names that hold something about a model, not the model (model_path)
 NOT_A_MODEL_ENDINGS = frozenset({"fn", "func", "name", "path", "cls", "class"})
