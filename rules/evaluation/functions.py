@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchlint.analysis.bindings import module_statements
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
@@ -30,7 +31,7 @@ from torchlint.analysis.nodes import (
     parameters,
     semantic_children,
 )
-from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_model_name
+from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_backward_call, is_model_name
 
 EVAL_NAME = re.compile(
     r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"
@@ -229,6 +230,9 @@ class FileFacts:
     eval_setters: set[str] = field(default_factory=set)  # functions calling X.eval()
     called_from_forward: set[str] = field(default_factory=set)  # inside forward/__call__
     called_with_backward: set[str] = field(default_factory=set)  # result reaches .backward()
+    # called from a function that backpropagates, or from a framework's per-batch step hook
+    # (``validation_step``): the caller owns the mode
+    called_from_training: set[str] = field(default_factory=set)
 
 
 # A helper called from these is part of a forward pass: its caller decides about autograd.
@@ -247,6 +251,12 @@ def _file_facts(ctx: FileContext) -> FileFacts:
         if evals:
             facts.called_after_eval |= called
     _backward_flows(ctx.module, facts)
+    for stmt in module_statements(ctx.module.body):  # a training loop of a script
+        if isinstance(stmt, (cst.For, cst.While)):
+            own = list(iter_scope(stmt.body, enter_lambdas=True))
+            if any(is_backward_call(ctx, n) for n in own):
+                facts.called_from_training |= {
+                    last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
     return facts
 
 
@@ -263,6 +273,9 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         own = list(iter_scope(node.body, enter_lambdas=True))
         if any(method_call(n, "train") is not None for n in own):
             facts.train_setters.add(node.name.value)
+        if is_step_hook(node.name.value) or any(is_backward_call(ctx, n) for n in own):
+            facts.called_from_training |= {
+                last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
         if node.name.value in _FORWARD_METHODS:
             facts.called_from_forward |= {
                 last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
