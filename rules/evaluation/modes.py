@@ -13,6 +13,16 @@ from torchlint.analysis.torch_facts import is_layer_name
 # torch.nn layers whose forward depends on the mode
 _MODE_LAYERS = ("Dropout", "AlphaDropout", "FeatureAlphaDropout", "BatchNorm", "LazyBatchNorm",
                 "SyncBatchNorm", "InstanceNorm", "LazyInstanceNorm", "Transformer")
+# torch.nn layers known to compute the same in both modes (anything else is not assumed to)
+_MODE_FREE_LAYERS = ("Linear", "Bilinear", "LazyLinear", "Conv", "LazyConv", "Identity",
+                     "Flatten", "Unflatten", "MaxPool", "AvgPool", "AdaptiveAvgPool",
+                     "AdaptiveMaxPool", "LPPool", "Embedding", "LayerNorm", "GroupNorm",
+                     "RMSNorm", "LocalResponseNorm", "ReLU", "ReLU6", "LeakyReLU", "PReLU",
+                     "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+                     "Tanh", "Softmax", "LogSoftmax", "Softmin", "Softplus", "Softsign",
+                     "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink", "Threshold",
+                     "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad", "ConstantPad",
+                     "ReflectionPad", "ReplicationPad", "CircularPad", "ChannelShuffle")
 # recurrent layers and attention: mode-dependent only with a non-zero dropout
 _DROPOUT_ARG = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention"})
 _MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train",
@@ -45,7 +55,8 @@ def _torch_layer_is_mode_free(ctx: FileContext, call: cst.Call, qual: str, depth
         return dropout is None or _is_zero(dropout.value)
     if leaf in ("Sequential", "ModuleList", "ModuleDict"):
         return all(_is_mode_free_layer(ctx, arg.value, depth + 1) for arg in call.args)
-    return True
+    # RReLU randomises its slope in training; wrappers (DataParallel) hold another model
+    return leaf.startswith(_MODE_FREE_LAYERS) and not leaf.startswith("RReLU")
 
 
 def _is_mode_free_layer(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:

@@ -37,9 +37,9 @@ from torchlint.rule import Rule
 class InferenceWithoutNoGrad(Rule):
     """## What it does
     Flags an evaluation function (named like `evaluate`/`validate`/`predict`, or one that
-    calls `model.eval()`) that runs a model with autograd still recording, and evaluation
-    code at module level (a script or notebook cell): `model.eval()` followed by a loop
-    that calls that model outside `no_grad` and never backpropagates.
+    calls `model.eval()`) that runs a model with autograd still recording. Evaluation code
+    at module level (a script or notebook cell) is flagged too: `model.eval()` followed by
+    a loop that calls that model outside `no_grad` and never backpropagates.
 
     Not flagged: functions decorated with `no_grad`/`inference_mode` or only called under
     them (also through `ExitStack.enter_context(torch.no_grad())`); functions that
