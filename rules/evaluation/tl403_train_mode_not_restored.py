@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.evaluation.functions import file_facts
-from torchlint.rules.evaluation.modes import is_mode_free
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.grad_mode import GradOff, with_turns_off
@@ -15,6 +13,8 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.rule import Rule
+from torchlint.rules.evaluation.functions import file_facts
+from torchlint.rules.evaluation.modes import is_mode_free
 
 
 class TrainModeNotRestored(Rule):

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.training.loops import is_autocast_item
 
 from torchlint.analysis.nodes import method_call
 from torchlint.rule import Rule
+from torchlint.rules.training.loops import is_autocast_item
 
 
 class BackwardInsideAutocast(Rule):

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.training.loops import loop_training_facts
 
 from torchlint.rule import Rule
+from torchlint.rules.training.loops import loop_training_facts
 
 
 class MissingZeroGrad(Rule):
