@@ -9,7 +9,6 @@ already switched a model to eval mode.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -57,14 +56,6 @@ def is_step_hook(name: str) -> bool:
     return name.lstrip("_").endswith(_STEP_SUFFIXES)
 
 
-def is_test_file(path: str) -> bool:
-    """``test_*.py``, ``*_test.py``, ``conftest.py``, or any file under a ``tests`` folder."""
-    base = os.path.basename(path)
-    parts = os.path.normpath(path).replace(os.sep, "/").split("/")[:-1]
-    return (base.startswith("test_") and base.endswith(".py") or base.endswith("_test.py")
-            or base == "conftest.py" or any(p in ("test", "tests", "testing") for p in parts))
-
-
 def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A test, not evaluation code: ``test*`` functions and methods of ``Test*`` or
     ``unittest.TestCase`` classes, and ``_test_*`` helpers, in test files; ``test*``
@@ -76,7 +67,7 @@ def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
             last_name_part(b.value) or "").endswith("TestCase") for b in cls.bases)
     if in_test_case and name.startswith("test"):
         return True
-    if not is_test_file(ctx.path):
+    if not ctx.is_test_file:
         return False
     in_test_class = cls is not None and cls.name.value.startswith("Test")
     return name.startswith("test") or name.startswith("_test") or in_test_class
