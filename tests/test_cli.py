@@ -352,3 +352,23 @@ def test_diff_marks_a_missing_final_newline_on_the_right_line(project: Path) -> 
         "-x = torch.ones(3).cuda()\n\\ No newline at end of file\n"
         '+x = torch.ones(3, device="cuda")\n\\ No newline at end of file\n')
     assert result.stdout.startswith("--- a/a.py\n+++ b/a.py\n")
+
+
+def test_a_crashing_rule_is_an_error_line_and_exit_2(project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule that fails on a file never lets the run say "All checks passed!"."""
+    from torchlint.rules.devices.tl301_create_then_move import CreateThenMove
+
+    def boom(self, node):  # type: ignore[no-untyped-def]
+        raise ValueError("boom")
+
+    monkeypatch.setattr(CreateThenMove, "visit_Call", boom)
+    write(project / "a.py", BAD + "y = torch.load(f)\n")
+    result = run("check", "--no-cache", "--jobs", "1", "a.py", cwd=project)
+    assert result.exit_code == 2
+    assert "a.py: internal error in TL301: ValueError: boom" in result.stderr
+    assert "TL601" in result.stdout  # the other rules still report
+    write(project / "b.py", BAD)
+    alone = run("check", "--no-cache", "--jobs", "1", "b.py", cwd=project)
+    assert alone.exit_code == 2 and "All checks passed" not in alone.stderr
+    assert "could not be fully checked" in alone.stderr

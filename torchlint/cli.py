@@ -229,7 +229,7 @@ def _finish(outcomes: list[FileOutcome], files_checked: int, settings: Settings,
     for outcome in errors:
         _error(f"{outcome.path}: {outcome.error}")
     if not quiet:
-        _summary(diagnostics, fixed, mode, files_checked)
+        _summary(diagnostics, fixed, mode, files_checked, len(errors))
     if errors:
         return EXIT_ERROR
     if diagnostics and not exit_zero:
@@ -245,7 +245,8 @@ def _write_findings(diagnostics: list[Diagnostic], stream: TextIO, report: Repor
         report.render(diagnostics, stream, report.sources)
 
 
-def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checked: int) -> None:
+def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checked: int,
+             errors: int = 0) -> None:
     safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.is_safe)
     unsafe = sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
     lines: list[str] = []
@@ -253,6 +254,9 @@ def _summary(diagnostics: list[Diagnostic], fixed: int, mode: Mode, files_checke
         would = safe + (unsafe if mode.unsafe else 0)
         lines.append(f"Would fix {_plural(would, 'error')}" + (
             f" ({unsafe} more with --unsafe-fixes)." if unsafe and not mode.unsafe else "."))
+    elif not diagnostics and not fixed and errors:
+        lines.append(f"No findings, but {_plural(errors, 'file')} could not be fully checked "
+                     "(see the errors above).")
     elif not diagnostics and not fixed:
         lines.append(f"All checks passed! ({_plural(files_checked, 'file')} checked)")
     elif mode.fix:

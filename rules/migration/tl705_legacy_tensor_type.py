@@ -46,15 +46,20 @@ class LegacyTensorType(Rule):
     `torch.tensor([...], dtype=...)` with the matching dtype, plus `device="cuda"` for the
     `torch.cuda` types. Sizes, arrays and other tensors are reported without a fix.
     Using the types in `isinstance()` or annotations is not a construction and is not
-    flagged.
+    flagged. Aliases are followed, in this file and in the project module they are imported
+    from; a conditional alias (`Tensor = torch.cuda.FloatTensor if cuda else
+    torch.FloatTensor`) is reported when every branch is a legacy type, without a fix.
     """
 
     code = "TL705"
     name = "legacy-tensor-type"
     triggers = ("Tensor",)
-    # the legacy type name is called, or imported under an alias; torch is imported
+    # the legacy type name is called, imported under an alias, or assigned to a name (an
+    # alias, perhaps conditional); or a name ending in Tensor is called (an alias of one
+    # from another module of the project); torch is imported
     patterns = (r"\b(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor"
-                r"(?:[\s\\)]*\(|[\s\\]+as\b)", r"\btorch\b")
+                r"(?:[\s\\)]*\(|[\s\\]+(?:as|if|else)\b|[\s\\)]*$)|\w*Tensor[\s\\)]*\(",
+                r"\btorch\b")
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
 
@@ -63,10 +68,22 @@ class LegacyTensorType(Rule):
         qual = self.context.qualified_name(node.func)
         found = LEGACY.get(qual or "")
         if found is None:
+            self._conditional(node)
             return
         name, cuda = found
         self.report(node, fix=self._fix(node, name, cuda), dtype=DTYPES[name],
                     legacy=f"torch.cuda.{name}" if cuda else f"torch.{name}")
+
+    def _conditional(self, node: cst.Call) -> None:
+        """A name that stands for legacy types whichever branch was taken."""
+        if not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        possible = self.context.possible_qualified_names(node.func)
+        if not possible or not all(q in LEGACY for q in possible):
+            return
+        names = {LEGACY[q][0] for q in possible}
+        dtype = DTYPES[next(iter(names))] if len(names) == 1 else "..."
+        self.report(node, dtype=dtype, legacy=" / ".join(possible))
 
     def _fix(self, node: cst.Call, name: str, cuda: bool) -> Fix | None:
         if not _fixable(node):

@@ -19,8 +19,9 @@ from libcst._nodes.internal import CodegenState
 
 from torchlint.analysis.bindings import Binding, bound_names, last_binding, module_statements
 from torchlint.analysis.imports import AMBIGUOUS, import_bindings
-from torchlint.analysis.nodes import parameters
+from torchlint.analysis.nodes import dotted_name, parameters
 from torchlint.analysis.options import Options
+from torchlint.analysis.project import Project
 from torchlint.analysis.torch_facts import canonical
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -40,10 +41,14 @@ class _Frame:
 class FileContext:
     """Shared facts about one file. The engine keeps ``ancestors`` current during the walk."""
 
-    def __init__(self, path: str, module: cst.Module, options: Options | None = None) -> None:
+    def __init__(self, path: str, module: cst.Module, options: Options | None = None,
+                 project: Project | None = None) -> None:
         self.path = path
         self.module = module
         self.options = options if options is not None else Options()
+        # the project's other files, as seen from this one (None: this file alone)
+        self.project = project.for_file(path) if project is not None else None
+        self._package = self.project.package if self.project is not None else None
         self.ancestors: list[cst.CSTNode] = []
         self._frames: list[_Frame] = []
         self._module_names: dict[str, str] = {}
@@ -51,8 +56,13 @@ class FileContext:
         self._module_classes: dict[str, cst.ClassDef] = {}
         self._dataset_classes: dict[str, cst.ClassDef] = {}
         self._class_nodes: list[cst.ClassDef] = []
+        # module-level aliases: ``Tensor = torch.FloatTensor`` (or ``A if c else B``)
+        self._alias_values: dict[str, list[cst.BaseExpression]] = {}
+        self._not_aliases: set[str] = set()
+        self._aliases: dict[str, tuple[str, ...]] = {}
         self._memo: dict[Hashable, Any] = {}
         self._scan_module(module.body)
+        self._resolve_aliases()
         self._find_classes()
 
     # ------------------------------------------------------------------ setup
@@ -71,7 +81,7 @@ class FileContext:
 
     def _bind_module_statement(self, stmt: cst.CSTNode) -> None:
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            for bound, qual, _ in import_bindings(stmt):
+            for bound, qual, _ in import_bindings(stmt, self._package):
                 previous = self._module_names.get(bound)
                 if bound in self._module_bound and previous is None:
                     self._module_names[bound] = AMBIGUOUS
@@ -81,10 +91,29 @@ class FileContext:
                     self._module_names[bound] = qual
                 self._module_bound.add(bound)
             return
+        alias = _alias_form(stmt)
+        if alias is not None:
+            self._alias_values.setdefault(alias[0], []).append(alias[1])
         for bound in bound_names(stmt):
             if bound in self._module_names:
                 self._module_names[bound] = AMBIGUOUS
+            if alias is None or bound != alias[0]:
+                self._not_aliases.add(bound)
             self._module_bound.add(bound)
+
+    def _resolve_aliases(self) -> None:
+        for name, values in self._alias_values.items():
+            if name in self._not_aliases or name in self._module_names:
+                continue
+            targets: set[str] = set()
+            for value in values:
+                branches = _alias_branches(value)
+                resolved = [self._resolve_module_level(b) for b in branches]
+                if not branches or any(r is None for r in resolved):
+                    break
+                targets.update(r for r in resolved if r is not None)
+            else:
+                self._aliases[name] = tuple(sorted(targets))
 
     def _find_classes(self) -> None:
         changed = True
@@ -97,11 +126,12 @@ class FileContext:
                 for base in cls.bases:
                     qual = self._resolve_module_level(base.value)
                     local = base.value.value if isinstance(base.value, cst.Name) else None
-                    if qual in self.options.module_bases or local in self._module_classes:
+                    if local in self._module_classes or self.is_module_class_name(qual):
                         self._module_classes[name] = cls
                         changed = True
                         break
-                    if qual in self.options.dataset_bases or local in self._dataset_classes:
+                    if local in self._dataset_classes or self._derives(
+                            qual, self.options.dataset_bases):
                         self._dataset_classes[name] = cls
                         changed = True
                         break
@@ -109,6 +139,8 @@ class FileContext:
     def _resolve_module_level(self, expr: cst.BaseExpression) -> str | None:
         if isinstance(expr, cst.Name):
             qual = self._module_names.get(expr.value)
+            if qual is None and len(self._aliases.get(expr.value, ())) == 1:
+                qual = self._aliases[expr.value][0]
             return None if qual in (None, AMBIGUOUS) else canonical(qual)
         if isinstance(expr, cst.Attribute):
             base = self._resolve_module_level(expr.value)
@@ -131,7 +163,7 @@ class FileContext:
             return
         names = self._frames[-1].names
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            for bound, qual, _ in import_bindings(stmt):
+            for bound, qual, _ in import_bindings(stmt, self._package):
                 names[bound] = qual
         else:
             for bound in bound_names(stmt):
@@ -147,6 +179,9 @@ class FileContext:
         qual = self._module_names.get(name)
         if qual is not None:
             return None if qual == AMBIGUOUS else canonical(qual)
+        aliased = self._aliases.get(name)
+        if aliased is not None and len(aliased) == 1:
+            return canonical(aliased[0])
         if name in self._module_bound:
             return None
         if name in _BUILTIN_NAMES:
@@ -164,6 +199,52 @@ class FileContext:
                 return None
             return canonical(f"{base}.{expr.attr.value}")
         return None
+
+    def possible_qualified_names(self, expr: cst.CSTNode) -> tuple[str, ...]:
+        """Every qualified name ``expr`` may stand for: one for an import, several for a
+        conditional alias (``Tensor = torch.cuda.FloatTensor if cuda else
+        torch.FloatTensor``, in this file or in the project module it comes from); empty
+        when unknown."""
+        kind = type(expr)
+        if kind is cst.Name:
+            in_frame = any(expr.value in frame.names for frame in self._frames)
+            aliased = None if in_frame else self._aliases.get(expr.value)
+            if aliased:
+                found = aliased
+            else:
+                qual = self.lookup(expr.value)
+                found = (qual,) if qual is not None else ()
+        elif kind is cst.Attribute:
+            found = tuple(f"{base}.{expr.attr.value}"
+                          for base in self.possible_qualified_names(expr.value)
+                          if not base.startswith("builtins."))
+        else:
+            return ()
+        if self.project is not None:
+            found = tuple(t for qual in found for t in self.project.alias_targets(qual)) \
+                if any(self._in_project(q) for q in found) else found
+        return tuple(sorted({canonical(q) for q in found}))
+
+    def is_module_class_name(self, qualname: str | None) -> bool:
+        """A qualified class name that is a torch module: a known base (``torch.nn.Module``,
+        the settings' module bases) or a class of the project deriving from one."""
+        return self._derives(qualname, self.options.module_bases)
+
+    def _derives(self, qualname: str | None, bases: frozenset[str]) -> bool:
+        if qualname is None:
+            return False
+        if qualname in bases:
+            return True
+        if self.project is None or not self._in_project(qualname):
+            return False
+        return self.cached(("derives", qualname, bases),
+                           lambda: self.project.derives_from(qualname, bases))  # type: ignore[union-attr]
+
+    def _in_project(self, qualname: str) -> bool:
+        top = qualname.split(".", 1)[0]
+        if top in ("torch", "builtins") or self.project is None:
+            return False
+        return self.project.knows_top_level(top)
 
     def call_name(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the callee when ``node`` is a call, else None."""
@@ -339,3 +420,24 @@ class FileContext:
         """What ``name`` was last bound to before ``at`` (default: the current node): see
         :func:`torchlint.analysis.bindings.last_binding`."""
         return last_binding(self, name, at)
+
+
+def _alias_form(stmt: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """``(name, value)`` for ``name = A.B`` / ``name = A if c else B`` at module level."""
+    if type(stmt) is not cst.Assign or len(stmt.targets) != 1:  # type: ignore[attr-defined]
+        return None
+    target = stmt.targets[0].target  # type: ignore[attr-defined]
+    value = stmt.value  # type: ignore[attr-defined]
+    if type(target) is cst.Name and _alias_branches(value):
+        return target.value, value
+    return None
+
+
+def _alias_branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The dotted names an alias value may be (empty: not an alias)."""
+    if isinstance(value, cst.IfExp):
+        body, orelse = _alias_branches(value.body), _alias_branches(value.orelse)
+        return body + orelse if body and orelse else []
+    if isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) is not None:
+        return [value]
+    return []

@@ -142,8 +142,12 @@ class ImportedName(NamedTuple):
     alias: cst.ImportAlias
 
 
-def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[ImportedName]:
-    """The names an import statement binds. A star import binds nothing we can name."""
+def import_bindings(stmt: cst.Import | cst.ImportFrom, package: str | None = None
+                    ) -> Iterator[ImportedName]:
+    """The names an import statement binds. A star import binds nothing we can name.
+
+    A relative import means :data:`AMBIGUOUS` unless ``package`` (the package the file
+    is in) says what it names."""
     if isinstance(stmt, cst.Import):
         for alias in stmt.names:
             full = dotted_name(alias.name)
@@ -159,8 +163,11 @@ def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[ImportedName]
         return
     if stmt.relative or stmt.module is None:
         # relative imports name this project's own modules, never torch
+        base = relative_module(stmt, package)
         for alias in stmt.names:
-            yield ImportedName(alias.evaluated_alias or alias.evaluated_name, AMBIGUOUS, alias)
+            name = alias.evaluated_name
+            qualified = f"{base}.{name}" if base is not None else AMBIGUOUS
+            yield ImportedName(alias.evaluated_alias or name, qualified, alias)
         return
     module = dotted_name(stmt.module)
     if module is None:
@@ -168,3 +175,21 @@ def import_bindings(stmt: cst.Import | cst.ImportFrom) -> Iterator[ImportedName]
     for alias in stmt.names:
         name = alias.evaluated_name
         yield ImportedName(alias.evaluated_alias or name, f"{module}.{name}", alias)
+
+
+def relative_module(stmt: cst.ImportFrom, package: str | None) -> str | None:
+    """The absolute module ``from ..x import y`` names, seen from ``package`` (None: not
+    known, or it climbs out of the packages)."""
+    if package is None:
+        return None
+    level = len(stmt.relative)
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if stmt.module is not None:
+        module = dotted_name(stmt.module)
+        if module is None:
+            return None
+        base.append(module)
+    return ".".join(base) or None

@@ -47,12 +47,14 @@ CUDA_PREFIXES = ("cuda", "cpu", "mps", "xpu", "meta")
 
 # ------------------------------------------------------------- torch facts
 def is_layer_call(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """A call constructing a ``torch.nn`` layer class, or a module class of this file."""
+    """A call constructing a ``torch.nn`` layer class, or a module class of this file or
+    of the project (``from .layers import BaseBlock``)."""
     if not isinstance(node, cst.Call):
         return False
     qual = ctx.qualified_name(node.func)
     if qual is not None:
-        return is_layer_name(qual)
+        return is_layer_name(qual) or (
+            not qual.startswith(("torch.", "builtins.")) and ctx.is_module_class_name(qual))
     return ctx.local_module_class(node.func) is not None
 
 

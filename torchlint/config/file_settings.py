@@ -15,6 +15,7 @@ from torchlint.analysis.options import Options
 from torchlint.codes import SYNTAX_ERROR
 
 if TYPE_CHECKING:
+    from torchlint.analysis.project import Project
     from torchlint.rule import Rule
 
 
@@ -25,8 +26,9 @@ class FileSettings:
     unfixable: frozenset[str] = frozenset()
     noqa: bool = True  # honour noqa comments
     options: Options = field(default_factory=Options)
-    # what the file may learn from the project's other files (filled by project discovery)
-    project: object | None = None
+    # the project's other files, which the file's analysis may learn from (None: the file
+    # is analysed alone)
+    project: Project | None = None
     # the rule classes to run; None: the registered rules of ``codes``
     rule_classes: tuple[type[Rule], ...] | None = None
 
@@ -54,7 +56,6 @@ class FileSettings:
         parts = [
             ",".join(sorted(self.codes)), ",".join(sorted(self.unfixable)), str(self.noqa),
             self.options.fingerprint,
-            getattr(self.project, "fingerprint", "") if self.project is not None else "",
             ",".join(f"{r.__module__}.{r.__qualname__}" for r in self.rule_classes or ()),
         ]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -3,6 +3,7 @@ each file is linted with (:meth:`Settings.for_file`)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from torchlint.config.selectors import expand_selectors
 from torchlint.registry import rule_catalog
 
 if TYPE_CHECKING:
+    from torchlint.analysis.project import Project
     from torchlint.rule import Rule
 
 DEFAULT_EXCLUDE = (
@@ -102,10 +104,18 @@ class Settings:
         return options.extended(module_bases=self.extend_module_bases,
                                 model_names=self.extend_model_names)
 
+    @cached_property
+    def project(self) -> Project:
+        """The project's files as rules learn from them (one per run: it keeps what it
+        read). Absolute imports are also searched from the root and its ``src/``."""
+        from torchlint.analysis.project import Project
+
+        return Project((self.root, os.path.join(self.root, "src")))
+
     def for_file(self, path: str) -> FileSettings:
         """The settings ``path`` is linted with (its per-file ignores applied)."""
         return _file_settings(self.codes_for(path), self.unfixable_codes(), self.noqa,
-                              self.options)
+                              self.options, self.project)
 
     # ------------------------------------------------------------ exclusion
     def relative(self, path: str) -> str:
@@ -126,5 +136,6 @@ class Settings:
 
 @lru_cache(maxsize=256)
 def _file_settings(codes: frozenset[str], unfixable: frozenset[str], noqa: bool,
-                   options: Options) -> FileSettings:
-    return FileSettings(codes, unfixable=unfixable, noqa=noqa, options=options)
+                   options: Options, project: Project) -> FileSettings:
+    return FileSettings(codes, unfixable=unfixable, noqa=noqa, options=options,
+                        project=project)

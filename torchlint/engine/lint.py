@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.project import Dependency
 from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA, UNUSED_NOQA_NAME
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, NodeEdit
@@ -15,7 +16,7 @@ from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_
 from torchlint.engine.positions import Locator
 from torchlint.engine.prefilter import rules_to_run
 from torchlint.engine.suppression import Suppressions, parse_suppressions
-from torchlint.engine.walk import internal_error, run_rules
+from torchlint.engine.walk import rule_failure, run_rules
 from torchlint.fix.resolve import import_anchor, resolve_fix
 from torchlint.rule import Report, Rule
 from torchlint.source import SourceFile
@@ -27,6 +28,10 @@ class LintResult:
     parsed: bool = True
     suppressed: int = 0
     module: cst.Module | None = field(default=None, repr=False)
+    # rules that crashed on this source (their findings are missing; the others are here)
+    rule_failures: list[str] = field(default_factory=list)
+    # the project's other files this result learned from, as they were read
+    dependencies: list[Dependency] = field(default_factory=list)
 
 
 def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool = True
@@ -57,14 +62,17 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
         failed = [syntax_error(source.path, exc, source.text)]
         return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False)
 
+    failures: list[str] = []
+    project = settings.project
     try:
         try:
-            reports, context = run_rules(source.path, module, rules, settings.options)
+            reports, context = run_rules(source.path, module, rules, settings.options,
+                                         project=project)
         except (RecursionError, KeyboardInterrupt, SystemExit, MemoryError):
             raise
         except Exception:  # a rule's bug: isolate it, keep every other rule's findings
             reports, context = run_rules(source.path, module, rules, settings.options,
-                                         guarded=True)
+                                         guarded=True, failures=failures, project=project)
     except RecursionError as exc:
         failed = [syntax_error(source.path, exc, source.text)]
         return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False,
@@ -80,7 +88,7 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
                 diagnostic = _diagnostic(source, module, context, locator, rule, report,
                                          unfixable)
             except Exception as exc:  # noqa: BLE001 - a rule reported a node not in the tree
-                internal_error(rule.code, source.path, exc)
+                failures.append(rule_failure(rule.code, exc))
                 continue
             if diagnostic is None:
                 continue
@@ -100,7 +108,10 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
                     f"unused noqa directive: {', '.join(unused)} is not reported on this line",
                 ))
     diagnostics.sort(key=lambda d: d.sort_key)
-    return LintResult(diagnostics, suppressed=suppressed, module=module)
+    dependencies = sorted(context.project.dependencies.values(), key=lambda d: d.path) \
+        if context.project is not None else []
+    return LintResult(diagnostics, suppressed=suppressed, module=module,
+                      rule_failures=sorted(set(failures)), dependencies=dependencies)
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:

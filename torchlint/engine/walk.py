@@ -3,7 +3,6 @@ dispatched by node class, with :class:`FileContext`'s walk state kept current.""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -12,6 +11,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import children_of, memoised_children
 from torchlint.analysis.options import Options
+from torchlint.analysis.project import Project
 from torchlint.rule import Report, Rule
 
 Handler = Callable[[cst.CSTNode], object]
@@ -25,12 +25,13 @@ _LOCAL_BINDERS = (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.Aug
                   cst.With, cst.FunctionDef, cst.ClassDef)
 
 
-def internal_error(code: str, path: str, exc: BaseException) -> None:
-    print(f"torchlint: warning: internal error in {code} on {path}: {exc!r}; "
-          "that rule skipped this file (please report it)", file=sys.stderr)
+def rule_failure(code: str, exc: BaseException) -> str:
+    """How a rule's crash is told: never silently, never as a clean file."""
+    return f"internal error in {code}: {type(exc).__name__}: {exc}"
 
 
-def _guard(instance: Rule, handler: Handler, failed: set[int], path: str) -> Handler:
+def _guard(instance: Rule, handler: Handler, failed: set[int], failures: list[str]
+           ) -> Handler:
     def call(node: cst.CSTNode) -> object:
         if id(instance) in failed:
             return None
@@ -40,17 +41,20 @@ def _guard(instance: Rule, handler: Handler, failed: set[int], path: str) -> Han
             raise
         except Exception as exc:  # noqa: BLE001
             failed.add(id(instance))
-            internal_error(instance.code, path, exc)
+            failures.append(rule_failure(instance.code, exc))
             return None
 
     return call
 
 
 def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
-              options: Options | None = None, *, guarded: bool = False
+              options: Options | None = None, *, guarded: bool = False,
+              failures: list[str] | None = None, project: Project | None = None
               ) -> tuple[list[tuple[Rule, Report]], FileContext]:
-    """One walk for all rules. ``guarded``: a rule that raises is dropped for this file."""
-    context = FileContext(path, module, options)
+    """One walk for all rules. ``guarded``: a rule that raises is dropped for this file and
+    its failure added to ``failures``."""
+    failures = failures if failures is not None else []
+    context = FileContext(path, module, options, project)
     instances = [rule(context) for rule in rules]
     visit: dict[str, list[Handler]] = {}
     leave: dict[str, list[Handler]] = {}
@@ -59,7 +63,7 @@ def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
         for kind, type_name, method_name in _handler_names(type(instance)):
             handler = getattr(instance, method_name)
             if guarded:
-                handler = _guard(instance, handler, failed, path)
+                handler = _guard(instance, handler, failed, failures)
             (visit if kind == "visit" else leave).setdefault(type_name, []).append(handler)
     ancestors = context.ancestors
     push, pop = ancestors.append, ancestors.pop

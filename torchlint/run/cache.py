@@ -22,8 +22,12 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, ImportNeed
+
+if TYPE_CHECKING:
+    from torchlint.analysis.project import Dependency
 
 FORMAT = 1
 _README = "Created by torchlint. Safe to delete at any time.\n"
@@ -168,20 +172,29 @@ class Cache:
         return os.path.join(self.directory, key[:2], key + ".json")
 
     def get(self, path: str, key: str) -> list[Diagnostic] | None:
-        """The cached diagnostics, or None when missing, corrupt or foreign."""
+        """The cached diagnostics, or None when missing, corrupt, foreign, or learned from
+        a project file that has changed since."""
         try:
             with open(self._entry(key), "rb") as handle:
                 payload = json.loads(handle.read())
             if not isinstance(payload, dict) or payload.get("key") != key:
                 return None
+            if not all(_unchanged(*dependency) for dependency in payload.get("learned", ())):
+                return None
             return decode(path, payload["diagnostics"])
         except (OSError, ValueError, TypeError, KeyError, UnicodeError, RecursionError):
             return None
 
-    def put(self, key: str, diagnostics: Iterable[Diagnostic]) -> bool:
-        """Store an entry atomically; a failure (read-only disk, ...) is silently skipped."""
+    def put(self, key: str, diagnostics: Iterable[Diagnostic],
+            dependencies: Iterable[Dependency] = ()) -> bool:
+        """Store an entry atomically; a failure (read-only disk, ...) is silently skipped.
+
+        ``dependencies``: the project's files the result learned from; the entry is valid
+        only while each still has the content it was read with."""
         try:
-            payload = json.dumps({"key": key, "diagnostics": encode(diagnostics)},
+            learned = [_stamp(d) for d in dependencies]
+            payload = json.dumps({"key": key, "diagnostics": encode(diagnostics),
+                                  "learned": learned},
                                  ensure_ascii=False, separators=(",", ":"))
         except (ValueError, TypeError):
             return False
@@ -224,3 +237,26 @@ def open_cache(cache_dir: str | os.PathLike[str] | None) -> Cache | None:
     if cache_dir is None:
         return None
     return Cache(os.path.abspath(os.fspath(cache_dir)), cache_basis())
+
+
+def _stamp(dependency: Dependency) -> list[object]:
+    """[path, digest, mtime_ns, size]: the size and time spare re-reading an unchanged file."""
+    try:
+        stat = os.stat(dependency.path)
+        return [dependency.path, dependency.digest, stat.st_mtime_ns, stat.st_size]
+    except OSError:
+        return [dependency.path, dependency.digest, -1, -1]
+
+
+def _unchanged(path: str, digest: str, mtime_ns: int, size: int) -> bool:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    if stat.st_mtime_ns == mtime_ns and stat.st_size == size:
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest() == digest
+    except OSError:
+        return False

@@ -21,17 +21,28 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
 
     path = source.path
     result = lint_source(source, settings)
+    error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
-        return FileOutcome(path, result.diagnostics)
+        return FileOutcome(path, result.diagnostics, error=error,
+                           dependencies=result.dependencies)
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
     if mode.diff and changed:
         from torchlint.fix.text import unified_diff
 
         diff = unified_diff(source.text, outcome.source.text, path)
-        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff)
+        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff, error=error)
+    error = error or _failures(outcome.result.rule_failures)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
-                       fixed_text=outcome.source.text if changed else None)
+                       fixed_text=outcome.source.text if changed else None, error=error,
+                       dependencies=outcome.result.dependencies)
+
+
+def _failures(failures: list[str]) -> str | None:
+    """One error line for the rules that crashed on a file (None: none did)."""
+    if not failures:
+        return None
+    return "; ".join(failures) + " (the other rules' findings are reported; please report this)"
 
 
 def read_bytes(path: str) -> bytes:
@@ -71,7 +82,7 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
         if cache is not None:
             # what remains is the lint of the bytes now on disk
             cache.put(cache.key(path, fixed_bytes, file_settings.fingerprint),
-                      outcome.diagnostics)
+                      outcome.diagnostics, outcome.dependencies)
     elif cache is not None and key is not None and not outcome.error:
-        cache.put(key, outcome.diagnostics)
+        cache.put(key, outcome.diagnostics, outcome.dependencies)
     return outcome

@@ -127,20 +127,21 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
     outcome = linted.outcome
     mapped = linted.findings(notebook, file_settings)
     if not (mode.fix or mode.diff):
-        return FileOutcome(path, mapped)
+        return FileOutcome(path, mapped, error=outcome.error)
     fixed_program = outcome.fixed_text
     if mode.diff:  # lint_one diffs the program; the diff is redone per cell, in cell terms
         fixing = lint_one(SourceFile(path=path, text=linted.program), file_settings,
                           replace(mode, fix=True, diff=False))
         fixed_program = fixing.fixed_text
     if fixed_program is None or fixed_program == linted.program:
-        return FileOutcome(path, mapped)
+        return FileOutcome(path, mapped, error=outcome.error)
     changed = notebook.changed_cells(fixed_program, skip=linted.broken)
     if changed is None:  # a fix moved a cell marker: write nothing rather than guess
         return FileOutcome(path, mapped, error="the fixes could not be mapped back to the cells;"
                            " nothing was written")
     if mode.diff:
-        return FileOutcome(path, mapped, diff=_cells_diff(path, notebook, changed))
+        return FileOutcome(path, mapped, diff=_cells_diff(path, notebook, changed),
+                           error=outcome.error)
     new_raw = notebook.with_sources(changed)
     try:
         json.loads(new_raw)
@@ -148,12 +149,13 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
         return FileOutcome(path, mapped, error="the fixed notebook would not be valid JSON;"
                            " nothing was written")
     if data is not None:
-        return FileOutcome(path, mapped, fixed=outcome.fixed, fixed_text=new_raw)
+        return FileOutcome(path, mapped, fixed=outcome.fixed, fixed_text=new_raw,
+                           error=outcome.error)
     try:
         write_atomic(path, new_raw.encode("utf-8"))
     except OSError as exc:
         return FileOutcome(path, mapped, error=f"cannot write the fixes: {exc}")
-    return FileOutcome(path, mapped, fixed=outcome.fixed)
+    return FileOutcome(path, mapped, fixed=outcome.fixed, error=outcome.error)
 
 
 def _cells_diff(path: str, notebook: Notebook, changed: dict[int, str]) -> str:

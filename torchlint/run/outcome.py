@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from torchlint.diagnostic import Diagnostic, applicable
+
+if TYPE_CHECKING:
+    from torchlint.analysis.project import Dependency
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,9 @@ class FileOutcome:
     fixed: int = 0
     diff: str = ""
     fixed_text: str | None = None  # for stdin: the fixed source
-    error: str | None = None  # the file could not be read at all
+    error: str | None = None  # the file could not be (fully) checked: said on one line
+    # the project's files the result learned from (a cached result depends on them)
+    dependencies: list[Dependency] = field(default_factory=list)
 
 
 

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""How often torchlint is right on real code: lint real repositories, sample each rule's
+findings, and score them against reviewed verdicts.
+
+    python benchmarks/precision.py --corpus DIR               # the per-rule table
+    python benchmarks/precision.py --corpus DIR --todo FILE   # sampled findings not yet judged
+
+DIR holds one folder per repository of ``benchmarks/precision/corpus.tsv`` (a snapshot of
+the listed commit, named like the first column); repositories missing from DIR are
+skipped. Nothing of them is committed: the repository keeps only the verdicts.
+
+Each repository is linted with ``torchlint check --select ALL --preview``. For every rule,
+all findings are judged when there are at most ``--all-up-to`` (30) of them, otherwise a
+fixed sample of ``--sample`` (25): the findings whose hash of (seed, repository, path,
+line, code) is smallest, so the sample stays the same as long as the findings do, and a
+new finding enters it only if it would have been drawn anyway.
+
+Verdicts live in ``benchmarks/precision/verdicts.tsv``: repository, path, line, code,
+verdict (``true``, ``false`` or ``debatable``) and a one-line reason. Precision is
+``true / judged``: a debatable finding counts against the rule. The default-rule figure
+weights each rule's precision by its number of findings. ``--todo`` writes each sampled
+finding that has no verdict yet with the source around it, ready to be read and judged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "precision"
+CORPUS = HERE / "corpus.tsv"
+VERDICTS = HERE / "verdicts.tsv"
+VERDICT_FIELDS = ("repo", "path", "line", "code", "verdict", "reason")
+
+
+@dataclass(frozen=True)
+class Finding:
+    repo: str
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    fix: str = ""  # "safe: ..." / "unsafe: ..." (the edits), empty without a fix
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.repo, self.path, self.line, self.code)
+
+
+@dataclass
+class RuleScore:
+    code: str
+    findings: int = 0
+    sampled: list[Finding] = field(default_factory=list)
+    verdicts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    @property
+    def judged(self) -> int:
+        return sum(self.verdicts.values())
+
+    @property
+    def precision(self) -> float | None:
+        return self.verdicts["true"] / self.judged if self.judged else None
+
+
+def read_corpus() -> list[dict[str, str]]:
+    rows = []
+    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, repository, commit, kind = line.split("\t")
+            rows.append({"name": name, "repository": repository, "commit": commit,
+                         "kind": kind})
+    return rows
+
+
+def read_verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, int, str], tuple[str, str]]:
+    found: dict[tuple[str, str, int, str], tuple[str, str]] = {}
+    if not path.exists():
+        return found
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            verdict = row["verdict"].strip()
+            if verdict not in ("true", "false", "debatable"):
+                raise SystemExit(f"{path}: bad verdict {verdict!r} for {row}")
+            found[(row["repo"], row["path"], int(row["line"]), row["code"])] = (
+                verdict, row["reason"])
+    return found
+
+
+def lint(directory: Path, repo: str, jobs: int | None) -> tuple[list[Finding], list[str]]:
+    """Findings of ``torchlint check --select ALL --preview`` and its error lines."""
+    command = [sys.executable, "-m", "torchlint", "check", "--select", "ALL", "--preview",
+               "--output-format", "json", "--no-cache", "-q", "--exit-zero", "."]
+    if jobs:
+        command += ["--jobs", str(jobs)]
+    done = subprocess.run(command, cwd=directory, capture_output=True, text=True,
+                          errors="replace", env={**os.environ, "NO_COLOR": "1"})
+    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    if done.returncode not in (0, 1, 2) or not done.stdout.strip().startswith("["):
+        return [], errors or [f"exit {done.returncode}: {done.stderr.strip()[:300]}"]
+    findings = []
+    for row in json.loads(done.stdout):
+        location = row["location"]
+        path = row["filename"].removeprefix("./")
+        if row.get("cell") is not None:  # a notebook: lines count within the cell
+            path = f"{path}#cell{row['cell']}"
+        findings.append(Finding(repo, path, location["row"], location["column"], row["code"],
+                                row["message"], _describe_fix(row.get("fix"))))
+    return findings, errors
+
+
+def _describe_fix(fix: dict | None) -> str:
+    if not fix:
+        return ""
+    edits = []
+    for edit in fix.get("edits", []):
+        start, end = edit.get("location", {}), edit.get("end_location", {})
+        edits.append(f"{start.get('row')}:{start.get('column')}-{end.get('row')}:"
+                     f"{end.get('column')} -> {edit.get('content')!r}")
+    return f"{fix.get('applicability')}: " + "; ".join(edits)
+
+
+def sample(findings: list[Finding], size: int, all_up_to: int, seed: str) -> list[Finding]:
+    if len(findings) <= all_up_to:
+        return sorted(findings, key=lambda f: f.key)
+
+    def rank(finding: Finding) -> str:
+        return hashlib.sha256(f"{seed}\0{finding.key}".encode()).hexdigest()
+
+    return sorted(sorted(findings, key=rank)[:size], key=lambda f: f.key)
+
+
+def context(corpus: Path, finding: Finding, lines: int) -> str:
+    name, _, cell = finding.path.partition("#cell")
+    path = corpus / finding.repo / name
+    try:
+        if cell:
+            from torchlint.notebook import Notebook
+
+            text = Notebook.read(str(path)).cell_source(int(cell)) or ""
+        else:
+            text = path.read_text(encoding="utf-8", errors="replace")
+    except Exception:  # noqa: BLE001 - a listing aid only
+        return "    (source not readable)"
+    source = text.splitlines()
+    start, end = max(0, finding.line - 1 - lines), min(len(source), finding.line + lines)
+    return "\n".join(f"{'>' if n + 1 == finding.line else ' '}{n + 1:5}| {source[n]}"
+                     for n in range(start, end))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True,
+                        help="folder holding one snapshot per repository of corpus.tsv")
+    parser.add_argument("--repos", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--sample", type=int, default=25)
+    parser.add_argument("--all-up-to", type=int, default=30)
+    parser.add_argument("--seed", default="torchlint")
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS)
+    parser.add_argument("--todo", type=Path, help="write unjudged sampled findings here")
+    parser.add_argument("--context", type=int, default=12, help="source lines around each")
+    parser.add_argument("--findings", type=Path, help="save every finding here (JSON)")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    args = parser.parse_args()
+
+    wanted = {r for r in args.repos.split(",") if r}
+    repos = [r for r in read_corpus() if (not wanted or r["name"] in wanted)
+             and (args.corpus / r["name"]).is_dir()]
+    if not repos:
+        raise SystemExit(f"no repository of {CORPUS} found under {args.corpus}")
+    from torchlint.registry import all_rules
+
+    rules = all_rules()
+    all_findings: list[Finding] = []
+    errors: list[str] = []
+    for repo in repos:
+        found, failed = lint(args.corpus / repo["name"], repo["name"], args.jobs)
+        all_findings += found
+        errors += [f"{repo['name']}: {line}" for line in failed]
+        print(f"{repo['name']}: {len(found)} findings", file=sys.stderr)
+    verdicts = read_verdicts(args.verdicts)
+
+    scores: dict[str, RuleScore] = {}
+    by_code: dict[str, list[Finding]] = defaultdict(list)
+    for finding in all_findings:
+        by_code[finding.code].append(finding)
+    todo: list[Finding] = []
+    for code in sorted(by_code):
+        score = scores[code] = RuleScore(code, len(by_code[code]))
+        score.sampled = sample(by_code[code], args.sample, args.all_up_to, args.seed)
+        for finding in score.sampled:
+            verdict = verdicts.get(finding.key)
+            if verdict is None:
+                todo.append(finding)
+            else:
+                score.verdicts[verdict[0]] += 1
+
+    rows = []
+    for code, score in scores.items():
+        rule = rules.get(code)
+        tier = "preview" if rule is not None and rule.preview else (
+            "default" if rule is not None and rule.default else "opt-in")
+        rows.append({"code": code, "tier": tier, "findings": score.findings,
+                     "sampled": len(score.sampled), "judged": score.judged,
+                     "true": score.verdicts["true"], "false": score.verdicts["false"],
+                     "debatable": score.verdicts["debatable"],
+                     "precision": score.precision})
+    default_rows = [r for r in rows if r["tier"] == "default" and r["precision"] is not None]
+    weight = sum(r["findings"] for r in default_rows)
+    overall = sum(r["precision"] * r["findings"] for r in default_rows) / weight if weight else None
+    summary = {"repositories": [r["name"] for r in repos], "findings": len(all_findings),
+               "errors": errors, "default_rules_precision": overall, "rules": rows}
+    if args.findings:
+        args.findings.write_text(json.dumps([f.__dict__ for f in all_findings], indent=1),
+                                 encoding="utf-8")
+    if args.todo:
+        with args.todo.open("w", encoding="utf-8") as handle:
+            for finding in todo:
+                handle.write(f"=== {finding.repo}\t{finding.path}\t{finding.line}\t"
+                             f"{finding.code}\n{finding.message}\n")
+                if finding.fix:
+                    handle.write(f"fix {finding.fix}\n")
+                handle.write(context(args.corpus, finding, args.context) + "\n\n")
+        print(f"{len(todo)} sampled findings without a verdict -> {args.todo}",
+              file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+        return 0
+    print(f"{len(repos)} repositories, {len(all_findings)} findings, "
+          f"{len(errors)} error line(s)")
+    for line in errors[:20]:
+        print(f"  error: {line}")
+    print(f"{'code':6} {'tier':8} {'findings':>8} {'judged':>6} {'true':>5} {'false':>5} "
+          f"{'debat.':>6} {'precision':>9}  unjudged")
+    for row in rows:
+        precision = "-" if row["precision"] is None else f"{row['precision']:.0%}"
+        print(f"{row['code']:6} {row['tier']:8} {row['findings']:8} {row['judged']:6} "
+              f"{row['true']:5} {row['false']:5} {row['debatable']:6} {precision:>9}  "
+              f"{row['sampled'] - row['judged']}")
+    if overall is not None:
+        print(f"default rules, weighted by findings: {overall:.1%} true")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Knowledge from the project's other files: module classes and aliases imported from them,
+learned on demand, the same from the CLI, stdin and the cache."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from torchlint.analysis.options import MODULE_BASES
+from torchlint.analysis.project import Project
+from torchlint.cli import main
+
+LAYERS = """
+    import torch
+    from torch import nn
+
+    cuda = torch.cuda.is_available()
+    Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+
+
+    class BaseBlock(nn.Module):
+        def forward(self, x):
+            return x
+
+
+    class SharedDropout(BaseBlock):
+        pass
+
+
+    class Config:
+        pass
+"""
+MODEL = """
+    import torch
+    from torch import nn
+
+    from pkg.layers import Config, SharedDropout
+    from . import BaseBlock
+    from .layers import Tensor
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [BaseBlock() for _ in range(3)]
+            self.configs = [Config() for _ in range(3)]
+            self.dropouts = []
+            for _ in range(2):
+                self.dropouts.append(SharedDropout())
+
+
+    class Head(BaseBlock):
+        def __init__(self):
+            super().__init__()
+            self.extra = [nn.Linear(2, 2)]
+
+
+    def noise(n):
+        return Tensor(n, 1)
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    write(tmp_path / "pkg" / "__init__.py", "from .layers import BaseBlock\n")
+    write(tmp_path / "pkg" / "layers.py", LAYERS)
+    write(tmp_path / "pkg" / "model.py", MODEL)
+    return tmp_path
+
+
+def check(cwd: Path, *args: str, stdin: str | None = None) -> list[str]:
+    import os
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, ["check", *args], input=stdin)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return [line.split(": ", 1)[0].split(":", 1)[1] + " " + line.split(": ")[1].split()[0]
+            for line in result.stdout.splitlines() if ": TL" in line]
+
+
+def test_classes_and_aliases_from_other_files_are_known(project: Path) -> None:
+    found = check(project, "--no-cache", "pkg/model.py")
+    assert found == [
+        "12:9 TL101",  # BaseBlock through the package's __init__ re-export
+        "14:9 TL101",  # SharedDropout: a subclass of a subclass, absolute import
+        "22:9 TL101",  # Head derives from a module class of another file
+        "26:12 TL705",  # a conditional alias of legacy tensor types in another file
+    ]  # not self.configs: Config is a plain class
+
+
+def test_stdin_learns_the_same(project: Path) -> None:
+    text = (project / "pkg" / "model.py").read_text()
+    assert check(project, "--no-cache", "--stdin-filename", "pkg/model.py", "-",
+                 stdin=text) == check(project, "--no-cache", "pkg/model.py")
+
+
+def test_a_cached_result_is_invalidated_when_a_file_it_learned_from_changes(
+        project: Path) -> None:
+    assert "12:9 TL101" in check(project, "pkg/model.py")
+    assert "12:9 TL101" in check(project, "pkg/model.py")  # from the cache
+    layers = project / "pkg" / "layers.py"
+    layers.write_text(layers.read_text().replace("class BaseBlock(nn.Module):",
+                                                 "class BaseBlock:"))
+    assert "12:9 TL101" not in check(project, "pkg/model.py")
+
+
+def test_a_file_alone_knows_nothing_of_its_project(tmp_path: Path) -> None:
+    write(tmp_path / "model.py", MODEL.replace("from . import BaseBlock", ""))
+    assert check(tmp_path, "--no-cache", "model.py") == []
+
+
+def test_project_answers_directly(project: Path) -> None:
+    view = Project().for_file(str(project / "pkg" / "model.py"))
+    assert view.module == "pkg.model" and view.package == "pkg"
+    assert view.derives_from("pkg.BaseBlock", MODULE_BASES)  # a re-export
+    assert view.derives_from("pkg.layers.SharedDropout", MODULE_BASES)
+    assert not view.derives_from("pkg.layers.Config", MODULE_BASES)
+    assert not view.derives_from("pkg.missing.Thing", MODULE_BASES)
+    assert view.alias_targets("pkg.layers.Tensor") == ("torch.FloatTensor",
+                                                       "torch.cuda.FloatTensor")
+    assert {Path(d).name for d in view.dependencies} == {"__init__.py", "layers.py"}
+
+
+def test_import_cycles_and_deep_chains_end(tmp_path: Path) -> None:
+    write(tmp_path / "a.py", "from b import B\nclass A(B):\n    pass\n")
+    write(tmp_path / "b.py", "from a import A\nclass B(A):\n    pass\n")
+    view = Project().for_file(str(tmp_path / "c.py"))
+    assert not view.derives_from("a.A", MODULE_BASES)
