@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,86 +10,10 @@ import pytest
 pytest.importorskip("pygls")
 pytest.importorskip("lsprotocol")
 
-TIMEOUT = 30
+from lsp_client import TIMEOUT, Client, apply_edits, open_document  # noqa: E402
+from lsp_client import actions as code_actions  # noqa: E402
+
 SOURCE = "import torch\n\n\ndef f(device):\n    x = torch.ones(3).cuda()\n    return x\n"
-
-
-class Client:
-    def __init__(self, cwd: Path) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "torchlint", "server"], cwd=cwd, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        stream = self.proc.stdout
-        assert stream is not None
-        while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value.strip())
-            assert length is not None
-            self.messages.put(json.loads(stream.read(length)))
-
-    def send(self, payload: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **payload}).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        self.proc.stdin.flush()
-
-    def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.send({"method": method, "params": params})
-
-    def request(self, method: str, params: dict[str, Any] | None) -> Any:
-        self.next_id += 1
-        ident = self.next_id
-        self.send({"id": ident, "method": method, "params": params})
-        message = self.wait(lambda m: m.get("id") == ident and "method" not in m)
-        assert "error" not in message, message
-        return message["result"]
-
-    def wait(self, predicate: Any) -> dict[str, Any]:
-        while True:
-            try:
-                message = self.messages.get(timeout=TIMEOUT)
-            except queue.Empty:
-                raise AssertionError("the server did not answer in time") from None
-            if predicate(message):
-                return message
-
-    def diagnostics(self, uri: str) -> list[dict[str, Any]]:
-        message = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                            and m["params"]["uri"] == uri)
-        return message["params"]["diagnostics"]
-
-    def initialize(self, root: Path, capabilities: dict[str, Any] | None = None,
-                   options: Any = None) -> dict[str, Any]:
-        result = self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(),
-            "capabilities": capabilities or {"textDocument": {"publishDiagnostics": {}}},
-            "initializationOptions": options})
-        self.notify("initialized", {})
-        return result
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self.notify("exit", {})
-            self.proc.wait(timeout=TIMEOUT)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -130,43 +48,8 @@ def pinned_rules(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301"]\n')
 
 
-def _open(client: Client, path: Path, text: str, version: int = 1) -> str:
-    path.write_text(text)
-    uri = path.as_uri()
-    client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "python", "version": version, "text": text}})
-    return uri
-
-
-def _actions(client: Client, uri: str, found: dict[str, Any] | None = None,
-             only: list[str] | None = None) -> list[dict[str, Any]]:
-    where = found["range"] if found else {"start": {"line": 0, "character": 0},
-                                          "end": {"line": 0, "character": 0}}
-    context: dict[str, Any] = {"diagnostics": [found] if found else []}
-    if only:
-        context["only"] = only
-    return client.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": where, "context": context})
-
-
-def _apply(text: str, edits: list[dict[str, Any]]) -> str:
-    """Apply LSP text edits (ASCII text: character = UTF-16 unit)."""
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(position: dict[str, int]) -> int:
-        return starts[position["line"]] + position["character"]
-
-    for edit in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
-        text = (text[:offset(edit["range"]["start"])] + edit["newText"]
-                + text[offset(edit["range"]["end"]):])
-    return text
-
-
 def test_diagnostics_on_open_change_and_save(session: Client, tmp_path: Path) -> None:
-    uri = _open(session, tmp_path / "train.py", SOURCE)
+    uri = open_document(session, tmp_path / "train.py", SOURCE)
     found = session.diagnostics(uri)
     assert [(d["code"], d["source"], d["severity"]) for d in found] == [("TL301", "torchlint", 2)]
     assert found[0]["range"] == {"start": {"line": 4, "character": 8},
@@ -190,14 +73,14 @@ def test_diagnostics_on_open_change_and_save(session: Client, tmp_path: Path) ->
 
 def test_a_syntax_error_is_an_error(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL001", "TL301"]\n')
-    uri = _open(session, tmp_path / "bad.py", "def f(:\n")
+    uri = open_document(session, tmp_path / "bad.py", "def f(:\n")
     (found,) = session.diagnostics(uri)
     assert (found["code"], found["severity"]) == ("TL001", 1)
 
 
 def test_utf16_columns(session: Client, tmp_path: Path) -> None:
     text = 'import torch\ns = "𝔘"; x = torch.ones(3).cuda()\n'
-    uri = _open(session, tmp_path / "wide.py", text)
+    uri = open_document(session, tmp_path / "wide.py", text)
     (found,) = session.diagnostics(uri)
     # the character before takes two UTF-16 code units
     assert found["range"]["start"] == {"line": 1, "character": 14}
@@ -205,9 +88,9 @@ def test_utf16_columns(session: Client, tmp_path: Path) -> None:
 
 def test_quick_fix_says_what_it_does(session: Client, tmp_path: Path) -> None:
     text = SOURCE + "y = torch.zeros(2).cuda()\n"
-    uri = _open(session, tmp_path / "train.py", text)
+    uri = open_document(session, tmp_path / "train.py", text)
     found = session.diagnostics(uri)
-    actions = _actions(session, uri, found[0])
+    actions = code_actions(session, uri, found[0])
     titles = [a["title"] for a in actions]
     assert titles == ["Pass device= to the factory (TL301)", "Disable TL301 for this line",
                       "Show documentation for TL301"]
@@ -216,7 +99,7 @@ def test_quick_fix_says_what_it_does(session: Client, tmp_path: Path) -> None:
     (edit,) = fix["edit"]["changes"][uri]
     assert edit["newText"] == 'torch.ones(3, device="cuda")'
     assert edit["range"] == found[0]["range"]
-    assert _apply(text, disable["edit"]["changes"][uri]).splitlines()[4] == \
+    assert apply_edits(text, disable["edit"]["changes"][uri]).splitlines()[4] == \
         "    x = torch.ones(3).cuda()  # noqa: TL301"
     assert docs["command"] == {"title": "Show documentation for TL301",
                                "command": "torchlint.showDocumentation", "arguments": ["TL301"]}
@@ -227,31 +110,31 @@ def test_disable_extends_a_noqa_and_avoids_strings(session: Client, tmp_path: Pa
             "x = torch.ones(3).cuda()  # noqa: TL302\n"
             'y = torch.ones(3).cuda(); s = """\n'
             'text"""\n')
-    uri = _open(session, tmp_path / "noqa.py", text)
+    uri = open_document(session, tmp_path / "noqa.py", text)
     first, second = session.diagnostics(uri)
-    (disable,) = [a for a in _actions(session, uri, first) if a["title"].startswith("Disable")]
-    assert _apply(text, disable["edit"]["changes"][uri]).splitlines()[1] == \
+    (disable,) = [a for a in code_actions(session, uri, first) if a["title"].startswith("Disable")]
+    assert apply_edits(text, disable["edit"]["changes"][uri]).splitlines()[1] == \
         "x = torch.ones(3).cuda()  # noqa: TL302, TL301"
     # a comment at the end of line 3 would land inside the string
-    assert not [a for a in _actions(session, uri, second) if a["title"].startswith("Disable")]
+    assert not [a for a in code_actions(session, uri, second) if a["title"].startswith("Disable")]
 
 
 def test_fix_all_is_minimal_edits(session: Client, tmp_path: Path) -> None:
     text = SOURCE + "y = torch.zeros(2).cuda()\n"
-    uri = _open(session, tmp_path / "train.py", text)
+    uri = open_document(session, tmp_path / "train.py", text)
     session.diagnostics(uri)
-    (fix_all,) = _actions(session, uri, only=["source.fixAll"])
+    (fix_all,) = code_actions(session, uri, only=["source.fixAll"])
     assert (fix_all["kind"], fix_all["title"]) == (
         "source.fixAll.torchlint", "torchlint: Fix all auto-fixable problems")
     edits = fix_all["edit"]["changes"][uri]
     assert [e["newText"] for e in edits] == [', device="cuda"', ', device="cuda"']
-    assert _apply(text, edits) == text.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")'
+    assert apply_edits(text, edits) == text.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")'
                                                ).replace("torch.zeros(2).cuda()",
                                                          'torch.zeros(2, device="cuda")')
 
 
 def test_hover_shows_the_rule(session: Client, tmp_path: Path) -> None:
-    uri = _open(session, tmp_path / "train.py", SOURCE)
+    uri = open_document(session, tmp_path / "train.py", SOURCE)
     (found,) = session.diagnostics(uri)
     hover = session.request("textDocument/hover", {
         "textDocument": {"uri": uri}, "position": {"line": 4, "character": 12}})
@@ -265,7 +148,7 @@ def test_hover_shows_the_rule(session: Client, tmp_path: Path) -> None:
 
 def test_honours_project_config(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL301"]\n')
-    uri = _open(session, tmp_path / "quiet.py", SOURCE)
+    uri = open_document(session, tmp_path / "quiet.py", SOURCE)
     assert session.diagnostics(uri) == []
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301", "TL0"]\n')
     session.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
@@ -284,17 +167,17 @@ def test_notebook_cell_alone_sets_ipython_aside(session: Client, tmp_path: Path)
     assert found["code"] == "TL301"
     assert found["range"] == {"start": {"line": 3, "character": 4},
                               "end": {"line": 3, "character": 24}}
-    (quick,) = [a for a in _actions(session, uri, found) if a.get("isPreferred")]
+    (quick,) = [a for a in code_actions(session, uri, found) if a.get("isPreferred")]
     (edit,) = quick["edit"]["changes"][uri]
     assert edit["range"] == found["range"]
-    (fix_all,) = _actions(session, uri, only=["source.fixAll"])
-    assert _apply(text, fix_all["edit"]["changes"][uri]) == text.replace(
+    (fix_all,) = code_actions(session, uri, only=["source.fixAll"])
+    assert apply_edits(text, fix_all["edit"]["changes"][uri]) == text.replace(
         "torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
 
 
 def test_a_config_error_pops_up_once(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nbogus = 1\n')
-    uri = _open(session, tmp_path / "edited.py", SOURCE)
+    uri = open_document(session, tmp_path / "edited.py", SOURCE)
     seen: list[dict[str, Any]] = []
     for version in (2, 3):
         # each version is linted: wait for its diagnostics before the next edit
