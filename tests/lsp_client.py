@@ -22,6 +22,7 @@ class Client:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.next_id = 0
+        self.backlog: list[dict[str, Any]] = []
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -54,11 +55,19 @@ class Client:
         self.next_id += 1
         ident = self.next_id
         self.send({"id": ident, "method": method, "params": params})
-        message = self.wait(lambda m: m.get("id") == ident and "method" not in m)
+        message = self.wait(lambda m: m.get("id") == ident and "method" not in m, keep=True)
         assert "error" not in message, message
         return message["result"]
 
-    def wait(self, predicate: Any) -> dict[str, Any]:
+    def wait(self, predicate: Any, keep: bool = False) -> dict[str, Any]:
+        """The next message ``predicate`` accepts; the ones before it are dropped, or with
+        ``keep`` (waiting for an answer) kept for the next wait."""
+        for index, message in enumerate(self.backlog):
+            if predicate(message):
+                del self.backlog[:index + 1]
+                return message
+        if not keep:
+            self.backlog.clear()
         while True:
             try:
                 message = self.messages.get(timeout=TIMEOUT)
@@ -66,6 +75,8 @@ class Client:
                 raise AssertionError("the server did not answer in time") from None
             if predicate(message):
                 return message
+            if keep:
+                self.backlog.append(message)
 
     def diagnostics(self, uri: str) -> list[dict[str, Any]]:
         message = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
