@@ -21,6 +21,11 @@ class InferenceWithoutEval(Rule):
     Flags an evaluation function that runs a model it receives under `torch.no_grad()`
     but never switches that model to evaluation mode with `.eval()`.
 
+    Not flagged: a helper that this file also calls from a training step or from a
+    framework's per-batch hook (`validation_step`): the caller owns the mode there, and
+    switching to eval would leave training in eval mode; methods of module classes; and
+    functions whose callers in this file already called `.eval()`.
+
     ## Why is this bad?
     `torch.no_grad()` only stops autograd from recording. Dropout keeps zeroing
     activations and batch norm keeps normalising with the statistics of the current
@@ -98,8 +103,9 @@ class InferenceWithoutEval(Rule):
         first = next(i for i, c in enumerate(facts.calls) if c is called[0])
         if any(at <= first for at in facts.train_at.values()):
             return  # model.train() before the model runs: the mode is chosen on purpose
-        if name in file_facts(ctx).called_after_eval:
-            return
+        callers = file_facts(ctx)
+        if name in callers.called_after_eval or name in callers.called_from_training:
+            return  # a helper of a training step or of a step hook: the caller owns the mode
         model = called[0].name
         fix = None
         first = self._first_statement(node)

@@ -76,8 +76,11 @@ class LegacyTensorType(Rule):
                     legacy=f"torch.cuda.{name}" if cuda else f"torch.{name}")
 
     def _conditional(self, node: cst.Call) -> None:
-        """A name that stands for legacy types whichever branch was taken."""
+        """A name that stands for legacy types whichever branch was taken (an alias of them
+        is named for them, ``Tensor``/``FloatTensor``; other calls are not looked up)."""
         if not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        if not _names_a_tensor_type(node.func):
             return
         possible = self.context.possible_qualified_names(node.func)
         if not possible or not all(q in LEGACY for q in possible):
@@ -119,3 +122,6 @@ def _fixable(call: cst.Call) -> bool:
             and isinstance(call.args[0].value, (cst.List, cst.Tuple)))
 
 
+def _names_a_tensor_type(func: cst.BaseExpression) -> bool:
+    last = func.value if isinstance(func, cst.Name) else func.attr.value  # type: ignore[attr-defined]
+    return last.endswith("Tensor")
