@@ -3,15 +3,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-from torchlint.rules.evaluation.functions import (
-    file_facts,
-    is_eval_name,
-    is_pytest_test,
-    is_step_hook,
-    model_names,
-    scan_function,
-)
-from torchlint.rules.patterns import MODEL_NAME
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
@@ -32,6 +23,15 @@ from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
+from torchlint.rules.evaluation.functions import (
+    file_facts,
+    is_eval_name,
+    is_pytest_test,
+    is_step_hook,
+    model_names,
+    scan_function,
+)
+from torchlint.rules.patterns import MODEL_NAME
 
 
 class InferenceWithoutNoGrad(Rule):

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
     class_sets_eval,
     file_facts,
@@ -10,10 +14,6 @@ from torchlint.rules.evaluation.functions import (
     scan_function,
 )
 from torchlint.rules.patterns import MODEL_NAME
-
-from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
 
 
 class InferenceWithoutEval(Rule):

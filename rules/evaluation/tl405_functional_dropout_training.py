@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.evaluation.functions import is_test_file, self_name
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import decorated_no_grad
@@ -16,6 +15,7 @@ from torchlint.analysis.nodes import (
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
+from torchlint.rules.evaluation.functions import self_name
 
 _DROPOUTS = frozenset(
     f"torch.nn.functional.{name}"
@@ -115,7 +115,7 @@ class FunctionalDropoutTraining(Rule):
     def _deliberate(self, node: cst.Call) -> bool:
         """The call drops only in training anyway, or drops at inference on purpose."""
         ctx = self.context
-        if is_test_file(ctx.path):
+        if ctx.is_test_file:
             return True
         function = ctx.current_function
         cls = ctx.enclosing_class(function) if function is not None else None
