@@ -105,11 +105,11 @@ def create_server() -> TorchlintServer:
         structure = params.change.cells.structure if params.change.cells else None
         for closed in (structure.did_close or []) if structure else []:
             ls.clear(closed.uri)
-        if ls.pull:
+        snapshot = ls.snapshot(uri)
+        if ls.pull or snapshot is None:
             return
-        lint_on_change = ls.client_settings.for_path(ls.snapshot(uri).path  # type: ignore[union-attr]
-                                                     ).lint_on_change
-        ls.schedule(uri, ls.debounce if lint_on_change or structure else 0)
+        if structure or ls.client_settings.for_path(snapshot.path).lint_on_change:
+            ls.schedule(uri, ls.debounce)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: TorchlintServer, params: types.DidSaveNotebookDocumentParams) -> None:

@@ -22,6 +22,7 @@ files (except ``configuration``).
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -234,9 +235,18 @@ class Resolver:
                 return project
         elif preference == "editorOnly" and explicit is None:
             explicit = self._inline_file({}, root)
-        settings = resolve_settings(start, config=explicit, select=editor.select,
-                                    ignore=editor.ignore, extend_select=editor.extend_select,
-                                    preview=editor.preview)
+        try:
+            settings = resolve_settings(start, config=explicit, select=editor.select,
+                                        ignore=editor.ignore,
+                                        extend_select=editor.extend_select,
+                                        preview=editor.preview)
+        except ConfigError as exc:
+            if self._inline_dir is not None and self._inline_dir.name in str(exc):
+                # name the setting, not the file it was written to
+                raise ConfigError(re.sub(rf"{re.escape(self._inline_dir.name)}\S*",
+                                         "the editor setting 'configuration'", str(exc))
+                                  ) from None
+            raise
         if isinstance(editor.configuration, tuple):  # globs are relative to the folder
             settings = replace(settings, root=str(Path(root or start.parent)))
         return settings
