@@ -154,3 +154,40 @@ def test_lint_on_save_only(start: Any, tmp_path: Path) -> None:
     message = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics")
     assert message["params"]["diagnostics"] == [] and message["params"]["version"] == 2
     assert TIMEOUT  # the change alone published nothing: the save's lint came first
+
+
+def _command(client: Client, command: str, arguments: list[Any],
+             answer: dict[str, Any] | None = None, expect: str | None = None
+             ) -> tuple[Any, dict[str, Any] | None]:
+    """Run a server command; answer the one request it makes of the client (``expect``)."""
+    client.next_id += 1
+    ident = client.next_id
+    client.send({"id": ident, "method": "workspace/executeCommand",
+                 "params": {"command": command, "arguments": arguments}})
+    asked = None
+    if expect is not None:
+        asked = client.wait(lambda m: m.get("method") == expect, keep=True)
+        client.send({"id": asked["id"], "result": answer})
+    reply = client.wait(lambda m: m.get("id") == ident and "method" not in m, keep=True)
+    assert "error" not in reply, reply
+    return reply["result"], asked
+
+
+def test_commands(start: Any, tmp_path: Path) -> None:
+    client, result = start({**PUSH, "window": {"showDocument": {"support": True}}})
+    assert result["capabilities"]["executeCommandProvider"]["commands"] == [
+        "torchlint.showDocumentation", "torchlint.ruleDocumentation", "torchlint.applyFixAll"]
+    markdown, _ = _command(client, "torchlint.ruleDocumentation", ["TL301"])
+    assert markdown.startswith("**TL301** `create-then-move`")
+    shown, asked = _command(client, "torchlint.showDocumentation", ["TL301"],
+                            {"success": True}, "window/showDocument")
+    assert asked is not None and asked["params"]["uri"].endswith("/TL301.md")
+    page = Path(asked["params"]["uri"].removeprefix("file://"))
+    assert page.read_text(encoding="utf-8").strip() == shown.strip()
+    uri = open_document(client, tmp_path / "t.py", SOURCE, version=3)
+    client.diagnostics(uri)
+    applied, asked = _command(client, "torchlint.applyFixAll", [uri], {"applied": True},
+                              "workspace/applyEdit")
+    assert applied is True and asked is not None
+    edits = asked["params"]["edit"]["changes"][uri]
+    assert apply_edits(SOURCE, edits) == 'import torch\n\nx = torch.ones(3, device="cuda")\ny = x\n'
