@@ -42,7 +42,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL501": ("view-after-permute", True, False),
     "TL601": ("load-without-weights-only", True, False),
     "TL602": ("load-without-map-location", True, False),
-    "TL603": ("save-whole-model", True, False),
+    "TL603": ("save-whole-model", True, True),
     "TL604": ("save-wrapped-state-dict", True, False),
     "TL701": ("loss-reduction-args", True, False),
     "TL702": ("clip-grad-not-inplace-name", True, False),
