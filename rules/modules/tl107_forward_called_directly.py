@@ -55,20 +55,24 @@ class ForwardCalledDirectly(Rule):
 
     ## Example
     ```python
-    import torch
     from torch import nn
 
     encoder = nn.Linear(16, 8)
-    features = encoder.forward(torch.randn(4, 16))
+
+
+    def embed(batch):
+        return encoder.forward(batch)
     ```
 
     Use instead:
     ```python
-    import torch
     from torch import nn
 
     encoder = nn.Linear(16, 8)
-    features = encoder(torch.randn(4, 16))
+
+
+    def embed(batch):
+        return encoder(batch)
     ```
 
     ## Fix safety
