@@ -123,3 +123,85 @@ def test_tensor_attribute_annotated_assignment_fix() -> None:
     )
     fixed = _fix("TL104", text)
     assert '        self.register_buffer("scale", torch.tensor(0.5))\n' in fixed
+
+
+def _lint_in_project(code: str, tmp_path, files: dict[str, str], target: str) -> list:
+    """Lint ``target`` of a project made of ``files``, learning from its other files."""
+    import dataclasses
+    import textwrap
+
+    from torchlint.analysis.project import Project
+
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    rule = all_rules()[code]
+    settings = dataclasses.replace(FileSettings.for_rules([rule], {code}),
+                                   project=Project([str(tmp_path)]))
+    path = tmp_path / target
+    return lint_source(SourceFile(str(path), path.read_text(encoding="utf-8")),
+                       settings).diagnostics
+
+
+_BASE = """
+    from torch import nn
+
+
+    class BaseBlock(nn.Module):
+        pass
+"""
+
+
+def test_conv_bn_pair_in_a_class_deriving_from_a_module_class_of_another_file(tmp_path) -> None:
+    model = """
+        from torch import nn
+
+        from .layers import BaseBlock
+
+
+        class Stem(BaseBlock):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                self.bn = nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                return self.bn(self.conv(x))
+    """
+    files = {"pkg/__init__.py": "", "pkg/layers.py": _BASE, "pkg/model.py": model}
+    found = _lint_in_project("TL106", tmp_path, files, "pkg/model.py")
+    assert [(d.line, d.code) for d in found] == [(9, "TL106")]
+    # the same file alone cannot know that Stem is a module
+    alone = _lint_in_project("TL106", tmp_path / "alone", {"model.py": model}, "model.py")
+    assert alone == []
+
+
+def test_forward_on_self_in_a_class_deriving_from_a_module_class_of_another_file(
+        tmp_path) -> None:
+    model = """
+        from .layers import BaseBlock
+
+
+        class Head(BaseBlock):
+            def forward(self, x):
+                return x
+
+            def predict(self, x):
+                return self.forward(x).argmax(-1)
+    """
+    files = {"pkg/__init__.py": "", "pkg/layers.py": _BASE, "pkg/model.py": model}
+    found = _lint_in_project("TL107", tmp_path, files, "pkg/model.py")
+    assert [(d.line, d.code) for d in found] == [(9, "TL107")]
+
+
+def test_conditional_batch_norm_fix_keeps_the_bias_where_the_norm_is_absent() -> None:
+    text = (
+        "import torch.nn as nn\n\n\ndef block(cin, cout, use_bn):\n"
+        "    layers = [nn.Conv2d(cin, cout, 3)]\n    if use_bn:\n"
+        "        layers.append(nn.BatchNorm2d(cout))\n    return nn.Sequential(*layers)\n"
+    )
+    [d] = _lint("TL106", text)
+    assert "when `use_bn`" in d.message and "bias=not use_bn" in d.message
+    assert d.fix is not None and d.fix.applicability.value == "unsafe"
+    assert "nn.Conv2d(cin, cout, 3, bias=not use_bn)" in _fix("TL106", text)
