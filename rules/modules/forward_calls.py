@@ -36,8 +36,9 @@ _DUMMY_FACTORIES = frozenset(f"torch.{name}" for name in (
 # Methods that return the module they are called on (``model.to(device).forward(x)``)
 _SAME_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float",
                                   "double", "bfloat16", "requires_grad_", "type"})
-# Methods of a module that yield its submodules
-_SUBMODULE_METHODS = frozenset({"children", "modules", "values"})
+# Methods of a module (or ModuleDict) that yield its submodules, or (name, submodule) pairs
+_SUBMODULE_METHODS = frozenset({"children", "modules", "values", "items", "named_children",
+                                "named_modules"})
 _HOOK_REGISTRATION = ("register_forward_hook", "register_forward_pre_hook",
                       "register_full_backward_hook", "register_full_backward_pre_hook",
                       "register_backward_hook", "register_module_forward_hook",
