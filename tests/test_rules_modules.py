@@ -92,7 +92,8 @@ def test_conv_bn_forward_pair_reported_at_conv_construction() -> None:
 def test_tensor_attribute_fix_is_register_buffer() -> None:
     text = (
         "import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.m = torch.ones(3)\n"
+        "        super().__init__()\n        self.m = torch.ones(3)\n\n"
+        "    def forward(self, x):\n        return x * self.m\n"
     )
     assert 'self.register_buffer("m", torch.ones(3))' in _fix("TL104", text)
 
@@ -119,10 +120,27 @@ def test_create_then_move_multiline_call_gets_keyword_line() -> None:
 def test_tensor_attribute_annotated_assignment_fix() -> None:
     text = (
         "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.scale: torch.Tensor = torch.tensor(0.5)\n"
+        "        super().__init__()\n        self.scale: torch.Tensor = torch.tensor([0.5, 2.0])\n\n"
+        "    def forward(self, x):\n        return x * self.scale\n"
     )
     fixed = _fix("TL104", text)
-    assert '        self.register_buffer("scale", torch.tensor(0.5))\n' in fixed
+    assert '        self.register_buffer("scale", torch.tensor([0.5, 2.0]))\n' in fixed
+
+
+def test_tensor_attribute_read_only_outside_the_computation_is_silent() -> None:
+    """Read only by a method forward never calls (a collate function sampling on the CPU):
+    as a buffer it would follow the model to the GPU and break that path."""
+    text = (
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.offset = torch.tensor([0, 3, 7])\n\n"
+        "    def forward(self, x):\n        return self.embed(x)\n\n"
+        "    def embed(self, x):\n        return x\n\n"
+        "    def sample(self, walks):\n        return walks + self.offset\n"
+    )
+    assert _lint("TL104", text) == []
+    called = text.replace("return self.embed(x)", "return self.embed(x) + self.sample(x)")
+    assert [d.line for d in _lint("TL104", called)] == [8]
 
 
 def _lint_in_project(code: str, tmp_path, files: dict[str, str], target: str) -> list:
