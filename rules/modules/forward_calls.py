@@ -3,8 +3,6 @@ whether its receiver is known to be a torch module or surely is not one."""
 
 from __future__ import annotations
 
-import os
-
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
@@ -46,14 +44,6 @@ _HOOK_REGISTRATION = ("register_forward_hook", "register_forward_pre_hook",
 _WARM_UP_WORDS = ("warmup", "warm_up", "torchscript", "script", "benchmark", "profil")
 _SCRIPTING_CHECKS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing",
                                "torch._C._get_tracing_state"})
-
-
-def is_test_file(path: str) -> bool:
-    """``test_*.py``, ``*_test.py``, ``conftest.py``, or any file under a ``tests`` folder."""
-    base = os.path.basename(path)
-    parts = os.path.normpath(path).replace(os.sep, "/").split("/")[:-1]
-    return (base.startswith("test_") and base.endswith(".py") or base.endswith("_test.py")
-            or base == "conftest.py" or any(p in ("test", "tests", "testing") for p in parts))
 
 
 class Place:

@@ -14,7 +14,7 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
-from torchlint.rules.modules.forward_calls import is_test_file
+from torchlint.rules.modules.files import is_test_file
 from torchlint.rules.modules.tensor_attributes import (
     is_reshaping,
     may_be_scalar,

@@ -12,11 +12,11 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.modules.files import is_test_file
 from torchlint.rules.modules.forward_calls import (
     Place,
     defines_call,
     is_dummy_input,
-    is_test_file,
     is_warm_up,
     module_receiver,
     patches_forward,
