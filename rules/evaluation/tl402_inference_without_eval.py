@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+from torchlint.analysis.nodes import last_name_part
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
@@ -105,6 +106,8 @@ class InferenceWithoutEval(Rule):
         callers = file_facts(ctx)
         if name in callers.called_after_eval or name in callers.called_from_training:
             return  # a helper of a training step or of a step hook: the caller owns the mode
+        if any(last_name_part(c.call.func) in callers.eval_setters for c in facts.calls):
+            return  # eval through a helper of this file (``with inference_context(model)``)
         model = called[0].name
         fix = None
         first = self._first_statement(node)

@@ -15,7 +15,7 @@ from torchlint.analysis.nodes import (
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
-from torchlint.rules.evaluation.functions import is_test_file, self_name
+from torchlint.rules.evaluation.functions import self_name
 
 _DROPOUTS = frozenset(
     f"torch.nn.functional.{name}"
@@ -114,7 +114,7 @@ class FunctionalDropoutTraining(Rule):
     def _deliberate(self, node: cst.Call) -> bool:
         """The call drops only in training anyway, or drops at inference on purpose."""
         ctx = self.context
-        if is_test_file(ctx.path):
+        if ctx.is_test_file:
             return True
         function = ctx.current_function
         cls = ctx.enclosing_class(function) if function is not None else None

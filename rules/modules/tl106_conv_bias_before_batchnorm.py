@@ -32,11 +32,13 @@ class _ClassFacts:
 class ConvBiasBeforeBatchNorm(Rule):
     """## What it does
     Flags a convolution that keeps its bias although a batch norm of the same
-    dimension comes right after it: next to it in `nn.Sequential(...)` or a list, appended
-    right after it (`layers = [conv]` or `layers.append(conv)`, then `layers.append(bn)`,
-    also when that append is the first thing under `if normalize:`), or applied to its
-    output in `forward` (`self.bn(self.conv(x))`) in a module class, including classes
-    deriving from module classes of other files of the project.
+    dimension comes right after it.
+
+    "Right after" means next to it in `nn.Sequential(...)` or a list; appended right
+    after it (`layers = [conv]` or `layers.append(conv)`, then `layers.append(bn)`, also
+    when that append is the first thing under `if normalize:`); or applied to its output
+    in `forward` (`self.bn(self.conv(x))`) in a module class, including classes deriving
+    from module classes of other files of the project.
 
     Not flagged: a conv whose `bias=` is not a literal `True` (`bias=not normalize`), a
     conv also used without the batch norm, and code that says it is adapted from another
