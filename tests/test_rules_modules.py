@@ -223,3 +223,28 @@ def test_conditional_batch_norm_fix_keeps_the_bias_where_the_norm_is_absent() ->
     assert "when `use_bn`" in d.message and "bias=not use_bn" in d.message
     assert d.fix is not None and d.fix.applicability.value == "unsafe"
     assert "nn.Conv2d(cin, cout, 3, bias=not use_bn)" in _fix("TL106", text)
+
+
+def test_forward_in_a_package_kept_in_a_tests_folder_is_silent(tmp_path, monkeypatch) -> None:
+    helpers = """
+        import torch
+        from torch import nn
+
+
+        class Boring(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.layer(x)
+
+            def training_step(self, batch):
+                return self.forward(batch).sum()
+    """
+    files = {"tests/suite/__init__.py": "", "tests/suite/helpers.py": helpers,
+             "src/pkg/__init__.py": "", "src/pkg/helpers.py": helpers}
+    monkeypatch.chdir(tmp_path)
+    assert _lint_in_project("TL107", tmp_path, files, "tests/suite/helpers.py") == []
+    found = _lint_in_project("TL107", tmp_path, files, "src/pkg/helpers.py")
+    assert [(d.line, d.code) for d in found] == [(14, "TL107")]
