@@ -1,7 +1,9 @@
-"""Calls of ``.forward(...)`` (TL107): where the call stands (method, class, test file), and
+"""Calls of ``.forward(...)`` (TL107): where the call stands (method, class, wrapping code),
 whether its receiver is known to be a torch module or surely is not one."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -41,7 +43,10 @@ _HOOK_REGISTRATION = ("register_forward_hook", "register_forward_pre_hook",
                       "register_full_backward_hook", "register_full_backward_pre_hook",
                       "register_backward_hook", "register_module_forward_hook",
                       "register_module_forward_pre_hook")
-_WARM_UP_WORDS = ("warmup", "warm_up", "torchscript", "script", "benchmark", "profil")
+# Words of a method or class name (``forward_torchscript``, ``warm_up``, ``BenchmarkingBase``)
+# saying it is a warm-up, benchmark or TorchScript path
+_WARM_UP_WORDS = frozenset({"warmup", "torchscript", "script", "scripted", "scripting", "jit",
+                            "benchmark", "benchmarking", "profile", "profiler", "profiling"})
 _SCRIPTING_CHECKS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing",
                                "torch._C._get_tracing_state"})
 
@@ -121,8 +126,19 @@ def is_warm_up(place: Place) -> bool:
     benchmarking class), or construction (``__init__``, where no hook can be registered
     yet)."""
     names = place.names() + ([place.cls.name.value] if place.cls is not None else [])
-    return any(name == "__init__" or any(w in name.lower() for w in _WARM_UP_WORDS)
-               for name in names)
+    for name in names:
+        words = _words(name)
+        if name == "__init__" or _WARM_UP_WORDS.intersection(words) or "warm up" in " ".join(
+                words):
+            return True
+    return False
+
+
+def _words(name: str) -> list[str]:
+    """``forward_torchscript`` -> forward, torchscript; ``BenchmarkingBase`` -> benchmarking,
+    base; ``warmUp`` -> warm, up."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [w for w in spaced.lower().split("_") if w]
 
 
 def defines_call(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
