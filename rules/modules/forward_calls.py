@@ -1,5 +1,5 @@
 """Calls of ``.forward(...)`` (TL107): where the call stands (method, class, wrapping code),
-whether its receiver is known to be a torch module or surely is not one."""
+and whether its receiver is known to be a torch module or surely is not one."""
 
 from __future__ import annotations
 
