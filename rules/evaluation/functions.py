@@ -58,8 +58,18 @@ def is_step_hook(name: str) -> bool:
 
 def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A test, not evaluation code: ``test*`` functions and methods of ``Test*`` or
-    ``unittest.TestCase`` classes, and ``_test_*`` helpers, in test files; ``test*``
-    methods of a ``TestCase`` class anywhere."""
+    ``unittest.TestCase`` classes, ``_test_*`` helpers and the functions nested in
+    them, in test files; ``test*`` methods of a ``TestCase`` class anywhere."""
+    if _is_test_itself(ctx, function):
+        return True
+    if not ctx.is_test_file:
+        return False
+    index = ctx.index_of(function)
+    outer = ctx.ancestors[:index] if index >= 0 else []
+    return any(isinstance(anc, cst.FunctionDef) and _is_test_itself(ctx, anc) for anc in outer)
+
+
+def _is_test_itself(ctx: FileContext, function: cst.FunctionDef) -> bool:
     name = function.name.value
     cls = ctx.enclosing_class(function)
     in_test_case = cls is not None and any(

@@ -81,6 +81,7 @@ class InferenceWithoutEval(Rule):
     message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
                "calls {model}.eval(); dropout and batch norm stay in training mode")
     fix_safety = "unsafe"
+    fix_title = "Call .eval() on the model first"
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         ctx = self.context

@@ -51,6 +51,7 @@ class LoadWithoutWeightsOnly(Rule):
                 torch_function("load"))
     message = "torch.load() without weights_only=; unpickling can run arbitrary code"
     fix_safety = "unsafe"
+    fix_title = "Pass weights_only=True"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:

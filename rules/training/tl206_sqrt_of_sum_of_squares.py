@@ -75,6 +75,7 @@ class SqrtOfSumOfSquares(Rule):
                 r"|\btorch[\s\\]+as[\s\\]+(?:math|np|numpy)\b",)
     message = "sqrt of a sum of squares has a NaN gradient at 0; {advice}"
     fix_safety = "unsafe"
+    fix_title = "Use torch.linalg.vector_norm"
 
 
     def visit_Call(self, node: cst.Call) -> None:
