@@ -436,7 +436,7 @@ def _class_uses(ctx: FileContext, cls: cst.ClassDef) -> tuple[set[str], dict[str
                 attr = self_attribute(arg.value)
                 if attr is not None and (layer or arg.star or registers or helper):
                     wrapped.add(attr)
-                if layer:  # nn.Sequential(OrderedDict(zip(names, self.X)))
+                if layer or registers:  # Sequential(OrderedDict(zip(n, self.X))), self.X[-1]
                     wrapped.update(a for a in (self_attribute(n) for n in iter_nodes(arg.value)
                                                if isinstance(n, cst.Attribute)) if a)
             if isinstance(node.func, cst.Attribute):
