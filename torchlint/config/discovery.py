@@ -1,12 +1,23 @@
-"""Which files to lint: .py/.pyi under directories, minus excluded and virtualenv folders."""
+"""Which files to lint: .py/.pyi/.ipynb under the given folders, minus what the settings
+exclude, what git ignores and virtualenvs; plus the files named explicitly.
+
+Each folder's entries are judged by the settings of that folder (its nearest
+configuration): its ``exclude``/``extend-exclude`` and, unless ``respect-gitignore = false``,
+the ignore files (see :mod:`torchlint.config.gitignore`). A path named on the command line
+is always linted, as in Ruff, unless its settings say ``force-exclude = true`` and an
+exclusion matches it. A folder named explicitly is entered even when git ignores it.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchlint.config.gitignore import IgnoreFiles, Rules
 from torchlint.config.settings import Settings
+from torchlint.config.workspace import Workspace
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -15,15 +26,20 @@ PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    # paths left out, and why ("exclude 'build'", ".gitignore"): for --verbose
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    # folders walked (absolute): a run covers everything under them (cache pruning)
+    walked: list[str] = field(default_factory=list)
 
 
 def _is_virtualenv(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "pyvenv.cfg"))
 
 
-def discover(paths: list[str], settings: Settings,
+def discover(paths: list[str], source: Workspace | Settings,
              suffixes: tuple[str, ...] = PYTHON_SUFFIXES) -> Discovery:
     """Expand ``paths`` into a sorted, de-duplicated list of files to lint."""
+    workspace = source if isinstance(source, Workspace) else Workspace.of(source)
     result = Discovery()
     seen: set[str] = set()
 
@@ -34,21 +50,68 @@ def discover(paths: list[str], settings: Settings,
             result.files.append(path)
 
     for raw in paths:
-        if os.path.isdir(raw):
-            for directory, dirnames, filenames in os.walk(raw, followlinks=False):
-                dirnames[:] = sorted(
-                    d for d in dirnames
-                    if not settings.is_excluded(os.path.join(directory, d))
-                    and not _is_virtualenv(os.path.join(directory, d))
-                )
-                for name in sorted(filenames):
-                    full = os.path.normpath(os.path.join(directory, name))
-                    if name.endswith(suffixes) and not settings.is_excluded(full):
-                        add(full)
-        elif os.path.lexists(raw):
-            if not settings.is_excluded(raw, explicit=True):
-                add(raw)
-        else:
+        if not os.path.lexists(raw):
             result.missing.append(raw)
+            continue
+        settings = workspace.settings_for(raw)
+        if settings.force_excluded(raw):
+            result.skipped.append((raw, "force-exclude"))
+            continue
+        if os.path.isdir(raw):
+            result.walked.append(os.path.abspath(raw))
+            _walk(raw, workspace, suffixes, add, result)
+        else:
+            add(raw)
     result.files.sort(key=lambda p: Path(p).as_posix())
     return result
+
+
+def _walk(root: str, workspace: Workspace, suffixes: tuple[str, ...],
+          add: Callable[[str], None], result: Discovery) -> None:
+    ignores = workspace.ignores
+    absolute_root = os.path.abspath(root)
+    # a folder named explicitly is entered even when git ignores it: the ignore files
+    # above it then no longer apply below it (as when walking from there)
+    fresh_top: str | None = None
+    parent = os.path.dirname(absolute_root)
+    if parent != absolute_root and workspace.settings_for_folder(parent).respect_gitignore:
+        if IgnoreFiles.ignored(absolute_root, True, ignores.chain(parent)) is not None:
+            fresh_top = absolute_root
+    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+        folder = os.path.abspath(directory)
+        workspace.note_listing(folder, [*dirnames, *filenames])
+        settings = workspace.settings_for_folder(folder)
+        chain = ignores.chain(folder, fresh_top) if settings.respect_gitignore else ()
+        kept = []
+        for name in sorted(dirnames):
+            path = os.path.join(directory, name)
+            why = _why_skipped(settings, path, os.path.join(folder, name), True, chain)
+            if why is None and _is_virtualenv(path):
+                why = "virtualenv"
+            if why is None:
+                kept.append(name)
+            else:
+                result.skipped.append((os.path.normpath(path), why))
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            if not name.endswith(suffixes):
+                continue
+            full = os.path.normpath(os.path.join(directory, name))
+            why = _why_skipped(settings, full, os.path.join(folder, name), False, chain)
+            if why is None:
+                add(full)
+            else:
+                result.skipped.append((full, why))
+
+
+def _why_skipped(settings: Settings, path: str, absolute: str, is_dir: bool,
+                 chain: tuple[Rules, ...]) -> str | None:
+    excluded = settings.excluded_by(path, (*settings.exclude, *settings.extend_exclude))
+    if excluded is not None:
+        return f"excluded by {excluded!s}"
+    if is_dir and settings.respect_gitignore and os.path.basename(absolute) == ".git":
+        return "git directory"
+    rules = IgnoreFiles.ignored(absolute, is_dir, chain) if chain else None
+    if rules is not None:
+        return f"ignored by {rules.source}"
+    return None
