@@ -36,7 +36,7 @@ def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _entries(cache_dir: Path) -> list[Path]:
-    return sorted(cache_dir.glob("*/*.json"))
+    return sorted(cache_dir.rglob("*.json"))
 
 
 def test_warm_run_reprints_the_findings_without_parsing(
@@ -67,7 +67,7 @@ def test_corrupt_or_foreign_entries_are_ignored_and_rebuilt(tmp_path: Path, garb
     entry.write_bytes(garbage)
     again = list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
     assert again == expected
-    assert json.loads(entry.read_text())["key"] == entry.stem  # rebuilt
+    assert json.loads(entry.read_text())["diagnostics"]  # rebuilt
 
 
 def test_an_entry_with_wrong_contents_under_the_right_name_is_not_trusted(tmp_path: Path
