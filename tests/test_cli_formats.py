@@ -228,9 +228,17 @@ def test_output_file_keeps_summary_on_stderr(project: Path, tmp_path: Path) -> N
 
 
 def test_output_file_error_is_reported(project: Path, tmp_path: Path) -> None:
-    result = _check(project, "--output-file", str(tmp_path / "missing" / "dir" / "out.txt"))
+    (tmp_path / "a-file").write_text("in the way")
+    result = _check(project, "--output-file", str(tmp_path / "a-file" / "out.txt"))
     assert result.exit_code == 2
     assert "cannot write" in result.stderr
+
+
+def test_output_file_folders_are_created(project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "reports" / "lint" / "out.json"
+    result = _check(project, "--output-format", "json", "-o", str(target))
+    assert result.exit_code == 1, result.output
+    assert json.loads(target.read_text())[0]["code"].startswith("TL")
 
 
 def test_stdin_formats_use_the_stdin_text(project: Path) -> None:
