@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(
     reason="pre-commit and git are needed")
 
 BAD = "import torch\n\nmask = torch.ones(3).cuda()\n"
+LOAD = 'import torch\n\nstate = torch.load("a.pt")\n'
 NOTEBOOK = ('{"cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, '
             '"outputs": [], "source": ["import torch\\n", "x = torch.zeros(2).cuda()"]}], '
             '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
@@ -28,8 +29,9 @@ NOTEBOOK = ('{"cells": [{"cell_type": "code", "execution_count": null, "metadata
 def test_hook_definitions() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"torchlint", "torchlint-fix"}
-    assert hooks["torchlint"]["entry"] == "torchlint check"
-    assert hooks["torchlint-fix"]["entry"] == "torchlint check --fix"
+    # --force-exclude: the files pre-commit names still meet the configured exclusions
+    assert hooks["torchlint"]["entry"] == "torchlint check --force-exclude"
+    assert hooks["torchlint-fix"]["entry"] == "torchlint check --fix --force-exclude"
     for hook in hooks.values():
         assert hook["types_or"] == ["python", "pyi", "jupyter"]
         assert hook["require_serial"] is True
@@ -55,6 +57,17 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     (project / "train.py").write_text(BAD)
     (project / "explore.ipynb").write_text(NOTEBOOK)
     (project / "notes.txt").write_text("torch.ones(3).cuda()\n")
+    # nested configurations: each file gets its nearest one, whatever order pre-commit uses
+    (project / "pyproject.toml").write_text(
+        '[tool.torchlint]\nignore = ["TL602"]\nextend-exclude = ["vendored"]\n')
+    for folder, ignored in (("tests", "TL601"), ("src", None)):
+        (project / folder).mkdir()
+        (project / folder / "load.py").write_text(LOAD)
+        if ignored:
+            (project / folder / "pyproject.toml").write_text(
+                f'[tool.torchlint]\nignore = ["{ignored}"]\n')
+    (project / "vendored").mkdir()
+    (project / "vendored" / "lib.py").write_text(BAD)  # tracked, but excluded
     _git(project, "add", ".")
 
     result = _try_repo(project)
@@ -68,6 +81,9 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     assert "train.py:3:8: TL301" in check_part
     assert "explore.ipynb:cell 1:2:5: TL301" in check_part
     assert "notes.txt" not in output
+    assert "src/load.py:3:9: TL601" in check_part and "src/load.py:3:9: TL602" not in check_part
+    assert "tests/load.py:3:9: TL602" in check_part and "tests/load.py:3:9: TL601" not in output
+    assert "vendored" not in output and (project / "vendored" / "lib.py").read_text() == BAD
     assert "files were modified by this hook" in fix_part
     assert (project / "train.py").read_text() == (
         'import torch\n\nmask = torch.ones(3, device="cuda")\n')

@@ -208,6 +208,10 @@ def _check_stdin(path: str, workspace: Workspace, mode: Mode, output: Output,
     from torchlint.commands.stdin import check_stdin
 
     outcome, text = check_stdin(path, workspace, mode)
+    if outcome is None:
+        if not (o.quiet or o.silent):
+            click.echo(f"{path} is excluded (force-exclude): nothing checked.", err=True)
+        return EXIT_CLEAN
     output.sources.overrides[outcome.path] = text
     return finish([outcome], 1, mode, output, from_stdin=True)
 

@@ -72,8 +72,9 @@ def show_settings(path: str, workspace: Workspace) -> str:
     origins = dict(settings.origins)
     for key, value in values.items():
         origin = origins.get(key, "default")
-        if key == "ignore" and "extend-ignore" in origins and key not in origins:
-            origin = origins["extend-ignore"]
+        if key == "ignore" and "extend-ignore" in origins:  # both add to one list
+            both = [origins[k] for k in ("ignore", "extend-ignore") if k in origins]
+            origin = "; ".join(dict.fromkeys(s for o in both for s in o.split("; ")))
         shown = value if isinstance(value, str) and value.startswith("(") else _toml(value)
         lines.append(f"  {key:<{width}} = {shown}   # {origin}")
     if settings.target_torch is None and "target-torch" not in origins:

@@ -16,14 +16,16 @@ from torchlint.run.runner import Pinned
 from torchlint.source import DecodeError, SourceFile
 
 
-def check_stdin(path: str, workspace: Workspace, mode: Mode) -> tuple[FileOutcome, str]:
-    """The outcome, and the text its remaining findings refer to."""
+def check_stdin(path: str, workspace: Workspace, mode: Mode
+                ) -> tuple[FileOutcome | None, str]:
+    """The outcome, and the text its remaining findings refer to; no outcome when the path
+    is excluded (``force-exclude``)."""
     data = sys.stdin.buffer.read()
     if path != "-" and workspace.settings_for(path).force_excluded(path):
         if mode.fix:
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
-        return FileOutcome(path), ""
+        return None, ""
     settings = workspace.for_file(path)
     if path.endswith(".ipynb"):
         return _notebook(path, data, settings, mode)

@@ -64,8 +64,7 @@ def read_layer(path: Path, *, explicit: bool = False) -> Layer:
     if path.name in CONFIG_NAMES[:2]:
         if in_tool:
             raise problem_at(text, path, (), "tool", f"{path.name} takes its keys at the top "
-                             "level: write them without the [tool.torchlint] header",
-                             "the top level")
+                             "level: write them without the [tool.torchlint] header", "")
         table = data
     elif is_pyproject(path) or in_tool or "tool" in data or "project" in data:
         if not in_tool:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from torchlint.config.keys import KEYS
 from torchlint.config.settings import DEFAULT_EXCLUDE, Glob, PathGlob, Selection, Settings
 
 _SELECTION_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable",
@@ -58,8 +59,13 @@ def merge(layers: Iterable[Layer], *, root: str, config_file: str | None = None,
     for layer in layers:
         v = layer.values
         for key in v:
-            if key != "extend":
+            if key == "extend":
+                continue
+            if KEYS[key].kind == "replace" or key not in origins or key in (
+                    "select", "fixable", "exclude", "per-file-ignores"):
                 origins[key] = layer.source
+            elif layer.source not in origins[key].split("; "):
+                origins[key] += f"; {layer.source}"
         if any(key in v for key in _SELECTION_KEYS):
             selections.append(Selection(
                 select=v.get("select"), extend_select=v.get("extend-select", ()),

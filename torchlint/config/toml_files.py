@@ -79,7 +79,7 @@ def key_position(text: str, table: tuple[str, ...], key: str) -> tuple[int, int]
         header = _HEADER.match(line)
         if header:
             current = _table_name(header.group(1))
-            if current == (*table, key):  # [tool.torchlint.per-file-ignores]
+            if current[:len(table) + 1] == (*table, key):  # [tool.torchlint.per-file-ignores]
                 return number, line.index(key) + 1
             continue
         if current == table:
@@ -99,8 +99,9 @@ def problem_at(text: str, path: Path | str, table: tuple[str, ...], key: str, me
                section: str) -> ConfigError:
     """A :class:`ConfigError` for ``key`` of ``table``, with its line when it can be found."""
     position = key_position(text, table, key)
+    where = f" in {section}" if section else ""
     if position is None:
-        return ConfigError(f"{path}: {message} in {section}")
+        return ConfigError(f"{path}: {message}{where}")
     line, column = position
-    return ConfigError(f"{path}:{line}:{column}: {message} in {section}",
+    return ConfigError(f"{path}:{line}:{column}: {message}{where}",
                        caret_snippet(text, line, column, width=len(key)))
