@@ -11,8 +11,7 @@ from click.testing import CliRunner
 from torchlint import registry
 from torchlint.cli import main
 from torchlint.config.loading import load_config
-from torchlint.config.settings import Selection
-from torchlint.config.settings import Settings
+from torchlint.config.settings import Selection, Settings
 from torchlint.registry import CatalogEntry
 
 

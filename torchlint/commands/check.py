@@ -102,13 +102,19 @@ def _command_line(o: _Options) -> CommandLine:
     return CommandLine(
         config=o.config, isolated=o.isolated,
         codes={k: v for k, v in codes.items() if v},
-        globs={"exclude": _split(o.exclude) if o.exclude else None,
-               "extend-exclude": _split(o.extend_exclude) if o.extend_exclude else None},
+        globs={"exclude": _globs(o.exclude), "extend-exclude": _globs(o.extend_exclude)},
         per_file_ignores=list(o.per_file_ignores) or None,
         extend_per_file_ignores=list(o.extend_per_file_ignores) or None,
         flags={"preview": o.preview, "force-exclude": o.force_exclude,
                "respect-gitignore": o.respect_gitignore},
         target_torch=o.target_torch, honour_noqa=not o.ignore_noqa)
+
+
+def _globs(values: tuple[str, ...]) -> list[str] | None:
+    """Comma-separated globs; a value with none at all stays as "" (an error later)."""
+    if not values:
+        return None
+    return [glob for value in values for glob in (_split([value]) or [""])]
 
 
 def _conflicts(o: _Options) -> str | None:

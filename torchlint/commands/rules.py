@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from torchlint.commands.report import EXIT_ERROR, error
+from torchlint.commands.report import EXIT_ERROR, error, plural
 from torchlint.registry import all_rules, find_rule, nearest_codes
 
 
@@ -61,7 +61,8 @@ def explain_rule(code: str) -> int:
     if rule is None:
         family = [r for c, r in all_rules().items() if c.startswith(code.strip().upper())]
         if family and code.strip():
-            click.echo(f"{len(family)} rules start with {code.strip().upper()}:")
+            click.echo(f"{plural(len(family), 'rule')} start{'s' if len(family) == 1 else ''} with "
+                       f"{code.strip().upper()}:")
             for member in family:
                 click.echo(f"  {member.code}  {member.name}  {' '.join(member.summary().split())}")
             click.echo("Run `torchlint explain CODE` for one of them.")

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from torchlint.config.errors import ConfigError
+from torchlint.config.files import override_layer
 from torchlint.config.keys import KEYS, parse_release
 from torchlint.config.layers import Layer, options_layer
-from torchlint.config.files import override_layer
 from torchlint.config.selectors import validate_selectors
 from torchlint.config.workspace import Workspace
 

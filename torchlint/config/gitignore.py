@@ -17,7 +17,6 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -81,7 +80,6 @@ def _git_dir(root: str) -> str | None:
         return git_dir
 
 
-@lru_cache(maxsize=16)
 def global_excludes_file(root: str) -> str | None:
     """git's ``core.excludesFile`` for the repository at ``root`` (asked of git itself, which
     reads every config file and include), else its default location."""

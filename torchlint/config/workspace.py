@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from torchlint.config.file_settings import FileSettings
+from torchlint.config.files import config_in, load_chain, user_config
 from torchlint.config.gitignore import IgnoreFiles
 from torchlint.config.layers import Layer, merge
-from torchlint.config.files import config_in, load_chain, user_config
 from torchlint.config.settings import Settings
 from torchlint.config.torch_target import declarations_in, declared_target
 

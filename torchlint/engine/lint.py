@@ -47,7 +47,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     rules: Sequence[type[Rule]] = settings.rules
     text = source.text
     # TL001 and TL002 are the engine's own; their rule classes only document them
-    rules = [r for r in rules if r.code not in ENGINE_CODES]
+    target = settings.options.target_torch
+    rules = [r for r in rules if r.code not in ENGINE_CODES and r.applies_to.includes(target)]
     if prefilter:
         rules = rules_to_run(rules, text, settings.options)
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
