@@ -22,7 +22,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL205": ("missing-zero-grad", True, False),
     "TL206": ("sqrt-of-sum-of-squares", True, False),
     "TL207": ("expand-then-inplace", True, False),
-    "TL208": ("adam-weight-decay", True, False),
+    "TL208": ("adam-weight-decay", True, True),
     "TL209": ("empty-cache-in-loop", True, False),
     "TL210": ("tensor-data-attribute", False, False),
     "TL211": ("zero-grad-set-to-none-false", False, False),
@@ -49,6 +49,6 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL703": ("cuda-amp-deprecated", True, False),
     "TL704": ("autograd-variable", True, False),
     "TL705": ("legacy-tensor-type", True, False),
-    "TL801": ("data-parallel", True, False),
+    "TL801": ("data-parallel", True, True),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
 }

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
 
 from torchlint.analysis.nodes import method_call, string_value
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
 
 
 class TensorMoveDiscarded(Rule):

@@ -9,18 +9,17 @@ already switched a model to eval mode.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchlint.analysis.bindings import module_statements
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
     GradOff,
     decorated_no_grad,
-    grad_off,
     with_turns_off,
 )
 from torchlint.analysis.nodes import (
@@ -31,7 +30,7 @@ from torchlint.analysis.nodes import (
     parameters,
     semantic_children,
 )
-from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_model_name
+from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_backward_call, is_model_name
 
 EVAL_NAME = re.compile(
     r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"
@@ -41,6 +40,11 @@ EVAL_NAME = re.compile(
 # caller's no_grad and mode switch: judging them alone would cry wolf.
 _STEP_SUFFIXES = ("_step", "_step_end", "_batch")
 _SCOPES = (cst.FunctionDef, cst.ClassDef)
+# calls that need gradients: the function is differentiating, not evaluating
+# (``torch.autograd.Variable(...)`` is only a legacy wrapper, not one of them)
+_GRAD_NEEDING = frozenset({"torch.autograd.grad", "torch.autograd.backward", "torch.enable_grad",
+                           "torch.autograd.grad_mode.enable_grad"})
+_GRAD_NEEDING_PREFIXES = ("torch.autograd.functional.", "torch.func.", "torch.autograd.forward_ad.")
 
 
 def is_eval_name(name: str) -> bool:
@@ -53,11 +57,20 @@ def is_step_hook(name: str) -> bool:
 
 
 def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
-    """``test_*`` in a file named ``test_*.py`` / ``*_test.py`` (or ``conftest.py``)."""
-    base = os.path.basename(ctx.path)
-    is_test_file = base.startswith("test_") and base.endswith(".py") or base.endswith(
-        "_test.py") or base == "conftest.py"
-    return is_test_file and function.name.value.startswith("test")
+    """A test, not evaluation code: ``test*`` functions and methods of ``Test*`` or
+    ``unittest.TestCase`` classes, and ``_test_*`` helpers, in test files; ``test*``
+    methods of a ``TestCase`` class anywhere."""
+    name = function.name.value
+    cls = ctx.enclosing_class(function)
+    in_test_case = cls is not None and any(
+        (ctx.qualified_name(b.value) or "").endswith("TestCase") or (
+            last_name_part(b.value) or "").endswith("TestCase") for b in cls.bases)
+    if in_test_case and name.startswith("test"):
+        return True
+    if not ctx.is_test_file:
+        return False
+    in_test_class = cls is not None and cls.name.value.startswith("Test")
+    return name.startswith("test") or name.startswith("_test") or in_test_class
 
 
 def params(function: cst.FunctionDef) -> list[cst.Param]:
@@ -87,6 +100,9 @@ class FunctionFacts:
     """What one function does with models, gradients and modes."""
 
     eval_receivers: dict[str, cst.Call] = field(default_factory=dict)
+    # receivers whose .eval() is only ever called with gradients already off (an EMA or
+    # teacher model inside a training step's no_grad block)
+    eval_in_grad_free: set[str] = field(default_factory=set)
     other_eval: bool = False  # .eval() on something that is not a plain dotted name
     train_receivers: set[str] = field(default_factory=set)  # .train(...) with any argument
     train_at: dict[str, int] = field(default_factory=dict)  # X.train(): len(calls) then
@@ -107,11 +123,9 @@ def _scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: FunctionF
     if isinstance(node, _SCOPES):
         return
     if isinstance(node, cst.With):
-        inner = grad_free
         for item in node.items:
             _scan(ctx, item, grad_free, facts)
-            if grad_off(ctx, item.item) >= GradOff.MENTIONED:
-                inner = True
+        inner = grad_free or with_turns_off(ctx, node, GradOff.MENTIONED)
         if inner and not grad_free:
             facts.grad_free_block = True
         _scan(ctx, node.body, inner, facts)
@@ -128,6 +142,10 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
         method = attribute.attr.value
         target = dotted_name(attribute.value)
         if method == "eval" and not node.args:
+            if target is not None and grad_free and target not in facts.eval_receivers:
+                facts.eval_in_grad_free.add(target)
+            elif target is not None and not grad_free:
+                facts.eval_in_grad_free.discard(target)
             if target is None:
                 facts.other_eval = True
             else:
@@ -152,7 +170,7 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
             facts.calls.append(ModelCall(target, node, grad_free))
     qual = ctx.qualified_name(node.func)
     if qual is not None:
-        if qual.startswith(("torch.autograd.", "torch.func.")) or qual == "torch.enable_grad":
+        if qual in _GRAD_NEEDING or qual.startswith(_GRAD_NEEDING_PREFIXES):
             facts.needs_grad = True
         elif qual == "torch.set_grad_enabled":
             facts.grad_off_call = True
@@ -171,7 +189,8 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
 
 def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts,
                 *, include_evaluated: bool = True) -> set[str]:
-    """Dotted names that are models in ``function``: model parameters, ``self.model``..."""
+    """Dotted names that are models in ``function``: model parameters, ``self.model``...
+    (not ``self.x`` when ``x`` is a method of the class: ``self._test_model(...)``)."""
     names: set[str] = set(facts.eval_receivers) if include_evaluated else set()
     this = self_name(ctx, function)
     for param in params(function):
@@ -179,12 +198,19 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
         if name != this and is_model_name(name, ctx.options.model_names):
             names.add(name)
     if this is not None:
+        methods = _methods(ctx.enclosing_class(function))
         for call in facts.calls:
             head, _, attr = call.name.partition(".")
-            if head == this and attr and "." not in attr and is_model_name(
-                    attr, ctx.options.model_names):
+            if head == this and attr and "." not in attr and attr not in methods and (
+                    is_model_name(attr, ctx.options.model_names)):
                 names.add(call.name)
     return names
+
+
+def _methods(cls: cst.ClassDef | None) -> set[str]:
+    if cls is None:
+        return set()
+    return {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}
 
 
 # ------------------------------------------------------------- file facts
@@ -195,6 +221,9 @@ class FileFacts:
     eval_setters: set[str] = field(default_factory=set)  # functions calling X.eval()
     called_from_forward: set[str] = field(default_factory=set)  # inside forward/__call__
     called_with_backward: set[str] = field(default_factory=set)  # result reaches .backward()
+    # called from a function that backpropagates, or from a framework's per-batch step hook
+    # (``validation_step``): the caller owns the mode
+    called_from_training: set[str] = field(default_factory=set)
 
 
 # A helper called from these is part of a forward pass: its caller decides about autograd.
@@ -213,6 +242,12 @@ def _file_facts(ctx: FileContext) -> FileFacts:
         if evals:
             facts.called_after_eval |= called
     _backward_flows(ctx.module, facts)
+    for stmt in module_statements(ctx.module.body):  # a training loop of a script
+        if isinstance(stmt, (cst.For, cst.While)):
+            own = list(iter_scope(stmt.body, enter_lambdas=True))
+            if any(is_backward_call(ctx, n) for n in own):
+                facts.called_from_training |= {
+                    last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
     return facts
 
 
@@ -229,6 +264,9 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         own = list(iter_scope(node.body, enter_lambdas=True))
         if any(method_call(n, "train") is not None for n in own):
             facts.train_setters.add(node.name.value)
+        if is_step_hook(node.name.value) or any(is_backward_call(ctx, n) for n in own):
+            facts.called_from_training |= {
+                last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
         if node.name.value in _FORWARD_METHODS:
             facts.called_from_forward |= {
                 last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}

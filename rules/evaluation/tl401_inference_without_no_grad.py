@@ -1,6 +1,28 @@
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.grad_mode import (
+    GradOff,
+    called_with_grad_off,
+    decorated_no_grad,
+    with_turns_off,
+)
+from torchlint.analysis.nodes import (
+    dotted_name,
+    is_literal_false,
+    iter_nodes,
+    last_name_part,
+    method_call,
+    semantic_children,
+)
+from torchlint.analysis.torch_facts import is_backward_call
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import reference
+from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
     file_facts,
     is_eval_name,
@@ -11,18 +33,23 @@ from torchlint.rules.evaluation.functions import (
 )
 from torchlint.rules.patterns import MODEL_NAME
 
-from torchlint.analysis.context import FileContext
-from torchlint.analysis.grad_mode import GradOff, called_with_grad_off, decorated_no_grad
-from torchlint.analysis.nodes import last_name_part
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.fix.edits import reference
-from torchlint.rule import Rule
-
 
 class InferenceWithoutNoGrad(Rule):
     """## What it does
     Flags an evaluation function (named like `evaluate`/`validate`/`predict`, or one that
-    calls `model.eval()`) that runs a model with autograd still recording.
+    calls `model.eval()`) that runs a model with autograd still recording. Evaluation code
+    at module level (a script or notebook cell) is flagged too: `model.eval()` followed by
+    a loop that calls that model outside `no_grad` and never backpropagates.
+
+    Not flagged: functions decorated with `no_grad`/`inference_mode` or only called under
+    them (also through `ExitStack.enter_context(torch.no_grad())`); functions that
+    backpropagate or differentiate (`torch.autograd.grad`, `torch.func`; the legacy
+    `Variable(...)` wrapper does not count); tests (`test*` functions, methods of `Test*`
+    and `unittest.TestCase` classes, `_test_*` helpers, in test files); training entry
+    points (`forward`, `training_step`), including a training step that sets an EMA or
+    teacher model to eval inside its own `no_grad` block; a module's own inference
+    methods (the caller decides about autograd); and calls of the class's own methods
+    (`self._test_model(...)`) taken for models by their names.
 
     ## Why is this bad?
     `model.eval()` only changes how layers such as dropout and batch norm behave; it does
@@ -99,11 +126,14 @@ class InferenceWithoutNoGrad(Rule):
             return  # neither named nor acting like evaluation code: skip the scan
         if decorated_no_grad(ctx, node) or is_pytest_test(ctx, node) or is_step_hook(name):
             return
-        if decorated_no_grad(ctx, node, GradOff.MENTIONED):
+        if decorated_no_grad(ctx, node, GradOff.MENTIONED) or name in _TRAINING_ENTRY_POINTS:
             return
         facts = scan_function(ctx, node)
-        if not (is_eval_name(name) or facts.eval_receivers):
-            return
+        if not (is_eval_name(name) or set(facts.eval_receivers) - facts.eval_in_grad_free):
+            return  # only an EMA/teacher model set to eval inside a no_grad block
+        cls = ctx.enclosing_class(node)
+        if cls is not None and ctx.is_module_class(cls) and "self" not in facts.eval_receivers:
+            return  # a module's own inference method: its callers decide about autograd
         if not is_eval_name(name) and (facts.train_at or facts.train_receivers - set(
                 facts.eval_receivers)):
             return  # switches modes back and forth: not an evaluation function
@@ -129,6 +159,32 @@ class InferenceWithoutNoGrad(Rule):
                 fix = Fix.unsafe(edit, imports=(need,) if need else ())
         self.report(node.name, fix=fix, function=name, model=exposed[0].name)
 
+    def leave_Module(self, node: cst.Module) -> None:
+        """Evaluation code at module level (scripts, notebook cells): ``model.eval()``, then
+        a loop calling that model with gradients on and no backward in it."""
+        ctx = self.context
+        if not ctx.imports_from("torch"):
+            return
+        evaluated: set[str] = set()
+        for stmt in _module_sequence(ctx, node.body):
+            if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+                attribute = method_call(stmt.value, "eval", "train")
+                target = dotted_name(attribute.value) if attribute is not None else None
+                if target is not None and attribute is not None:
+                    call = stmt.value
+                    off = attribute.attr.value == "eval" and not call.args or (
+                        attribute.attr.value == "train" and len(call.args) == 1
+                        and is_literal_false(call.args[0].value))
+                    (evaluated.add if off else evaluated.discard)(target)
+                continue
+            if isinstance(stmt, (cst.For, cst.While)) and evaluated and not any(
+                    is_backward_call(ctx, n) for n in iter_nodes(stmt.body)):
+                exposed = _exposed_call(ctx, stmt, evaluated)
+                if exposed is not None:
+                    self.report(exposed, message=(
+                        f"'{dotted_name(exposed.func) or 'the model'}' runs with autograd on "
+                        "after .eval(); wrap the evaluation loop in `with torch.no_grad():`"))
+
     def _edit(self, node: cst.FunctionDef, decorator: str) -> NodeEdit | None:
         """Above all decorators, but below ``@staticmethod``/``@classmethod``: no_grad must
         wrap the plain function, not the descriptor."""
@@ -148,3 +204,42 @@ class InferenceWithoutNoGrad(Rule):
 
 
 _DESCRIPTORS = ("staticmethod", "classmethod")
+# methods that run a training step: never evaluation code, whatever they switch to eval
+_TRAINING_ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "train_step",
+                                    "compute_loss", "loss"})
+
+
+def _module_sequence(ctx: FileContext, body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """Module-level statements in the order they run: small statements one by one, and the
+    bodies of ``if`` blocks (``if __name__ == "__main__":``) and of ``with`` blocks that
+    leave gradients on; loops as a whole; functions and classes not at all."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        elif isinstance(stmt, cst.If):
+            yield from _module_sequence(ctx, stmt.body.body)
+        elif isinstance(stmt, cst.With) and not with_turns_off(ctx, stmt, GradOff.MENTIONED):
+            yield from _module_sequence(ctx, stmt.body.body)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            yield stmt
+
+
+def _exposed_call(ctx: FileContext, loop: cst.For | cst.While, models: set[str]
+                  ) -> cst.Call | None:
+    """The first call of one of ``models`` (or its ``.forward``) in the loop, outside any
+    block that turns gradients off."""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.With) and with_turns_off(ctx, node, GradOff.MENTIONED):
+            continue
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                func = func.value
+            if dotted_name(func) in models:
+                return node
+        stack.extend(reversed(list(semantic_children(node))))
+    return None

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
     class_sets_eval,
     file_facts,
@@ -11,15 +15,16 @@ from torchlint.rules.evaluation.functions import (
 )
 from torchlint.rules.patterns import MODEL_NAME
 
-from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
-
 
 class InferenceWithoutEval(Rule):
     """## What it does
     Flags an evaluation function that runs a model it receives under `torch.no_grad()`
     but never switches that model to evaluation mode with `.eval()`.
+
+    Not flagged: a helper that this file also calls from a training step or from a
+    framework's per-batch hook (`validation_step`): the caller owns the mode there, and
+    switching to eval would leave training in eval mode; methods of module classes; and
+    functions whose callers in this file already called `.eval()`.
 
     ## Why is this bad?
     `torch.no_grad()` only stops autograd from recording. Dropout keeps zeroing
@@ -97,8 +102,9 @@ class InferenceWithoutEval(Rule):
         first = next(i for i, c in enumerate(facts.calls) if c is called[0])
         if any(at <= first for at in facts.train_at.values()):
             return  # model.train() before the model runs: the mode is chosen on purpose
-        if name in file_facts(ctx).called_after_eval:
-            return
+        callers = file_facts(ctx)
+        if name in callers.called_after_eval or name in callers.called_from_training:
+            return  # a helper of a training step or of a step hook: the caller owns the mode
         model = called[0].name
         fix = None
         first = self._first_statement(node)

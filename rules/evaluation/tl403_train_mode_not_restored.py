@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.evaluation.functions import file_facts
 
+from torchlint.analysis.bindings import module_value
 from torchlint.analysis.grad_mode import GradOff, with_turns_off
 from torchlint.analysis.nodes import (
     dotted_name,
@@ -13,12 +13,19 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.rule import Rule
+from torchlint.rules.evaluation.functions import file_facts
+from torchlint.rules.evaluation.modes import is_mode_free
 
 
 class TrainModeNotRestored(Rule):
     """## What it does
     Flags `model.eval()` called inside a training loop (a loop that calls `.backward()`)
     when the same loop never switches the model back with `model.train()`.
+
+    Not flagged: a model that provably computes the same in both modes (built in this file
+    only from layers without dropout, batch norm or other mode-dependent behaviour, e.g.
+    `nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`); an EMA copy or frozen teacher that no
+    training step runs; an `eval()` in the last round of the loop (before `break`/`return`).
 
     ## Why is this bad?
     Mid-loop validation is common: every N steps or at the end of each epoch the model
@@ -107,6 +114,14 @@ class TrainModeNotRestored(Rule):
                 return
         if not _trained_in(ctx, loop, model):
             return  # an EMA copy or a frozen teacher: no training step runs it
+        if "." not in model:
+            bound = ctx.binding(model, loop) or ctx.binding(model)
+            value = bound.value if bound is not None and bound.kind == "assign" else None
+            if value is None and ctx.current_function is not None:
+                found = module_value(ctx, model)
+                value = found[1] if found is not None else None
+            if is_mode_free(ctx, value):
+                return  # no dropout or batch norm: eval mode changes nothing it computes
         self._reported.add((id(loop), model))
         self.report(node, model=model)
 

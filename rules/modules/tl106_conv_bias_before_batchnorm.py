@@ -3,15 +3,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from torchlint.analysis.nodes import self_attribute, single_target
+from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
     conv_bias_fix,
     conv_dimension,
     sequence_item,
 )
-
-from torchlint.analysis.nodes import self_attribute, single_target
-from torchlint.rule import Rule
 
 
 @dataclass

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import get_arg, method_call
@@ -9,6 +8,7 @@ from torchlint.analysis.torch_facts import is_layer_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import receiver_text
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _MOVES = ("to", "cuda", "cpu")

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import get_arg, iter_nodes, method_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 WRAPPERS = frozenset({

@@ -24,6 +24,7 @@ from torchlint.analysis.torch_facts import (
     is_loss_call,
     is_loss_class,
     is_model_name,
+    may_be_torch,
 )
 
 # methods that keep the graph of a loss (``loss.mean()``)
@@ -101,7 +102,7 @@ def is_model_call(ctx: FileContext, node: cst.CSTNode) -> bool:
     if name is None:
         return False
     if is_model_name(name, ctx.options.model_names):
-        return True
+        return may_be_torch(ctx, func, node)
     built = _instance_of(ctx, func)
     return built is not None and is_layer_call(ctx, built)
 
@@ -306,7 +307,7 @@ def iterates_data(loop: cst.For | cst.While | None) -> bool:
         return False
     for dotted in mentioned_names(loop.iter):
         leaf = dotted.rsplit(".", 1)[-1].lower()
-        if "loader" in leaf or "dataset" in leaf:
+        if "loader" in leaf or "dataset" in leaf or "batches" in leaf:
             return True
     return False
 

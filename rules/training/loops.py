@@ -173,3 +173,10 @@ def loop_training_facts(ctx: FileContext, body: cst.CSTNode) -> LoopFacts | None
                 inner = True
                 break
     return LoopFacts(step, clears, inner)
+
+
+def trains(ctx: FileContext, loop: cst.For | cst.While) -> bool:
+    """The loop's body (nested blocks and loops included) backpropagates or steps an
+    optimizer: a training loop, or an epoch loop around one."""
+    backward, step, _ = _backward_and_step(ctx, loop.body)
+    return backward or step is not None

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.analysis.bindings import bindings_before, binds_anywhere
+from torchlint.analysis.nodes import dotted_name, iter_scope, method_call, positional_args
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rules.training.graph import (
     function_scope,
@@ -12,16 +17,24 @@ from torchlint.rules.training.graph import (
     iterates_data,
     shown,
 )
-
-from torchlint.analysis.nodes import dotted_name, method_call, positional_args
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
+from torchlint.rules.training.loops import trains
 
 
 class LossAppendedWithGraph(Rule):
     """## What it does
     Flags a loss (or model output) tensor appended to a list inside a loop while autograd
-    is recording, e.g. `losses.append(loss)` in a training loop.
+    is recording, e.g. `losses.append(loss)` in a training loop, when the list grows
+    across training steps (a loop that backpropagates or steps an optimizer, or an epoch
+    loop around one) or across batches of a data loader.
+
+    Not flagged: `.item()`, `.detach()`, `float(...)` values; code under `torch.no_grad()`
+    or `inference_mode()`, or only called from there; a list later backpropagated, or
+    built into a returned result by a loop that neither trains nor walks data (tiles of a
+    decoded image, frames, one output per model); a list made anew in each iteration of
+    the outer loop; an element unpacked from a model's result (`out, feats = model(x)`),
+    which may not be a tensor unless its name says loss; and names that only look like a
+    loss or model (`loss_fn`, `model`) in a file that does not use torch or where they are
+    bound to another framework's object (Keras, JAX, NumPy...).
 
     ## Why is this bad?
     A loss tensor is not just a number: it keeps a reference to the whole computation
@@ -93,9 +106,45 @@ class LossAppendedWithGraph(Rule):
         if isinstance(target, cst.Subscript):  # d[k].append(v)
             target = target.value
         holder = dotted_name(target)
-        data_loop = any(iterates_data(loop) for loop in ctx.loops())
-        if holder is None or graph_is_wanted(function_scope(ctx), holder, data_loop):
+        if holder is None or self._unpacked_output(value, kind):
+            return
+        # the loops across whose iterations the list grows: those inside the one (if any)
+        # that makes a new list each time round
+        growing = []
+        for loop in ctx.loops():
+            if _rebinds(loop.body, holder):
+                break
+            growing.append(loop)
+        training = any(trains(ctx, loop) for loop in growing)
+        data_loop = any(iterates_data(loop) for loop in growing)
+        # graphs pile up across training steps or batches of data; a loop over anything
+        # else builds a result (tiles of a decoded image, frames, one output per model)
+        if not (training or data_loop):
+            return
+        if graph_is_wanted(function_scope(ctx), holder, data_loop):
             return
         fix = Fix.unsafe(NodeEdit(value, item_call(value, ctx))) if kind == "loss" else None
         suggestion = item_suggestion(value) if kind == "loss" else "a detached value (.detach())"
         self.report(value, fix=fix, value=shown(value), suggestion=suggestion)
+
+    def _unpacked_output(self, value: cst.BaseExpression, kind: str) -> bool:
+        """``out, feats = model(x)``: one element of a model's result, which may be
+        anything (a list of activations, a dict of numbers); only a name that says loss
+        is taken for one."""
+        if not isinstance(value, cst.Name) or "loss" in value.value.lower():
+            return False
+        for found in bindings_before(self.context, value.value):
+            return found.kind == "unpack"
+        return False
+
+
+def _rebinds(body: cst.CSTNode, holder: str) -> bool:
+    """Does ``body`` bind ``holder`` (a name, or ``self.X``) anew?"""
+    if "." not in holder:
+        return binds_anywhere(body, holder)
+    for node in iter_scope(body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            if any(dotted_name(t.target) == holder for t in targets):
+                return True
+    return False

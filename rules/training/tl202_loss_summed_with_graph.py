@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rules.training.graph import (
     function_scope,
@@ -14,9 +17,6 @@ from torchlint.rules.training.graph import (
     last_assignment,
     shown,
 )
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
 
 
 class LossSummedWithGraph(Rule):

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.analysis.nodes import code, last_name_part, semantic_children
+from torchlint.analysis.nodes import code, iter_scope, last_name_part, semantic_children
 from torchlint.analysis.torch_facts import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
 
+_EXIT_STACKS = frozenset({"contextlib.ExitStack", "contextlib.AsyncExitStack"})
 # Words in a `with` item's source that say it (may) change the grad mode: wrappers such as
 # ``maybe_no_grad(cfg)`` or ``self.autocast_and_no_grad()``.
 GRAD_MODE_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
@@ -66,9 +67,35 @@ def decorated_no_grad(ctx: FileContext, function: cst.FunctionDef,
     return any(grad_off(ctx, d.decorator) >= at_least for d in function.decorators)
 
 
+def with_grad_off(ctx: FileContext, node: cst.With) -> GradOff:
+    """How surely a ``with`` statement's body runs with gradients off: its items, and the
+    grad-mode contexts entered on an ``ExitStack`` it opens
+    (``with ExitStack() as stack: stack.enter_context(torch.no_grad())``)."""
+    found = max((grad_off(ctx, item.item) for item in node.items), default=GradOff.NO)
+    for stack in _exit_stacks(ctx, node):
+        for call in iter_scope(node.body):
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and (  # type: ignore[attr-defined]
+                    call.func.attr.value == "enter_context"  # type: ignore[attr-defined]
+                    and type(call.func.value) is cst.Name  # type: ignore[attr-defined]
+                    and call.func.value.value == stack and call.args):  # type: ignore[attr-defined]
+                found = max(found, grad_off(ctx, call.args[0].value))  # type: ignore[attr-defined]
+    return found
+
+
+def _exit_stacks(ctx: FileContext, node: cst.With) -> list[str]:
+    """Names bound by ``with contextlib.ExitStack() as name``."""
+    names = []
+    for item in node.items:
+        value = item.item
+        if isinstance(value, cst.Call) and ctx.qualified_name(value.func) in _EXIT_STACKS and (
+                item.asname is not None and isinstance(item.asname.name, cst.Name)):
+            names.append(item.asname.name.value)
+    return names
+
+
 def with_turns_off(ctx: FileContext, node: cst.With, at_least: GradOff) -> bool:
-    """One of the ``with`` statement's items turns gradients off (at least as surely)."""
-    return any(grad_off(ctx, item.item) >= at_least for item in node.items)
+    """The ``with`` statement's body runs with gradients off (at least as surely)."""
+    return with_grad_off(ctx, node) >= at_least
 
 
 def in_no_grad(ctx: FileContext) -> bool:
@@ -122,7 +149,7 @@ def _scan_calls(ctx: FileContext) -> CallSites:
             mode = max((grad_off(ctx, d.decorator) for d in node.decorators),
                        default=GradOff.NO)
         if isinstance(node, cst.With):
-            inner = max([mode, *(grad_off(ctx, item.item) for item in node.items)])
+            inner = max(mode, with_grad_off(ctx, node))
             stack.extend((item, mode) for item in node.items)
             stack.append((node.body, inner))
             continue

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import last_name_part, string_value
 
 if TYPE_CHECKING:
@@ -101,13 +102,49 @@ def is_loss_call(ctx: FileContext, node: cst.CSTNode) -> bool:
     lowered = name.lower()
     if lowered in ("criterion", "criterium", "loss_fn", "loss_func", "lossfn", "loss_function",
                    "compute_loss", "loss") or lowered.endswith(("_loss", "_criterion", "loss_fn")):
-        return True
+        return may_be_torch(ctx, func, node)
     if isinstance(func, cst.Name):
         bound = ctx.binding(func.value, node)
         if bound is not None and bound.kind == "assign" and isinstance(bound.value, cst.Call):
             inner = ctx.qualified_name(bound.value.func)
             return inner is not None and is_loss_class(inner)
     return False
+
+
+# Top-level packages of other frameworks: a value made by one of them is not a torch value,
+# whatever its name says (``loss_fn = keras.losses.MeanSquaredError()``).
+FOREIGN_FRAMEWORKS = frozenset({
+    "tensorflow", "keras", "tf_keras", "jax", "jaxlib", "flax", "haiku", "optax", "equinox",
+    "cupy", "numpy", "sklearn", "mxnet", "paddle", "chainer", "mindspore", "oneflow",
+})
+
+
+def is_foreign(ctx: FileContext, expr: cst.BaseExpression | None) -> bool:
+    """``expr`` (a call or a name) resolves to another framework than torch."""
+    if expr is None:
+        return False
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    while isinstance(target, cst.Call):  # keras.losses.get("mse")(...)
+        target = target.func
+    qual = ctx.qualified_name(target)
+    return qual is not None and qual.split(".", 1)[0] in FOREIGN_FRAMEWORKS
+
+
+def may_be_torch(ctx: FileContext, callee: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """May a callee guessed from its name (``criterion``, ``loss_fn``, ``model``) be a torch
+    object? Only in a file that uses torch, and not when the name is bound to another
+    framework's object (TensorFlow, Keras, JAX/Flax, CuPy, NumPy...)."""
+    if not ctx.imports_from("torch"):
+        return False
+    if isinstance(callee, cst.Name):
+        bound = ctx.binding(callee.value, at)
+        if bound is not None and bound.kind == "assign" and is_foreign(ctx, bound.value):
+            return False
+        if bound is None and ctx.current_function is not None:
+            found = module_value(ctx, callee.value)
+            if found is not None and is_foreign(ctx, found[1]):
+                return False
+    return True
 
 
 def is_loss_class(qual: str) -> bool:
@@ -165,10 +202,12 @@ def canonical(qualname: str) -> str:
 # ------------------------------------------------------------------ models
 # First words of names that build or handle a model rather than being one (build_model)
 MODEL_HELPER_VERBS = frozenset({
-    "build", "check", "clone", "compile", "configure", "convert", "copy", "count", "create",
-    "download", "export", "freeze", "get", "init", "instantiate", "load", "log", "make",
-    "prepare", "print", "push", "register", "reset", "restore", "resume", "save", "set",
-    "setup", "to", "unfreeze", "unwrap", "update", "upload", "validate", "wrap",
+    "benchmark", "build", "check", "clone", "compile", "configure", "convert", "copy", "count",
+    "create", "describe", "download", "export", "freeze", "get", "init", "inspect",
+    "instantiate", "load", "log", "make", "measure", "plot", "prepare", "print", "profile",
+    "push", "register", "reset", "restore", "resume", "save", "set", "setup", "show",
+    "summarize", "to", "unfreeze", "unwrap", "update", "upload", "validate", "visualize", "wrap",
+    "accepts", "has", "is", "test", "uses",
 })
 # Last words of names that hold something about a model, not the model (model_path)
 NOT_A_MODEL_ENDINGS = frozenset({"fn", "func", "name", "path", "cls", "class"})
