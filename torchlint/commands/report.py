@@ -192,9 +192,8 @@ def _fix_tally(outcomes: list[FileOutcome], fixed: int, remaining: int) -> str:
     line = f"Found {plural(total, 'error')} ({fixed} fixed, {remaining} remaining)"
     if total > first:
         more = total - first
-        return (f"{line}: {first} before fixing, and {more} that "
-                f"{'it' if more == 1 else 'they'} uncovered (a fix can reveal a finding the "
-                "old code hid).")
+        return (f"{line}: {first} before fixing, and {more} more that the fixes uncovered "
+                "(fixing one finding can reveal another).")
     if total < first:
         gone = first - total
         return (f"Found {plural(first, 'error')} ({fixed} fixed, {remaining} remaining, "
