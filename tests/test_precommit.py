@@ -91,3 +91,38 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     assert 'torch.zeros(2, device=\\"cuda\\")' in notebook
     assert notebook.replace('torch.zeros(2, device=\\"cuda\\")',
                             "torch.zeros(2).cuda()") == NOTEBOOK
+
+
+def test_the_readme_snippet_installs_the_hook_from_the_clone(tmp_path: Path) -> None:
+    """The README's pre-commit snippet, run as written in the clone (only PROJECT set)."""
+    import re
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    part = text.split("<!-- pre-commit:begin -->", 1)[1].split("<!-- pre-commit:end -->", 1)[0]
+    snippet = re.search(r"```bash\n(.*?)```", part, re.S).group(1)
+    project = tmp_path / "my-project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / "train.py").write_text(BAD)
+    _git(project, "add", ".")
+    assert snippet.startswith("PROJECT=")
+    script = f"PROJECT={project}\n" + snippet.split("\n", 1)[1]
+    env = dict(os.environ, PRE_COMMIT_COLOR="never",
+               PATH=f"{Path(PRE_COMMIT).parent}{os.pathsep}{os.environ['PATH']}")
+    env.pop("CI", None)
+    # the clone must have a commit: a checkout from git has one; a bare copy gets one
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True)
+    if head.returncode != 0:
+        pytest.skip("the repository has no commit to point pre-commit at")
+    done = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=900)
+    output = done.stdout + done.stderr
+    if "Could not find a version" in output or "No matching distribution" in output:
+        pytest.skip("the hook environment could not be installed (no package index)")
+    config = (project / ".pre-commit-config.yaml").read_text()
+    assert f"repo: {REPO}" in config and re.search(r"rev: [0-9a-f]{40}\n", config)
+    assert "torchlint (fix)" in output and "files were modified by this hook" in output
+    assert done.returncode == 1  # the hook changed a file: the commit would stop for review
+    assert (project / "train.py").read_text() == (
+        'import torch\n\nmask = torch.ones(3, device="cuda")\n')
+    assert (project / ".git" / "hooks" / "pre-commit").exists()
