@@ -167,6 +167,10 @@ def _run(o: _Options, *, watching: bool = False) -> int:
     stdin_path = None if watching else _stdin_path(o)
     try:
         workspace = workspace_for(_command_line(o))
+        if not o.no_cache:  # ignore decisions and requirements, remembered between runs
+            workspace.memo.keep_in(str(o.cache_dir) if o.cache_dir else
+                                   workspace.settings_for_folder(os.getcwd(), infer=False)
+                                   .cache_location())
         if o.show_settings:
             from torchlint.commands.inspect import show_settings
 
@@ -207,6 +211,8 @@ def _run(o: _Options, *, watching: bool = False) -> int:
     except ConfigError as exc:  # a configuration met on the way (a nested one)
         error(str(exc), exc.snippet)
         return EXIT_ERROR
+    finally:
+        workspace.memo.save()
 
 
 def _check_stdin(path: str, workspace: Workspace, mode: Mode, output: Output,

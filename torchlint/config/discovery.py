@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchlint.config.gitignore import IgnoreFiles, Rules
 from torchlint.config.settings import Settings
 from torchlint.config.workspace import Workspace
 
@@ -73,19 +72,22 @@ def _walk(root: str, workspace: Workspace, suffixes: tuple[str, ...],
     # a folder named explicitly is entered even when git ignores it: the ignore files
     # above it then no longer apply below it (as when walking from there)
     fresh_top: str | None = None
-    parent = os.path.dirname(absolute_root)
-    if parent != absolute_root and workspace.settings_for_folder(parent).respect_gitignore:
-        if IgnoreFiles.ignored(absolute_root, True, ignores.chain(parent)) is not None:
+    parent, name = os.path.split(absolute_root)
+    if name and workspace.settings_for_folder(parent, infer=False).respect_gitignore:
+        if ignores.ignored_entries(parent, [(name, True)]):
             fresh_top = absolute_root
     for directory, dirnames, filenames in os.walk(root, followlinks=False):
         folder = os.path.abspath(directory)
         workspace.note_listing(folder, [*dirnames, *filenames])
-        settings = workspace.settings_for_folder(folder)
-        chain = ignores.chain(folder, fresh_top) if settings.respect_gitignore else ()
+        settings = workspace.settings_for_folder(folder, infer=False)
+        candidates = [(d, True) for d in dirnames] + [
+            (f, False) for f in filenames if f.endswith(suffixes)]
+        ignored = ignores.ignored_entries(folder, candidates, fresh_top) if (
+            settings.respect_gitignore) else {}
         kept = []
         for name in sorted(dirnames):
             path = os.path.join(directory, name)
-            why = _why_skipped(settings, path, os.path.join(folder, name), True, chain)
+            why = _why_skipped(settings, path, name, True, ignored)
             if why is None and _is_virtualenv(path):
                 why = "virtualenv"
             if why is None:
@@ -97,21 +99,20 @@ def _walk(root: str, workspace: Workspace, suffixes: tuple[str, ...],
             if not name.endswith(suffixes):
                 continue
             full = os.path.normpath(os.path.join(directory, name))
-            why = _why_skipped(settings, full, os.path.join(folder, name), False, chain)
+            why = _why_skipped(settings, full, name, False, ignored)
             if why is None:
                 add(full)
             else:
                 result.skipped.append((full, why))
 
 
-def _why_skipped(settings: Settings, path: str, absolute: str, is_dir: bool,
-                 chain: tuple[Rules, ...]) -> str | None:
+def _why_skipped(settings: Settings, path: str, name: str, is_dir: bool,
+                 ignored: dict[str, str]) -> str | None:
     excluded = settings.excluded_by(path, (*settings.exclude, *settings.extend_exclude))
     if excluded is not None:
         return f"excluded by {excluded!s}"
-    if is_dir and settings.respect_gitignore and os.path.basename(absolute) == ".git":
+    if is_dir and settings.respect_gitignore and name == ".git":
         return "git directory"
-    rules = IgnoreFiles.ignored(absolute, is_dir, chain) if chain else None
-    if rules is not None:
-        return f"ignored by {rules.source}"
+    if name in ignored:
+        return f"ignored by {ignored[name]}"
     return None

@@ -14,10 +14,11 @@ As in git, a folder that is ignored is not entered, so nothing below it comes ba
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from torchlint.config.memo import Memo, names_digest, stat_signature
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -80,9 +81,41 @@ def _git_dir(root: str) -> str | None:
         return git_dir
 
 
-def global_excludes_file(root: str) -> str | None:
+def _git_config_files(root: str) -> list[str]:
+    """The config files git reads for ``core.excludesFile`` (what its answer depends on)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files = [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")]
+    for variable in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        if os.environ.get(variable):
+            files.append(os.environ[variable])
+    git_dir = _git_dir(root)
+    if git_dir is not None:
+        files.append(os.path.join(git_dir, "config"))
+    return files
+
+
+def global_excludes_file(root: str, memo: Memo | None = None) -> str | None:
     """git's ``core.excludesFile`` for the repository at ``root`` (asked of git itself, which
-    reads every config file and include), else its default location."""
+    reads every config file and include), else its default location. Remembered in
+    ``memo`` while git's config files and the variables that point at them are unchanged."""
+    signature: list[object] = []
+    if memo is not None:
+        variables = [os.environ.get(v, "") for v in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+                                                      "XDG_CONFIG_HOME", "HOME")]
+        signature = [variables, stat_signature(_git_config_files(root))]
+        known = memo.get(f"excludes-file:{root}", signature)
+        if known is not None:
+            return known or None
+    found = _ask_git_for_excludes_file(root)
+    if memo is not None:
+        memo.put(f"excludes-file:{root}", signature, found or "")
+    return found
+
+
+def _ask_git_for_excludes_file(root: str) -> str | None:
+    import subprocess
+
     try:
         answer = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"],
                                 cwd=root, capture_output=True, text=True, timeout=10)
@@ -99,11 +132,14 @@ class IgnoreFiles:
     """The ignore rules of one run, read once per folder.
 
     ``listing(folder)`` gives a folder's entries (the walk already knows them);
-    ``project_top(folder)`` is where to stop looking upwards outside a repository."""
+    ``project_top(folder)`` is where to stop looking upwards outside a repository;
+    ``memo`` keeps each folder's answers between runs (see :meth:`ignored_entries`)."""
 
-    def __init__(self, listing: Listing, project_top: Callable[[str], str]) -> None:
+    def __init__(self, listing: Listing, project_top: Callable[[str], str],
+                 memo: Memo | None = None) -> None:
         self._listing = listing
         self._project_top = project_top
+        self.memo = memo
         self._own: dict[str, tuple[Rules, ...]] = {}
         self._chains: dict[tuple[str, str], tuple[Rules, ...]] = {}
         self._repo: dict[str, str | None] = {}
@@ -138,14 +174,55 @@ class IgnoreFiles:
     def _repository_rules(self, root: str) -> tuple[Rules, ...]:
         if root not in self._repo_rules:
             found = []
-            git_dir = _git_dir(root)
-            if git_dir is not None:
-                found.append(_read_rules(os.path.join(git_dir, "info", "exclude"), root))
-                excludes = global_excludes_file(root)
-                if excludes:
-                    found.append(_read_rules(excludes, root))
+            found = [_read_rules(path, root) for path in self._repository_sources(root)]
             self._repo_rules[root] = tuple(r for r in found if r is not None)
         return self._repo_rules[root]
+
+    def _repository_sources(self, root: str) -> list[str]:
+        git_dir = _git_dir(root)
+        if git_dir is None:
+            return []
+        sources = [os.path.join(git_dir, "info", "exclude")]
+        excludes = global_excludes_file(root, self.memo)
+        if excludes:
+            sources.append(excludes)
+        return sources
+
+    def sources(self, folder: str, top: str | None = None) -> list[str]:
+        """The ignore files :meth:`chain` reads for ``folder``, without reading them."""
+        top = top if top is not None else self.top(folder)
+        names = self._listing(folder)
+        own = [os.path.join(folder, n) for n in IGNORE_FILES if n in names]
+        parent = os.path.dirname(folder)
+        if folder == top or parent == folder or not folder.startswith(
+                top.rstrip(os.sep) + os.sep):
+            repo = self.repository_root(folder)
+            return own + (self._repository_sources(repo) if repo is not None else [])
+        return own + self.sources(parent, top)
+
+    def ignored_entries(self, folder: str, entries: list[tuple[str, bool]],
+                        top: str | None = None) -> dict[str, str]:
+        """Which of ``folder``'s ``entries`` (name, is a folder) the ignore files leave out,
+        each with the file that does. Answered from the memo while the entries and the
+        ignore files are unchanged; otherwise the patterns are compiled and matched."""
+        signature: list[object] = []
+        key = f"ignored:{folder}:{top or ''}"
+        if self.memo is not None:
+            listed = [f"{name}/" if is_dir else name for name, is_dir in entries]
+            signature = [names_digest(listed), stat_signature(self.sources(folder, top))]
+            known = self.memo.get(key, signature)
+            if isinstance(known, dict):
+                return known
+        chain = self.chain(folder, top)
+        answer: dict[str, str] = {}
+        if chain:
+            for name, is_dir in entries:
+                rules = self.ignored(os.path.join(folder, name), is_dir, chain)
+                if rules is not None:
+                    answer[name] = rules.source
+        if self.memo is not None:
+            self.memo.put(key, signature, answer)
+        return answer
 
     def chain(self, folder: str, top: str | None = None) -> tuple[Rules, ...]:
         """The rules for the entries of ``folder``, most decisive first. ``top``: stop there

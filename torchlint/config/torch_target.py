@@ -193,6 +193,15 @@ def _requirement_files(directory: str, names: frozenset[str]) -> list[str]:
     return found
 
 
+def declaration_files(directory: str, names: frozenset[str]) -> list[str]:
+    """The files of ``directory`` that may declare a requirement (``names``: its entries)."""
+    found = [os.path.join(directory, n) for n in ("pyproject.toml", "setup.cfg",
+                                                   "environment.yml", "environment.yaml")
+             if n in names]
+    found += [os.path.join(directory, n) for n in _requirement_files(directory, names)]
+    return found
+
+
 def declarations_in(directory: str, names: frozenset[str]) -> list[Declaration]:
     """Every torch requirement the folder's project files declare (``names``: its entries)."""
     found: list[Declaration] = []

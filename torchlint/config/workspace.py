@@ -26,7 +26,13 @@ from torchlint.config.files import config_in, load_chain, user_config
 from torchlint.config.gitignore import IgnoreFiles
 from torchlint.config.layers import Layer, merge
 from torchlint.config.settings import Settings
-from torchlint.config.torch_target import declarations_in, declared_target
+from torchlint.config.memo import Memo, stat_signature
+from torchlint.config.torch_target import (
+    Declaration,
+    declaration_files,
+    declarations_in,
+    declared_target,
+)
 
 
 def _is_under(path: str, folder: str) -> bool:
@@ -39,7 +45,7 @@ class Workspace:
 
     def __init__(self, *, config: Path | None = None, overrides: Sequence[Layer] = (),
                  isolated: bool = False, cwd: str | None = None,
-                 honour_noqa: bool = True) -> None:
+                 honour_noqa: bool = True, memo: Memo | None = None) -> None:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.noqa = honour_noqa
         self.overrides = tuple(overrides)
@@ -47,10 +53,11 @@ class Workspace:
         self.fixed_config = config
         self._listings: dict[str, frozenset[str]] = {}
         self._by_folder: dict[str, Settings] = {}
-        self._declarations: dict[str, list] = {}
+        self._declarations: dict[str, list[Declaration]] = {}
         self._inferred: dict[tuple[int, str | None], Settings] = {}
         self._fixed: Settings | None = None
-        self.ignores = IgnoreFiles(self.listing, self._project_top)
+        self.memo = memo if memo is not None else Memo(None)
+        self.ignores = IgnoreFiles(self.listing, self._project_top, self.memo)
         if config is not None:
             chain = load_chain(config, explicit=True)
             root = os.path.dirname(os.path.abspath(config))
@@ -160,9 +167,25 @@ class Workspace:
         return self.settings_for_folder(folder).for_file(path)
 
     # ------------------------------------------------------------ the torch target
-    def _declared(self, folder: str) -> list:
+    def _declared(self, folder: str) -> list[Declaration]:
+        """The torch requirements ``folder`` declares (from the memo while its declaration
+        files are unchanged)."""
         if folder not in self._declarations:
-            self._declarations[folder] = declarations_in(folder, self.listing(folder))
+            names = self.listing(folder)
+            files = declaration_files(folder, names)
+            found: list[Declaration] = []
+            if files:
+                signature = stat_signature(files)
+                known = self.memo.get(f"torch:{folder}", signature)
+                if isinstance(known, list):
+                    found = [Declaration(tuple(r) if r else None, w)  # type: ignore[arg-type]
+                             for r, w in known]
+                else:
+                    found = declarations_in(folder, names)
+                    self.memo.put(f"torch:{folder}", signature,
+                                  [[list(d.release) if d.release else None, d.where]
+                                   for d in found])
+            self._declarations[folder] = found
         return self._declarations[folder]
 
     def _declaring_folder(self, folder: str, settings: Settings) -> str | None:

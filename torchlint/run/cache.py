@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,9 +160,11 @@ _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
 FOLDER = "FOLDER"  # in each folder's entry directory: the source folder it stands for
 STALE_SECONDS = 7 * 24 * 3600  # a generation of entries unused this long is deleted
-_STAMP = "last-used"
+_STAMP = "last-run"  # the run that last pruned this generation (its mtime: when)
+_PRUNE_AGAIN = 3600  # an unchanged run prunes again after this many seconds
 
 
+@lru_cache(maxsize=8192)
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -253,20 +256,32 @@ class Cache:
         run searched whole: an entry for a file under them that the run did not touch
         belongs to a file that was deleted, renamed or excluded. Entries of other
         torchlint versions go once unused for a week. Never raises."""
-        keep: dict[str, set[str]] = {}
-        for path in touched:
-            folder, name = self._location(path)
-            keep.setdefault(os.path.basename(folder), set()).add(name)
+        touched = sorted({os.path.abspath(path) for path in touched})
         roots = [os.path.abspath(w).rstrip(os.sep) + os.sep for w in walked]
+        run = hashlib.sha256("\0".join([*touched, "", *sorted(roots)]).encode(
+            "utf-8", "surrogatepass")).hexdigest()
+        stamp = os.path.join(self.generation, _STAMP)
+        try:
+            if _read(stamp) == run and time.time() - os.stat(stamp).st_mtime < _PRUNE_AGAIN:
+                return 0  # the same files as the last run: nothing can have gone stale
+        except OSError:
+            pass
+        keep: dict[str, set[str]] = {}
+        sources: dict[str, str] = {}
+        for path in touched:
+            location, name = self._location(path)
+            digest = os.path.basename(location)
+            keep.setdefault(digest, set()).add(name)
+            sources.setdefault(digest, os.path.dirname(path))
         removed = 0
         try:
-            subfolders = list(os.scandir(self.generation))
+            subfolders = list(os.scandir(self.generation)) if roots else []
         except OSError:
-            return 0
+            subfolders = []
         for sub in subfolders:
             if not sub.is_dir(follow_symlinks=False):
                 continue
-            source = _read(os.path.join(sub.path, FOLDER))
+            source = sources.get(sub.name) or _read(os.path.join(sub.path, FOLDER))
             covered = source is not None and any((source + os.sep).startswith(r)
                                                  for r in roots)
             if not covered:
@@ -278,13 +293,13 @@ class Cache:
             for entry in os.scandir(sub.path):
                 if entry.name.endswith(".json") and entry.name not in kept:
                     removed += _remove(entry.path)
-        self._forget_old_generations()
+        self._forget_old_generations(run)
         return removed
 
-    def _forget_old_generations(self) -> None:
+    def _forget_old_generations(self, run: str) -> None:
         try:
             os.makedirs(self.generation, exist_ok=True)
-            _write(os.path.join(self.generation, _STAMP), "")
+            _write(os.path.join(self.generation, _STAMP), run)
             others = [e for e in os.scandir(self.directory) if e.is_dir(follow_symlinks=False)
                       and e.path != self.generation and len(e.name) in (2, 16)]
         except OSError:
