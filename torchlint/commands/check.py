@@ -293,7 +293,10 @@ def _explain_discovery(found: Any, workspace: Workspace, seconds: float) -> None
                                          else "none (the defaults)")
         configs.setdefault(where, set()).add(os.path.dirname(path) or ".")
     for config, folders in sorted(configs.items()):
-        say(f"configuration {config} for {', '.join(sorted(folders))}")
+        shown = sorted(folders)
+        more = f" and {len(shown) - 6} more" if len(shown) > 6 else ""
+        say(f"configuration {config} for {plural(len(shown), 'folder')}: "
+            f"{', '.join(shown[:6])}{more}")
     for path, why in found.skipped:
         say(f"skipped {path}: {why}")
     say(f"found {plural(len(found.files), 'file')} in {seconds * 1000:.0f} ms")

@@ -107,11 +107,13 @@ def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: 
                 click.echo(line, err=True)
     if errors:
         return EXIT_ERROR
+    if output.exit_zero:
+        return EXIT_CLEAN
     if mode.diff:  # as Ruff: 1 when there is something to change, else 0
         return EXIT_FINDINGS if diffs else EXIT_CLEAN
     if output.exit_non_zero_on_fix and fixed:
         return EXIT_FINDINGS
-    if output.fix_only or output.exit_zero:
+    if output.fix_only:
         return EXIT_CLEAN
     return EXIT_FINDINGS if diagnostics else EXIT_CLEAN
 
