@@ -20,7 +20,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL203": ("grad-mode-not-entered", True, False),
     "TL204": ("backward-inside-autocast", True, False),
     "TL205": ("missing-zero-grad", True, False),
-    "TL206": ("sqrt-of-sum-of-squares", True, False),
+    "TL206": ("sqrt-of-sum-of-squares", True, True),
     "TL207": ("expand-then-inplace", True, False),
     "TL208": ("adam-weight-decay", True, True),
     "TL209": ("empty-cache-in-loop", True, False),

@@ -69,6 +69,7 @@ class CreateThenMove(Rule):
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _FACTORIES + r")\b")
     message = "tensor created on the CPU, then moved to {device}; pass device= to the factory"
     fix_safety = "safe"
+    fix_title = "Pass device= to the factory"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "cuda", "to")

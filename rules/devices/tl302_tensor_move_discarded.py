@@ -67,6 +67,7 @@ class TensorMoveDiscarded(Rule):
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "sometimes"
+    fix_title = "Assign the moved tensor"
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value

@@ -74,6 +74,7 @@ class TransferWithoutNonBlocking(Rule):
     message = "batch from a pinned DataLoader moved with `.{method}()` without non_blocking=True"
     default = False
     fix_safety = "safe"
+    fix_title = "Pass non_blocking=True"
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -107,6 +107,7 @@ class InferenceWithoutNoGrad(Rule):
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"
+    fix_title = "Decorate with @torch.no_grad()"
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

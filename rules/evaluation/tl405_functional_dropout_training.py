@@ -93,6 +93,7 @@ class FunctionalDropoutTraining(Rule):
                 r"(?![^()#]*\btraining[\s\\]*=(?!=))|dropout\w*[\s\\]+as\b|\bas[\s\\]+self\b")
     message = "{function}() without training=: it keeps dropping activations after model.eval()"
     fix_safety = "safe"
+    fix_title = "Pass training=self.training"
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -52,6 +52,7 @@ class LossReductionArgs(Rule):
     fix_safety = "safe"
     applies_to = Releases(why="`size_average=`/`reduce=` warn in every release torchlint "
                           "knows, and `reduction=` exists in every one.")
+    fix_title = "Use reduction="
 
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)

@@ -58,6 +58,7 @@ class ClipGradNotInplaceName(Rule):
     applies_to = Releases(why="The old names warn in every release torchlint knows, and "
                           "`clip_grad_norm_`/`clip_grad_value_` exist in every one, so the fix "
                           "suits any target.")
+    fix_title = "Use the in-place name (clip_grad_*_)"
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -78,6 +78,7 @@ class CudaAmpDeprecated(Rule):
     fix_safety = "sometimes"
     applies_to = Releases(CUDA_AMP_AUTOCAST.deprecated, why="`torch.cuda.amp` is deprecated "
                           "from 2.4; the rule does not fire for an older target.")
+    fix_title = "Use torch.amp"
 
 
     def visit_Call(self, node: cst.Call) -> None:

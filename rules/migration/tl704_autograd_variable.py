@@ -52,6 +52,7 @@ class AutogradVariable(Rule):
     fix_safety = "safe"
     applies_to = Releases(why="`Variable` has been a no-op wrapper since 0.4, and "
                           "`requires_grad_()` exists in every release torchlint knows.")
+    fix_title = "Remove Variable()"
 
 
     def visit_Call(self, node: cst.Call) -> None:

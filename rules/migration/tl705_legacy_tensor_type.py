@@ -66,6 +66,7 @@ class LegacyTensorType(Rule):
     applies_to = Releases(why="The constructors are legacy in every release; the "
                           "`torch.cuda` ones also warn from 2.14. `torch.tensor(..., dtype=, "
                           "device=)` exists in every release torchlint knows.")
+    fix_title = "Use torch.tensor(..., dtype=...)"
 
 
     def visit_Call(self, node: cst.Call) -> None:

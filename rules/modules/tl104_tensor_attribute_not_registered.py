@@ -100,6 +100,7 @@ class TensorAttributeNotRegistered(Rule):
     message = ("tensor stored as plain attribute `self.{attr}`: it will not follow .to()/.cuda() "
                "nor be saved; use register_buffer or nn.Parameter")
     fix_safety = "unsafe"
+    fix_title = "Register it as a buffer"
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         """``self.scale: Tensor = torch.tensor(...)``"""

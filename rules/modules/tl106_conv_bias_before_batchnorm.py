@@ -74,6 +74,7 @@ class ConvBiasBeforeBatchNorm(Rule):
     patterns = (r"\bnn\b", r"BatchNorm[123]d\b", r"Conv(?:Transpose)?[123]d\b")
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
+    fix_title = "Pass bias=False"
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)

@@ -66,6 +66,7 @@ class LoadWithoutWeightsOnly(Rule):
     # weights_only= exists from 1.13; from 2.6 it is True unless told otherwise
     applies_to = Releases(LOAD_WEIGHTS_ONLY.added, LOAD_WEIGHTS_ONLY_BY_DEFAULT,
                           "`weights_only=` appeared in 1.13 and is True by default from 2.6.")
+    fix_title = "Pass weights_only=True"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:

@@ -49,6 +49,7 @@ class LoadWithoutMapLocation(Rule):
                 torch_function("load"))
     message = "torch.load() without map_location=; tensors return to the device they were saved from"
     fix_safety = "unsafe"
+    fix_title = "Pass map_location=\"cpu\""
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:

@@ -61,6 +61,7 @@ class SaveWholeModel(Rule):
                 r"\b(?:nn|LightningModule)\b")
     message = "torch.save() of a whole module pickles its class; save {name}.state_dict() instead"
     fix_safety = "unsafe"
+    fix_title = "Save the state_dict()"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in SAVE_FUNCTIONS:

@@ -66,6 +66,7 @@ class SaveWrappedStateDict(Rule):
     message = ("{name} is wrapped in {wrapper}: its state_dict keys start with 'module.'; "
                "save {name}.module.state_dict()")
     fix_safety = "unsafe"
+    fix_title = "Save the wrapped module's state_dict()"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in SAVE_FUNCTIONS:

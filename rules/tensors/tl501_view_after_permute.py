@@ -66,6 +66,7 @@ class ViewAfterPermute(Rule):
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
     message = ".view() on the non-contiguous result of {op}; use .reshape() or .contiguous()"
     fix_safety = "safe"
+    fix_title = "Use .reshape()"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "view")

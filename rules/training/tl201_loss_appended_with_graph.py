@@ -88,6 +88,7 @@ class LossAppendedWithGraph(Rule):
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"
+    fix_title = "Append .item() instead of the tensor"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "append")

@@ -83,6 +83,7 @@ class LossSummedWithGraph(Rule):
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"
+    fix_title = "Add .item() instead of the tensor"
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name):

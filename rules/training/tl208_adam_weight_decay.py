@@ -70,6 +70,7 @@ class AdamWeightDecay(Rule):
                 r"weight_decay|\bAdam\b(?:[\s\\]|#[^\n\r]*[\r\n])*(?:[(,]|as\b)")
     message = "Adam with weight_decay adds an L2 penalty, not decoupled weight decay; use AdamW"
     fix_safety = "unsafe"
+    fix_title = "Use torch.optim.AdamW"
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -69,7 +69,8 @@ class EmptyCacheInLoop(Rule):
             anc = ancestors[i]
             child = ancestors[i + 1]
             if isinstance(anc, (cst.For, cst.While)):
-                if child is anc.body and _step_loop(self.context, anc) and not _leaves(anc):
+                if child is anc.body and _step_loop(self.context, anc) and not _leaves(anc) and (
+                        not _measures_memory(self.context, anc)):
                     self.report(node)
                 return
             if isinstance(anc, cst.Try) and (child is not anc.body or anc.handlers):
@@ -98,3 +99,12 @@ def _leaves(loop: cst.For | cst.While) -> bool:
         if any(isinstance(s, (cst.Return, cst.Break, cst.Raise)) for s in smalls):
             return True
     return False
+
+
+def _measures_memory(ctx, loop: cst.For | cst.While) -> bool:  # type: ignore[no-untyped-def]
+    """The loop reads CUDA memory statistics (a profiler): each measurement needs the cache
+    emptied first."""
+    return any(isinstance(n, cst.Call) and (ctx.qualified_name(n.func) or "").startswith(
+        ("torch.cuda.memory_", "torch.cuda.memory.memory_", "torch.cuda.max_memory",
+         "torch.cuda.memory.max_memory", "torch.cuda.reset_peak"))
+        for n in iter_scope(loop.body))

@@ -69,6 +69,7 @@ class TensorDataAttribute(Rule):
     message = "'.data' bypasses autograd's checks; use .detach() (or torch.no_grad() for writes)"
     default = False
     fix_safety = "unsafe"
+    fix_title = "Use .detach()"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data" or not self._is_tensor(node.value):

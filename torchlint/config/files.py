@@ -76,7 +76,7 @@ def read_layer(path: Path, *, explicit: bool = False) -> Layer:
         table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.torchlint] must be a table")
-    if explicit and not table:
+    if explicit and not table and not table_path:  # an empty [tool.torchlint] says "defaults"
         raise ConfigError(f"{path}: holds no torchlint settings (known keys: "
                           f"{', '.join(KEYS)})")
     try:
