@@ -270,3 +270,16 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_selection_that_enables_nothing_is_said(tmp_path: Path) -> None:
+    write(tmp_path / "a.py")
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\nselect = []\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, ["check", "--no-cache", "a.py"])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0
+    assert "warning: no rule is enabled" in result.stderr and "pyproject.toml" in result.stderr

@@ -170,3 +170,15 @@ def test_full_shows_no_line_after_the_final_newline(tmp_path: Path,
     lines = _full(tmp_path, "import torch\nx = torch.ones(3).cuda()\n",
                   Diagnostic("a.py", 2, 5, 2, 25, "TL301", "r", "m"))
     assert not any(line.startswith("3 |") for line in lines)
+
+
+def test_cached_files_count_without_skewing_the_time_left() -> None:
+    from torchlint.run.progress import ProgressBar
+
+    with ProgressBar(100, _Tty(), environ={}) as bar:
+        assert bar.shown
+        bar.skip(60)  # answered from the cache at once
+        task = bar._progress.tasks[0]
+        assert task.completed == 60 and task.speed is None  # no speed from the cache hits
+        bar.advance(1)
+        assert bar._progress.tasks[0].completed == 61

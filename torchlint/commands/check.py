@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from torchlint.codes import ENGINE_CODES
 from torchlint.commands.report import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -25,6 +26,7 @@ from torchlint.commands.report import (
 from torchlint.config.command_line import CommandLine, workspace_for
 from torchlint.config.discovery import discover
 from torchlint.config.errors import ConfigError
+from torchlint.config.settings import Settings
 from torchlint.config.workspace import Workspace
 from torchlint.reporters import RENDERERS
 from torchlint.run.outcome import Mode
@@ -245,7 +247,7 @@ def _check_files(files: list[str], walked: list[str], workspace: Workspace, mode
     show_bar = not (o.quiet or o.silent or machine)
     with ProgressBar(len(files), sys.stderr, enabled=show_bar) as bar:
         outcomes = list(run(files, workspace, mode, jobs=o.jobs, cache_dir=_cache_dirs(workspace, o),
-                            progress=bar.advance, walked=walked))
+                            progress=bar.advance, answered=bar.skip, walked=walked))
     if o.verbose:
         _explain_run(outcomes, time.perf_counter() - started)
     return finish(outcomes, len(files), mode, output)
@@ -271,15 +273,22 @@ def _warn_preview(files: list[str], workspace: Workspace, o: _Options) -> None:
     if o.silent:
         return
     named: set[str] = set()
-    seen: set[int] = set()
+    chosen: dict[int, Settings] = {}
     for folder in {os.path.dirname(os.path.abspath(f)) for f in files} or {os.getcwd()}:
         settings = workspace.settings_for_folder(folder, infer=False)
-        if id(settings) not in seen:
-            seen.add(id(settings))
+        if id(settings) not in chosen:
+            chosen[id(settings)] = settings
             named.update(settings.selected_preview_codes())
+    chosen_settings = list(chosen.values())
     for code in sorted(named):
         warning(f"{code} is a preview rule; it runs only with --preview "
                 "(or `preview = true` in the configuration)")
+    for settings in chosen_settings:
+        if not settings.enabled_codes() - ENGINE_CODES:
+            where = settings.origin("select")
+            warning(f"no rule is enabled (the selection of {where} chooses none); only "
+                    "syntax errors are reported")
+            break
 
 
 def _explain_discovery(found: Any, workspace: Workspace, seconds: float) -> None:

@@ -25,8 +25,8 @@ from torchlint.config.file_settings import FileSettings
 from torchlint.config.files import config_in, load_chain, user_config
 from torchlint.config.gitignore import IgnoreFiles
 from torchlint.config.layers import Layer, merge
-from torchlint.config.settings import Settings
 from torchlint.config.memo import Memo, stat_signature
+from torchlint.config.settings import Settings
 from torchlint.config.torch_target import (
     Declaration,
     declaration_files,

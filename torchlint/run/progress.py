@@ -70,6 +70,13 @@ class ProgressBar:
         if self._progress is not None:
             self._progress.advance(self._task, count)
 
+    def skip(self, count: int) -> None:
+        """``count`` files answered at once (from the cache): counted, but kept out of the
+        speed the time left is estimated from."""
+        if self._progress is not None and count:
+            done = self._progress.tasks[0].completed + count
+            self._progress.reset(self._task, total=self.total, completed=done)
+
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         if self._progress is not None:

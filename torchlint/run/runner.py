@@ -185,13 +185,15 @@ def _run_parallel(paths: list[str], settings: Pinned, mode: Mode,
 def run(paths: Iterable[str], settings: SettingsSource, mode: Mode, *,
         jobs: int | None = None, cache_dir: CacheDirs = None,
         progress: Callable[[int], None] | None = None,
+        answered: Callable[[int], None] | None = None,
         walked: Sequence[str] | None = None) -> Iterator[FileOutcome]:
     """Outcomes in the order of ``paths``, whatever ``jobs`` is.
 
     ``settings``: each file's settings (a configuration's, or a workspace's nearest per
     file), resolved here once. ``jobs``: worker processes (None: CPU count). ``cache_dir``:
     where results are cached (see :data:`CacheDirs`). ``progress(n)`` is called as ``n``
-    more files are done, in whatever order they finish. ``walked``: the folders searched
+    more files are done, in whatever order they finish; ``answered(n)`` (default:
+    ``progress``) once for the ``n`` files the cache answers at the start. ``walked``: the folders searched
     whole; once every outcome is known, each cache drops the entries of files under them
     that the run did not meet. Cache hits are answered here without parsing; the rest go to
     worker processes unless there are only a few.
@@ -209,8 +211,9 @@ def run(paths: Iterable[str], settings: SettingsSource, mode: Mode, *,
             done[path] = hit
         else:
             todo.append(path)
-    if progress is not None and done:
-        progress(len(done))
+    report_cached = answered or progress
+    if report_cached is not None and done:
+        report_cached(len(done))
     if todo:
         _load_engine()
     if jobs <= 1 or len(todo) < _SMALL_RUN:
