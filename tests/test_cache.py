@@ -206,22 +206,27 @@ def test_cli_cache_options(tmp_path: Path) -> None:
 
 
 def test_a_cached_run_loads_neither_libcst_nor_a_rule(tmp_path: Path) -> None:
-    """A run answered from the cache starts fast: libcst and the rules stay unimported."""
-    path, _, cache_dir = _setup(tmp_path)
+    """A run answered from the cache starts fast: libcst and the rules stay unimported, and
+    so do the ignore-file and requirement parsers (discovery's answers are remembered)."""
+    path, _, _ = _setup(tmp_path)
+    cache_dir = tmp_path / ".torchlint_cache"  # where it usually is: a folder never walked
+    (tmp_path / ".gitignore").write_text("runs/\n*.log\n")
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\n")
     probe = (
         "import sys\n"
         "from torchlint.cli import main\n"
         "try:\n"
-        f"    main([ 'check', {path!r}, '--cache-dir', {str(cache_dir)!r}, '-q'])\n"
+        f"    main([ 'check', '.', '--cache-dir', {str(cache_dir)!r}, '-q'])\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
-        "loaded = sorted(m for m in sys.modules if m == 'libcst' or m.startswith("
-        "'torchlint.rules.'))\n"
+        "loaded = sorted(m for m in sys.modules if m in ('libcst', 'pathspec', "
+        "'packaging.requirements') or m.startswith('torchlint.rules.'))\n"
         "print(code, loaded)\n"
     )
     first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                            cwd=tmp_path, check=True)
-    assert first.stdout.splitlines()[-1].startswith("1 ['libcst'")  # computed: both loaded
+    loaded = first.stdout.splitlines()[-1]
+    assert loaded.startswith("1 ['libcst', 'packaging.requirements', 'pathspec'")  # computed
     second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             cwd=tmp_path, check=True)
     assert "TL301" in second.stdout

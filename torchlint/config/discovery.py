@@ -80,39 +80,32 @@ def _walk(root: str, workspace: Workspace, suffixes: tuple[str, ...],
         folder = os.path.abspath(directory)
         workspace.note_listing(folder, [*dirnames, *filenames])
         settings = workspace.settings_for_folder(folder, infer=False)
-        candidates = [(d, True) for d in dirnames] + [
-            (f, False) for f in filenames if f.endswith(suffixes)]
-        ignored = ignores.ignored_entries(folder, candidates, fresh_top) if (
-            settings.respect_gitignore) else {}
+        base = settings.relative(folder)  # once per folder: the entries' paths extend it
+        inside = "" if base == "." else base + "/"
+        exclusions = (*settings.exclude, *settings.extend_exclude)
+        entries = [(name, True) for name in sorted(dirnames)] + [
+            (name, False) for name in sorted(filenames) if name.endswith(suffixes)]
+        why: dict[str, str] = {}
+        for name, is_dir in entries:
+            excluded = settings.excluded_by(os.path.join(directory, name), exclusions,
+                                            relative=inside + name)
+            if excluded is not None:
+                why[name] = f"excluded by {excluded!s}"
+            elif is_dir and name == ".git" and settings.respect_gitignore:
+                why[name] = "git directory"
+        if settings.respect_gitignore:  # what remains meets the ignore files
+            left = [(name, is_dir) for name, is_dir in entries if name not in why]
+            for name, source in ignores.ignored_entries(folder, left, fresh_top).items():
+                why[name] = f"ignored by {source}"
         kept = []
-        for name in sorted(dirnames):
-            path = os.path.join(directory, name)
-            why = _why_skipped(settings, path, name, True, ignored)
-            if why is None and _is_virtualenv(path):
-                why = "virtualenv"
-            if why is None:
+        for name, is_dir in entries:
+            path = os.path.normpath(os.path.join(directory, name))
+            if is_dir and name not in why and _is_virtualenv(path):
+                why[name] = "virtualenv"
+            if name in why:
+                result.skipped.append((path, why[name]))
+            elif is_dir:
                 kept.append(name)
             else:
-                result.skipped.append((os.path.normpath(path), why))
+                add(path)
         dirnames[:] = kept
-        for name in sorted(filenames):
-            if not name.endswith(suffixes):
-                continue
-            full = os.path.normpath(os.path.join(directory, name))
-            why = _why_skipped(settings, full, name, False, ignored)
-            if why is None:
-                add(full)
-            else:
-                result.skipped.append((full, why))
-
-
-def _why_skipped(settings: Settings, path: str, name: str, is_dir: bool,
-                 ignored: dict[str, str]) -> str | None:
-    excluded = settings.excluded_by(path, (*settings.exclude, *settings.extend_exclude))
-    if excluded is not None:
-        return f"excluded by {excluded!s}"
-    if is_dir and settings.respect_gitignore and name == ".git":
-        return "git directory"
-    if name in ignored:
-        return f"ignored by {ignored[name]}"
-    return None

@@ -190,11 +190,13 @@ class Settings:
         return self.force_exclude and self.excluded_by(
             path, (*self.exclude, *self.extend_exclude)) is not None
 
-    def excluded_by(self, path: str, patterns: tuple[Glob, ...]) -> Glob | None:
-        """The first of ``patterns`` that excludes ``path`` (or one of its folders)."""
+    def excluded_by(self, path: str, patterns: tuple[Glob, ...], *,
+                    relative: str | None = None) -> Glob | None:
+        """The first of ``patterns`` that excludes ``path`` (or one of its folders).
+        ``relative``: ``path`` relative to the root, when the caller knows it already."""
         plain = tuple(p for p in patterns if not isinstance(p, PathGlob))
         if plain:
-            relative = self.relative(path)
+            relative = relative if relative is not None else self.relative(path)
             names, globs = split_patterns(plain)  # type: ignore[arg-type]
             if names:
                 hit = names.intersection(relative.split("/"))

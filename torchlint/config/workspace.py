@@ -53,6 +53,7 @@ class Workspace:
         self.fixed_config = config
         self._listings: dict[str, frozenset[str]] = {}
         self._by_folder: dict[str, Settings] = {}
+        self._final: dict[str, Settings] = {}  # with the torch target inferred
         self._declarations: dict[str, list[Declaration]] = {}
         self._inferred: dict[tuple[int, str | None], Settings] = {}
         self._fixed: Settings | None = None
@@ -137,8 +138,16 @@ class Workspace:
 
     def settings_for_folder(self, folder: str, *, infer: bool = True) -> Settings:
         """The settings of the files directly in ``folder`` (an absolute path)."""
+        if infer:
+            known = self._final.get(folder)
+            if known is None:
+                known = self._final[folder] = self._settings_for_folder(folder)
+            return known
+        return self._configured(folder)
+
+    def _settings_for_folder(self, folder: str) -> Settings:
         settings = self._configured(folder)
-        if not infer or self.isolated or "target-torch" in dict(settings.origins):
+        if self.isolated or "target-torch" in dict(settings.origins):
             return settings
         declaring = self._declaring_folder(folder, settings)
         key = (id(settings), declaring)

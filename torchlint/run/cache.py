@@ -169,6 +169,12 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+@lru_cache(maxsize=4096)
+def _entry_folder(generation: str, folder: str, cwd: str) -> str:
+    """The entry directory of the source ``folder`` (as written, relative to ``cwd``)."""
+    return os.path.join(generation, _digest(os.path.normpath(os.path.join(cwd, folder))))
+
+
 @dataclass(frozen=True)
 class Cache:
     """A directory of entries; ``basis`` is :func:`cache_basis` for this run.
@@ -194,8 +200,8 @@ class Cache:
         return os.path.join(self.directory, self.basis[:16])
 
     def _location(self, path: str) -> tuple[str, str]:
-        folder, name = os.path.split(os.path.abspath(path))
-        return os.path.join(self.generation, _digest(folder)), _digest(name) + ".json"
+        folder, name = os.path.split(path)
+        return _entry_folder(self.generation, folder, os.getcwd()), _digest(name) + ".json"
 
     def get(self, path: str, key: str) -> list[Diagnostic] | None:
         """The cached diagnostics, or None when missing, corrupt, foreign, or learned from
