@@ -17,7 +17,6 @@ from typing import Any
 
 from torchlint.config.errors import ConfigError
 from torchlint.config.files import override_layer
-from torchlint.config.keys import KEYS, parse_release
 from torchlint.config.layers import Layer, options_layer
 from torchlint.config.selectors import validate_selectors
 from torchlint.config.workspace import Workspace
@@ -55,6 +54,8 @@ def _codes(option: str, groups: Sequence[Sequence[str]]) -> tuple[str, ...]:
 
 def _pairs(option: str, values: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``--per-file-ignores 'tests/*:TL401,TL402'`` (Ruff's PATTERN:CODES form)."""
+    from torchlint.config.keys import KEYS
+
     table: dict[str, list[str]] = {}
     for value in values:
         pattern, sep, codes = value.rpartition(":")
@@ -112,6 +113,8 @@ def option_values(line: CommandLine) -> dict[str, Any]:
         if flag is not None:
             values[option] = flag
     if line.target_torch is not None:
+        from torchlint.config.keys import parse_release
+
         values["target-torch"] = parse_release(line.target_torch, "--target-torch")
     return values
 

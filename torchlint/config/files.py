@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from torchlint.config.errors import ConfigError
-from torchlint.config.keys import FILE_ONLY, KEYS, KeyProblem, check_table
 from torchlint.config.layers import Layer
-from torchlint.config.toml_files import parse_toml, problem_at, read_text
+
+# The key table and the TOML reader are imported when a file is actually read: a run in a
+# tree without a configuration never needs them.
 
 # In one folder the first of these that exists is its configuration (as Ruff orders its own).
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
@@ -47,6 +48,8 @@ def _has_torchlint_table(path: Path) -> bool:
         return False
     if b"torchlint" not in raw:
         return False
+    from torchlint.config.toml_files import parse_toml, read_text
+
     text = read_text(path)
     data = parse_toml(text, path)  # a broken file that mentions torchlint: say where
     tool = data.get("tool")
@@ -56,6 +59,9 @@ def _has_torchlint_table(path: Path) -> bool:
 def read_layer(path: Path, *, explicit: bool = False) -> Layer:
     """The settings ``path`` holds. ``explicit``: named with ``--config``, where a file with
     no torchlint settings is an error rather than nothing."""
+    from torchlint.config.keys import KEYS, KeyProblem, check_table
+    from torchlint.config.toml_files import parse_toml, problem_at, read_text
+
     text = read_text(path)
     data = parse_toml(text, path)
     table_path: tuple[str, ...] = ()
@@ -129,6 +135,7 @@ def user_config() -> Path | None:
 
 def override_layer(assignment: str, base: str) -> Layer:
     """``--config 'KEY = VALUE'`` (a TOML assignment) as a layer."""
+    from torchlint.config.keys import FILE_ONLY, KEYS, KeyProblem, check_table
     from torchlint.config.toml_files import tomllib
 
     try:

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from torchlint.config.keys import KEYS
 from torchlint.config.settings import DEFAULT_EXCLUDE, Glob, PathGlob, Selection, Settings
 
 _SELECTION_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable",
@@ -48,6 +47,8 @@ def _globs(patterns: Iterable[str], base: str, root: str) -> tuple[Glob, ...]:
 def merge(layers: Iterable[Layer], *, root: str, config_file: str | None = None,
           extends: tuple[str, ...] = ()) -> Settings:
     """The settings the ``layers`` make together; plain globs are relative to ``root``."""
+    from torchlint.config.keys import KEYS
+
     origins: dict[str, str] = {}
     selections: list[Selection] = []
     values: dict[str, Any] = {}
