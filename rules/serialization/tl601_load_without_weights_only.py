@@ -13,6 +13,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
+from torchlint.rules.serialization.files import loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 
@@ -25,7 +26,10 @@ class LoadWithoutWeightsOnly(Rule):
     A checkpoint file is a pickle. Before torch 2.6, `torch.load` unpickles it whole unless
     told `weights_only=True`, and unpickling may run any Python code the file's author put
     inside, so a downloaded or shared checkpoint can take over the machine. Passing
-    `weights_only=False` on purpose is accepted as a conscious choice.
+    `weights_only=False` on purpose is accepted as a conscious choice. A file that loads what
+    it saved itself (`torch.save(..., path)` and `torch.load(path)` with the same path in the
+    same file, as when the best model is reloaded after training) reads no stranger's pickle
+    and is left alone.
 
     From torch 2.6 on, `weights_only=True` is the default, so the call is safe as written
     there: for a project whose oldest supported torch is 2.6 or newer the rule is silent.
@@ -71,7 +75,7 @@ class LoadWithoutWeightsOnly(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
-        if has_keyword(node, "weights_only"):
+        if has_keyword(node, "weights_only") or loads_own_save(self.context, node):
             return
         fix = None
         if get_arg(node, "pickle_module", 2) is None and not has_star_args(node):

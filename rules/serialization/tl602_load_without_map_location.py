@@ -7,6 +7,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
+from torchlint.rules.serialization.files import loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 
@@ -21,6 +22,11 @@ class LoadWithoutMapLocation(Rule):
     again (filling memory on a card another process is using), and on a machine without
     a GPU the load fails outright. Loading to the CPU first and moving the model afterwards
     works everywhere.
+
+    A file that loads what it saved itself (the same path given to `torch.save` in the
+    same file: the best model reloaded after training, a dataset's processed cache) puts
+    the tensors back where this program had them, and tests load their own artifacts on
+    the machine that made them: both are left alone.
 
     ## Example
     ```python
@@ -56,7 +62,7 @@ class LoadWithoutMapLocation(Rule):
             return
         if has_keyword(node, "map_location") or get_arg(node, None, 1) is not None:
             return
-        if has_star_args(node):
+        if has_star_args(node) or self.context.is_test_file or loads_own_save(self.context, node):
             return
         new = _with_map_location(node)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))

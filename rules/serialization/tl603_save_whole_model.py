@@ -52,6 +52,7 @@ class SaveWholeModel(Rule):
     """
 
     code = "TL603"
+    preview = True
     name = "save-whole-model"
     triggers = ("save",)
     # is_layer_call: a torch.nn class or a local subclass of nn.Module / LightningModule;

@@ -57,6 +57,7 @@ class TensorDataAttribute(Rule):
     """
 
     code = "TL210"
+    preview = True
     name = "tensor-data-attribute"
     triggers = ("data",)
     # a `.data` attribute, on .grad/.weight/.bias, a parameter/buffer, a factory tensor or Parameter
