@@ -49,10 +49,10 @@ def codes_by_file(output: str) -> dict[str, list[str]]:
 
 @pytest.fixture
 def monorepo(tmp_path: Path) -> Path:
-    """The trial's layout: the root ignores TL602, tests/ ignores TL601."""
+    """The trial's layout: the root ignores TL602, scripts/ ignores TL601."""
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL602"]\n')
-    write(tmp_path / "tests" / "pyproject.toml", '[tool.torchlint]\nignore = ["TL601"]\n')
-    write(tmp_path / "tests" / "a.py", LOAD)
+    write(tmp_path / "scripts" / "pyproject.toml", '[tool.torchlint]\nignore = ["TL601"]\n')
+    write(tmp_path / "scripts" / "a.py", LOAD)
     write(tmp_path / "src" / "b.py", LOAD)
     write(tmp_path / "src" / "deep" / "c.py", LOAD)
     return tmp_path
@@ -60,34 +60,34 @@ def monorepo(tmp_path: Path) -> Path:
 
 def test_each_file_gets_its_nearest_configuration_in_any_argument_order(monorepo: Path
                                                                         ) -> None:
-    expected = {"tests/a.py": ["TL602"], "src/b.py": ["TL601"], "src/deep/c.py": ["TL601"]}
+    expected = {"scripts/a.py": ["TL602"], "src/b.py": ["TL601"], "src/deep/c.py": ["TL601"]}
     paths = list(expected)
     for order in itertools.permutations(paths):
         result = check(monorepo, *order)
         assert codes_by_file(result.stdout) == expected, order
     assert codes_by_file(check(monorepo).stdout) == expected  # the folder
-    assert codes_by_file(check(monorepo, "tests", "src").stdout) == expected
-    inner = check(monorepo / "src", "../tests/a.py", "b.py")  # from another folder
-    assert codes_by_file(inner.stdout) == {"../tests/a.py": ["TL602"], "b.py": ["TL601"]}
+    assert codes_by_file(check(monorepo, "scripts", "src").stdout) == expected
+    inner = check(monorepo / "src", "../scripts/a.py", "b.py")  # from another folder
+    assert codes_by_file(inner.stdout) == {"../scripts/a.py": ["TL602"], "b.py": ["TL601"]}
 
 
 def test_stdin_and_the_language_server_use_the_same_nearest_configuration(monorepo: Path
                                                                           ) -> None:
-    piped = check(monorepo, "--stdin-filename", "tests/new.py", stdin=LOAD)
-    assert codes_by_file(piped.stdout) == {"tests/new.py": ["TL602"]}
+    piped = check(monorepo, "--stdin-filename", "scripts/new.py", stdin=LOAD)
+    assert codes_by_file(piped.stdout) == {"scripts/new.py": ["TL602"]}
     piped = check(monorepo, "-", "--stdin-filename", "src/new.py", stdin=LOAD)
     assert codes_by_file(piped.stdout) == {"src/new.py": ["TL601"]}
     # what torchlint/lsp.py calls for each document
-    assert "TL601" not in resolve_settings(monorepo / "tests" / "a.py").for_file(
-        str(monorepo / "tests" / "a.py")).codes
+    assert "TL601" not in resolve_settings(monorepo / "scripts" / "a.py").for_file(
+        str(monorepo / "scripts" / "a.py")).codes
     assert "TL602" not in resolve_settings(monorepo / "src" / "b.py").for_file(
         str(monorepo / "src" / "b.py")).codes
 
 
 def test_flake8_plugin_uses_the_nearest_configuration(monorepo: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "tests/a.py",
+    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "scripts/a.py",
                            "src/b.py"], cwd=monorepo, capture_output=True, text=True, timeout=120)
-    assert codes_by_file(done.stdout) == {"tests/a.py": ["TL602"], "src/b.py": ["TL601"]}
+    assert codes_by_file(done.stdout) == {"scripts/a.py": ["TL602"], "src/b.py": ["TL601"]}
 
 
 def test_extend_inherits_and_each_file_keeps_its_own_relative_paths(tmp_path: Path) -> None:
@@ -149,8 +149,8 @@ def test_the_tool_table_in_torchlint_toml_is_an_error_that_says_why(tmp_path: Pa
 
 def test_config_file_option_applies_to_every_file(monorepo: Path) -> None:
     write(monorepo / "ci" / "strict.toml", 'select = ["TL601"]\n')
-    result = check(monorepo, "--config", "ci/strict.toml", "tests/a.py", "src/b.py")
-    assert codes_by_file(result.stdout) == {"tests/a.py": ["TL601"], "src/b.py": ["TL601"]}
+    result = check(monorepo, "--config", "ci/strict.toml", "scripts/a.py", "src/b.py")
+    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL601"], "src/b.py": ["TL601"]}
 
 
 @pytest.mark.parametrize(("name", "body", "message"), [
@@ -171,7 +171,7 @@ def test_config_file_option_rejects_a_file_with_no_torchlint_settings(
 
 
 def test_config_key_value_overrides_every_configuration(monorepo: Path) -> None:
-    result = check(monorepo, "--config", 'ignore = ["TL601", "TL602"]', "tests/a.py", "src/b.py")
+    result = check(monorepo, "--config", 'ignore = ["TL601", "TL602"]', "scripts/a.py", "src/b.py")
     assert result.exit_code == 0, result.output
     result = check(monorepo, "--config", "extend-select = ['TL306']", "--config",
                    'target-torch = "2.1"', "--show-settings", "src/b.py")
@@ -186,8 +186,8 @@ def test_config_key_value_overrides_every_configuration(monorepo: Path) -> None:
 
 
 def test_isolated_reads_no_configuration(monorepo: Path, tmp_path: Path) -> None:
-    result = check(monorepo, "--isolated", "tests/a.py", "src/b.py")
-    assert codes_by_file(result.stdout) == {"tests/a.py": ["TL601", "TL602"],
+    result = check(monorepo, "--isolated", "scripts/a.py", "src/b.py")
+    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL601", "TL602"],
                                             "src/b.py": ["TL601", "TL602"]}
     assert check(monorepo, "--isolated", "--config", "pyproject.toml").exit_code == 2
 

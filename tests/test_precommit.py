@@ -60,7 +60,7 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     # nested configurations: each file gets its nearest one, whatever order pre-commit uses
     (project / "pyproject.toml").write_text(
         '[tool.torchlint]\nignore = ["TL602"]\nextend-exclude = ["vendored"]\n')
-    for folder, ignored in (("tests", "TL601"), ("src", None)):
+    for folder, ignored in (("scripts", "TL601"), ("src", None)):
         (project / folder).mkdir()
         (project / folder / "load.py").write_text(LOAD)
         if ignored:
@@ -82,7 +82,7 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     assert "explore.ipynb:cell 1:2:5: TL301" in check_part
     assert "notes.txt" not in output
     assert "src/load.py:3:9: TL601" in check_part and "src/load.py:3:9: TL602" not in check_part
-    assert "tests/load.py:3:9: TL602" in check_part and "tests/load.py:3:9: TL601" not in output
+    assert "scripts/load.py:3:9: TL602" in check_part and "scripts/load.py:3:9: TL601" not in output
     assert "vendored" not in output and (project / "vendored" / "lib.py").read_text() == BAD
     assert "files were modified by this hook" in fix_part
     assert (project / "train.py").read_text() == (
