@@ -10,7 +10,11 @@ import textwrap
 import pytest
 from test_rules_training import findings, fixed
 
+from torchlint.analysis.options import Options
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
 from torchlint.registry import all_rules
+from torchlint.source import SourceFile
 
 
 def prefilter_passes(code: str, source: str) -> bool:
@@ -256,6 +260,19 @@ def test_tl219_a_scheduler_bound_to_two_optimizers_is_unknown() -> None:
             opt.step()
     """
     assert findings("TL219", source) == []
+
+
+@pytest.mark.parametrize(("target", "flagged"), [
+    (None, True), ((1, 0), False), ((1, 1), True), ((2, 13), True)])
+def test_tl219_silent_for_a_target_before_1_1(target: tuple[int, int] | None,
+                                              flagged: bool) -> None:
+    """Before torch 1.1 the scheduler was documented to step first."""
+    rule = all_rules()["TL219"]
+    text = textwrap.dedent(SCHEDULER_LOOP.format(scheduler="lr_scheduler.StepLR(opt, 10)",
+                                                 before="pass"))
+    settings = FileSettings.for_rules([rule], {"TL219"}, options=Options(target_torch=target))
+    result = lint_source(SourceFile("t.py", text), settings)
+    assert bool([d for d in result.diagnostics if d.code == "TL219"]) is flagged
 
 
 # ------------------------------------------------------------------------ TL220

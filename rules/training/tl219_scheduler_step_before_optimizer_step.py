@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
+from torchlint.analysis.torch_releases import SCHEDULER_STEP_AFTER_OPTIMIZER, Releases
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import (
     expression_text,
@@ -67,6 +68,8 @@ class SchedulerStepBeforeOptimizerStep(Rule):
     triggers = ("lr_scheduler",)
     patterns = (r"\bstep\b",)
     message = "{scheduler}.step() runs before {optimizer}.step(); step the scheduler after the optimizer"
+    applies_to = Releases(SCHEDULER_STEP_AFTER_OPTIMIZER, why="Before 1.1 the scheduler was "
+                          "meant to step first; the rule does not fire for an older target.")
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node.body)

@@ -62,6 +62,10 @@ LEGACY_CUDA_TENSOR_TYPES = ApiChange("torch.cuda.FloatTensor(...) and siblings",
                                      replacement='torch.tensor(..., device="cuda")',
                                      replacement_added=(0, 4))
 
+# Learning-rate schedulers: from 1.1, `scheduler.step()` belongs after `optimizer.step()`
+# (before 1.1 the documented order was the reverse); stepping first warns from then on.
+SCHEDULER_STEP_AFTER_OPTIMIZER: Release = (1, 1)
+
 
 @dataclass(frozen=True)
 class Releases:
