@@ -3,11 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
+from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import (
     backpropagates,
     expression_text,
-    is_backward_method,
     optimizer_model,
     statement_call,
     stepped_optimizer,
@@ -20,10 +20,10 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     Flags `zero_grad()` called after `loss.backward()` and before the optimizer step that
     should use those gradients, in the same straight-line code of a function or loop body:
     `optimizer.zero_grad()` (or `model.zero_grad()` for the model that optimizer trains)
-    between `loss.backward()` and `optimizer.step()` / `scaler.step(optimizer)`. Not when
-    another backward pass runs in between, when the `zero_grad` is under an `if`, or when
-    it clears another optimizer's model (a GAN's generator between the discriminator's
-    backward and step).
+    between `loss.backward()` (or Lightning's `self.manual_backward(loss)`) and
+    `optimizer.step()` / `scaler.step(optimizer)`. Not when another backward pass runs in
+    between, when the `zero_grad` is under an `if`, or when it clears another optimizer's
+    model (a GAN's generator between the discriminator's backward and step).
 
     ## Why is this bad?
     `zero_grad()` wipes out (or sets to `None`) the gradients `backward()` just computed,
@@ -85,7 +85,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         seen_backward = False
         for index, stmt in enumerate(statements):
             call = statement_call(stmt)
-            if call is not None and is_backward_method(call):
+            if call is not None and is_backward_call(self.context, call):
                 seen_backward = True
                 continue
             if not seen_backward or call is None or not isinstance(call.func, cst.Attribute) or (
@@ -125,7 +125,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 if optimizer is not None and self._clears_optimizer(cleared, optimizer):
                     return True
             call = statement_call(stmt)
-            if call is not None and is_backward_method(call):
+            if call is not None and is_backward_call(self.context, call):
                 return False
         return False
 
