@@ -115,6 +115,20 @@ CASES: dict[str, list[Case]] = {
                 enabled_inside = torch.is_grad_enabled()
             result = (out, out.requires_grad, enabled_inside)
         """, _no_grad_entered, before_raises=TypeError),
+        Case("TL213", """
+            import torch
+
+            torch.manual_seed(0)
+            model = torch.nn.Linear(3, 2)
+            x = torch.randn(4, 3)
+            expected = model(x).detach()
+            frozen = True
+            with (torch.no_grad if frozen else torch.enable_grad()), torch.autocast("cpu",
+                                                                                   enabled=False):
+                out = model(x)
+                enabled_inside = torch.is_grad_enabled()
+            result = (out, out.requires_grad, enabled_inside)
+        """, _no_grad_entered, before_raises=TypeError),
     ],
 }
 

@@ -19,9 +19,10 @@ class ManualSeedInTrainingLoop(Rule):
     Flags `torch.manual_seed(s)` (also `torch.cuda.manual_seed`, `manual_seed_all`,
     `torch.random.manual_seed`) called in a loop whose body calls `.backward()`, when `s`
     is the same on every iteration: it uses no name the loops around the call bind (their
-    targets, or names assigned in their bodies) and calls nothing that may vary. Not a seed derived from the loop variable (`seed + epoch`), not
-    loops without a backward pass (sampling, evaluation), and not a loop that builds a
-    fresh model or optimizer on each iteration (independent runs made comparable).
+    targets, or names assigned in their bodies) and calls nothing that may vary. Not a
+    seed derived from the loop variable (`seed + epoch`), not loops without a backward
+    pass (sampling, evaluation), and not a loop that builds a fresh model or optimizer on
+    each iteration (independent runs made comparable).
 
     ## Why is this bad?
     Re-seeding with the same value restarts the random number generator at the same point
@@ -79,8 +80,7 @@ class ManualSeedInTrainingLoop(Rule):
             return
         seed = node.args[0].value
         # a name any loop around the call binds may vary per iteration (`seed + epoch`)
-        binding_loops = loops
-        if not self._invariant(seed, binding_loops):
+        if not self._invariant(seed, loops):
             return
         self.report(node, call=f"{ctx.code(node.func).strip()}(...)")
 
