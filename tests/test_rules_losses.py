@@ -230,3 +230,23 @@ def test_cat_of_an_appended_attribute_list_is_reported() -> None:
 def test_stack_of_a_pair_is_not_accumulation() -> None:
     text = "import torch\nfor x in xs:\n    acc = torch.stack([acc, x])\n"
     assert _lint("TL506", text) == []
+
+
+# ------------------------------------------------------------------ prefilter
+@pytest.mark.parametrize(("code", "text", "line"), [
+    ("TL214", "from torch.nn import CrossEntropyLoss as CE, Softmax as S\n"
+              "ce = CE()\nact = S(dim=1)\nloss = ce(act(x), y)\n", 4),
+    ("TL215", "import torch.nn.functional as fn\nloss = fn.nll_loss(\n"
+              "    fn.softmax(x, 1),  # probabilities\n    y)\n", 3),
+    ("TL216", "from torch.nn import BCEWithLogitsLoss\nfrom torch import sigmoid as sg\n"
+              "loss = BCEWithLogitsLoss()(sg(z), t)\n", 3),
+    ("TL503", "from torch import log as ln\ny = ln(x + 1)\n", 2),
+    ("TL504", "import torch\ny = torch.exp(x) - \\\n    1\n", 2),
+    ("TL504", "import torch as th\ny = th.exp(x) -1.0\n", 2),
+    ("TL505", "import torch as th\ny = th.log(th.exp(x).sum(1))\n", 2),
+    ("TL506", "from torch import concat\nwhile go():\n    acc = concat((acc, part()))\n", 3),
+])
+def test_the_prefilter_passes_unusual_spellings(code: str, text: str, line: int) -> None:
+    """Aliases, line continuations and comments do not hide a finding from the text
+    prefilter (lint_source applies it as a run does)."""
+    assert [found[0] for found in _lint(code, text)] == [line]
