@@ -1,4 +1,4 @@
-"""The deprecated-API table (torchlint/analysis/deprecated_api.py): consistent releases, one
+"""The deprecated-API table (torchlint/analysis/torch_releases.py): consistent releases, one
 record per qualified name, no release written in the rules that read it, and the facts
 that can be checked on the installed torch (marked ``torch``)."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.analysis import deprecated_api as api
-from torchlint.analysis.deprecated_api import Deprecation
+from torchlint.analysis import torch_releases as api
+from torchlint.analysis.torch_releases import Deprecation
 from torchlint.registry import all_rules
 
 RULES = ("TL706", "TL707", "TL708", "TL709", "TL710", "TL711", "TL712", "TL713", "TL714",

@@ -153,6 +153,47 @@ def test_fix_never_emits_an_api_newer_than_the_target(
     assert finding.fix is not None
 
 
+@pytest.mark.parametrize(("code", "before"), [
+    ("TL706", (1, 9)), ("TL707", (1, 7)), ("TL708", (1, 7)), ("TL709", (2, 1)),
+    ("TL710", (1, 9)), ("TL711", (1, 12)), ("TL712", (2, 0)), ("TL713", (2, 3)),
+    ("TL716", (2, 1)), ("TL717", (2, 4)),
+])
+def test_the_engine_skips_a_rule_for_a_target_older_than_its_apis(
+        code: str, before: tuple[int, int]) -> None:
+    releases = all_rules()[code].applies_to
+    assert releases.since == before and releases.until is None
+    assert not releases.includes((before[0], before[1] - 1) if before[1] else (1, 13))
+    assert releases.includes(before) and releases.includes(None)
+    assert "## Torch releases" in all_rules()[code].doc()
+
+
+@pytest.mark.parametrize(("code", "text", "needs"), [
+    ("TL708", "import torch\nn = torch.norm(x, 2)\n", (1, 9)),
+    ("TL712", "import functorch\ng = functorch.vmap(f)\n", (2, 0)),
+    ("TL713", "import torch\nwith torch.backends.cuda.sdp_kernel(enable_math=True):\n"
+              "    pass\n", (2, 3)),
+    ("TL717", "import torch\nwith torch.cpu.amp.autocast():\n    pass\n", (1, 12)),
+    ("TL717", "import torch\n@torch.cuda.amp.custom_fwd\ndef f(x):\n    return x\n",
+     (2, 4)),
+])
+def test_with_no_target_a_fix_needing_a_newer_release_is_unsafe(
+        code: str, text: str, needs: tuple[int, int]) -> None:
+    (unknown,) = lint(code, text)
+    assert unknown.fix is not None and not unknown.fix.is_safe
+    (new_enough,) = lint(code, text, max(needs, all_rules()[code].applies_to.since or needs))
+    assert new_enough.fix is not None and new_enough.fix.is_safe
+
+
+@pytest.mark.parametrize(("code", "text"), [
+    ("TL714", "import torch.nn.functional as F\ny = F.upsample(x, scale_factor=2)\n"),
+    ("TL721", "import torch.nn.functional as F\ny = F.sigmoid(x)\n"),
+    ("TL716", "import torch\ntorch.set_default_tensor_type(torch.DoubleTensor)\n"),
+])
+def test_with_no_target_a_fix_as_old_as_every_release_stays_safe(code: str, text: str) -> None:
+    (finding,) = lint(code, text)
+    assert finding.fix is not None and finding.fix.is_safe
+
+
 # ----------------------------------------------------------------- fixes and imports
 
 

@@ -4,7 +4,7 @@ torch, rebuilding argument lists, removing an import a fix leaves unused, and re
 compatibility code that calls an old API on purpose.
 
 The facts (which API, deprecated or removed when, replaced by what from when) are data in
-:mod:`torchlint.analysis.deprecated_api`; nothing here knows a version number.
+:mod:`torchlint.analysis.torch_releases`; nothing here knows a version number.
 """
 
 from __future__ import annotations
@@ -16,9 +16,16 @@ from typing import ClassVar
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.deprecated_api import ApiChange, Deprecation, show
 from torchlint.analysis.imports import ImportSite, ModuleIndex, called_use, index_for
 from torchlint.analysis.nodes import dotted_name, iter_nodes
+from torchlint.analysis.torch_releases import (
+    ApiChange,
+    Deprecation,
+    Releases,
+    earliest,
+    fix_available,
+    show,
+)
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
 from torchlint.fix.edits import (
     keeps_comments,
@@ -31,12 +38,16 @@ from torchlint.rule import Rule
 # ----------------------------------------------------------------- recognising the API
 
 
+def releases(*deprecations: Deprecation, why: str) -> Releases:
+    """A rule's ``applies_to``: from the oldest release in which one of its APIs is
+    deprecated (or its replacement arrived); the engine does not run it for older targets."""
+    return Releases(earliest(*deprecations), why=why)
+
+
 def in_effect(ctx: FileContext, deprecation: Deprecation) -> bool:
     """Has the API been deprecated (or removed) in the release the code targets? An unknown
     target counts as the newest release."""
-    target = ctx.options.target_torch
-    since = deprecation.since
-    return target is None or since is None or target >= since
+    return Releases(deprecation.since).includes(ctx.options.target_torch)
 
 
 def deprecated_callee(ctx: FileContext, func: cst.BaseExpression,
@@ -51,21 +62,18 @@ def deprecated_callee(ctx: FileContext, func: cst.BaseExpression,
     return deprecation
 
 
-def replacement_available(ctx: FileContext, change: ApiChange) -> bool:
-    """Does the code's target have the replacement? An unknown target counts as the newest
-    release."""
-    target = ctx.options.target_torch
-    needed = change.replacement_added or change.added
-    return target is None or needed is None or target >= needed
-
-
 def make_fix(ctx: FileContext, change: ApiChange, edits: Sequence[NodeEdit],
              imports: Iterable[ImportNeed | None] = (), *, safe: bool = True) -> Fix | None:
-    """The fix made of ``edits``, or None when it would emit an API newer than the target."""
-    if not edits or not replacement_available(ctx, change):
+    """The fix made of ``edits``: none when it would emit an API newer than the code's
+    target; unsafe when the target is unknown and the replacement is newer than the oldest
+    release torchlint knows (the code may still run on a release without it)."""
+    available = fix_available(change, ctx.options.target_torch)
+    if not edits or available is False:
         return None
     needs = tuple(dict.fromkeys(need for need in imports if need is not None))
-    return Fix.safe(*edits, imports=needs) if safe else Fix.unsafe(*edits, imports=needs)
+    if safe and available:
+        return Fix.safe(*edits, imports=needs)
+    return Fix.unsafe(*edits, imports=needs)
 
 
 # ----------------------------------------------------------------- the rules' frame

@@ -2,15 +2,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import REMOVED_LINALG, Deprecation, by_name
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.nodes import dotted_name
+from torchlint.analysis.torch_releases import REMOVED_LINALG, Deprecation, by_name
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     in_compatibility_guard,
     in_effect,
     is_torch_module,
     message_values,
+    releases,
 )
 
 REMOVED = by_name(*REMOVED_LINALG)
@@ -58,6 +59,8 @@ class RemovedFunction(DeprecatedCallRule):
     message = "{api} was removed in torch {removed_in} (calls raise); use {replacement}{note}"
     fix_safety = "none"
     apis = REMOVED
+    applies_to = releases(*REMOVED.values(),
+                          why="The functions warn from the release that deprecated them and raise from the one that removed them; the rule does not fire for an older target.")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):

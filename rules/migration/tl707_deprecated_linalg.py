@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import (
+from torchlint.analysis.torch_releases import (
     CHAIN_MATMUL,
     CHOLESKY,
     CHOLESKY_UPPER,
@@ -23,6 +23,7 @@ from torchlint.rules.migration.deprecations import (
     bind,
     bool_literal,
     join_args,
+    releases,
 )
 
 DEPRECATED = by_name(*DEPRECATED_LINALG)
@@ -71,7 +72,8 @@ class DeprecatedLinalg(DeprecatedCallRule):
     (`get_infos=True` → `lu_factor_ex`), whose error reporting on singular input is not
     documented as identical. No fix for `torch.svd` and `torch.triangular_solve` (other
     results) or other forms. An import left unused is removed. No fix emits an API newer
-    than the code's target torch release.
+    than the code's target torch release; with no target known, a fix needing a release
+    newer than the oldest torchlint knows is offered as unsafe.
     """
 
     code = "TL707"
@@ -84,6 +86,8 @@ class DeprecatedLinalg(DeprecatedCallRule):
     fix_safety = "sometimes"
     fix_title = "Use torch.linalg"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="Each function counts from the release that deprecated it (the rule stays silent on one not yet deprecated in the target); none fires for an older target.")
 
     def rewrite(self, node: cst.Call, deprecation: Deprecation) -> Rewrite | None:
         return rewrite_for(node, deprecation)

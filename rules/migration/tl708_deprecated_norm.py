@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.deprecated_api import MATRIX_NORM, NORM, Deprecation, by_name
 from torchlint.analysis.nodes import iter_nodes, string_value
+from torchlint.analysis.torch_releases import MATRIX_NORM, NORM, Deprecation, by_name
 from torchlint.diagnostic import Fix
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
@@ -14,6 +14,7 @@ from torchlint.rules.migration.deprecations import (
     int_literal,
     int_sequence,
     number_literal,
+    releases,
 )
 
 DEPRECATED = by_name(NORM)
@@ -56,8 +57,9 @@ class DeprecatedNorm(DeprecatedCallRule):
     the same places, `p=` renamed `ord=` and `"fro"` written `2`. `p="nuc"` with a literal
     pair of dims becomes `torch.linalg.matrix_norm(x, ord="nuc", dim=...)`. No fix in a file
     that builds sparse tensors (`to_sparse`, `sparse_coo_tensor`, `sparse_csr_tensor`):
-    `torch.norm` takes another path for them. No fix emits an API newer than the code's
-    target torch release.
+    `torch.norm` takes another path for them. No fix emits an API newer than the code's target torch release; with no
+    target known, a fix needing a release newer than the oldest torchlint knows is
+    offered as unsafe.
     """
 
     code = "TL708"
@@ -66,9 +68,11 @@ class DeprecatedNorm(DeprecatedCallRule):
     # the call spells `norm` (or imports it from torch) and torch is imported
     patterns = (r"\bnorm\b", r"\btorch\b")
     message = "torch.norm is deprecated; use torch.linalg.vector_norm (or matrix_norm)"
-    fix_safety = "safe"
+    fix_safety = "sometimes"
     fix_title = "Use torch.linalg.vector_norm"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="`torch.norm` is documented as deprecated from that release; the fix needs `torch.linalg.vector_norm` and is never offered for a target without it.")
 
     def fix(self, node: cst.Call, deprecation: Deprecation) -> Fix | None:
         if builds_sparse_tensors(self.context):

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import REMOVE_WEIGHT_NORM, WEIGHT_NORM, Deprecation, by_name
+from torchlint.analysis.torch_releases import REMOVE_WEIGHT_NORM, WEIGHT_NORM, Deprecation, by_name
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
     parametrization_rewrite,
+    releases,
 )
 
 DEPRECATED = by_name(WEIGHT_NORM, REMOVE_WEIGHT_NORM)
@@ -44,7 +45,9 @@ class DeprecatedWeightNorm(DeprecatedCallRule):
     `torch.nn.utils.parametrize.remove_parametrizations(m, name)` (`"weight"` by default).
     The parameters `weight_g`/`weight_v` become `parametrizations.weight.original0/1`:
     `state_dict` keys change, old checkpoints no longer load strictly, and code reading
-    `weight_g` breaks. No fix emits an API newer than the code's target torch release.
+    `weight_g` breaks. No fix emits an API newer than the code's target torch release; with no
+    target known, a fix needing a release newer than the oldest torchlint knows is
+    offered as unsafe.
     """
 
     code = "TL709"
@@ -56,6 +59,8 @@ class DeprecatedWeightNorm(DeprecatedCallRule):
     fix_safety = "unsafe"
     fix_title = "Use the weight_norm parametrization"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="`weight_norm` warns from the release that added its parametrization; the rule does not fire for an older target.")
 
     def rewrite(self, node: cst.Call, deprecation: Deprecation) -> Rewrite | None:
         return parametrization_rewrite(node, deprecation)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import (
+from torchlint.analysis.torch_releases import (
     REMOVE_SPECTRAL_NORM,
     SPECTRAL_NORM,
     Deprecation,
@@ -12,6 +12,7 @@ from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
     parametrization_rewrite,
+    releases,
 )
 
 LEGACY = by_name(SPECTRAL_NORM, REMOVE_SPECTRAL_NORM)
@@ -61,6 +62,8 @@ class LegacySpectralNorm(DeprecatedCallRule):
     fix_safety = "unsafe"
     fix_title = "Use the spectral_norm parametrization"
     apis = LEGACY
+    applies_to = releases(*LEGACY.values(),
+                          why="The parametrization exists from that release; the rule does not fire for an older target.")
 
     def rewrite(self, node: cst.Call, deprecation: Deprecation) -> Rewrite | None:
         return parametrization_rewrite(node, deprecation)

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import ASSERT_ALLCLOSE, Deprecation, by_name
+from torchlint.analysis.torch_releases import ASSERT_ALLCLOSE, Deprecation, by_name
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
     as_keyword,
     bind,
     join_args,
+    releases,
 )
 
 DEPRECATED = by_name(ASSERT_ALLCLOSE)
@@ -56,6 +57,8 @@ class DeprecatedAssertAllclose(DeprecatedCallRule):
     fix_safety = "unsafe"
     fix_title = "Use torch.testing.assert_close"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="`assert_allclose` warns from that release; the rule does not fire for an older target.")
 
     def rewrite(self, node: cst.Call, deprecation: Deprecation) -> Rewrite | None:
         args = assert_close_args(node)

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import FUNCTORCH, FUNCTORCH_SAME_API, Deprecation
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.nodes import dotted_name
+from torchlint.analysis.torch_releases import FUNCTORCH, FUNCTORCH_SAME_API, Deprecation
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rules.migration.deprecations import DeprecatedCallRule, Rewrite, make_fix
+from torchlint.rules.migration.deprecations import DeprecatedCallRule, Rewrite, make_fix, releases
 
 DEPRECATED = {f"functorch.{name}": deprecation for name, deprecation in FUNCTORCH.items()}
 
@@ -49,7 +49,9 @@ class FunctorchNamespace(DeprecatedCallRule):
     `from functorch import ...` whose names are all among these becomes
     `from torch.func import ...`. An import left unused is removed. No fix for
     `make_functional*` and `combine_state_for_ensemble` (the replacements have another
-    API). No fix emits an API newer than the code's target torch release.
+    API). No fix emits an API newer than the code's target torch release; with no
+    target known, a fix needing a release newer than the oldest torchlint knows is
+    offered as unsafe.
     """
 
     code = "TL712"
@@ -58,9 +60,11 @@ class FunctorchNamespace(DeprecatedCallRule):
     # functorch is imported: its name is spelled in the import
     patterns = (r"\bfunctorch\b",)
     message = "{api} is deprecated; use {replacement}{note}"
-    fix_safety = "safe"
+    fix_safety = "sometimes"
     fix_title = "Use torch.func"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="functorch's functions warn from the release that moved them to `torch.func`; the rule does not fire for an older target.")
 
     def fix(self, node: cst.Call, deprecation: Deprecation) -> Fix | None:
         if isinstance(node.func, cst.Name) and self.rewrite(node, deprecation) is not None:

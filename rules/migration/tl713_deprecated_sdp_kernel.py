@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import SDP_KERNEL, Deprecation, by_name
 from torchlint.analysis.imports import index_for
+from torchlint.analysis.torch_releases import SDP_KERNEL, Deprecation, by_name
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
 from torchlint.fix.edits import keeps_comments
 from torchlint.rules.migration.deprecations import (
@@ -11,6 +11,7 @@ from torchlint.rules.migration.deprecations import (
     bool_literal,
     join_args,
     make_fix,
+    releases,
     unused_import_edits,
 )
 
@@ -59,8 +60,9 @@ class DeprecatedSdpKernel(DeprecatedCallRule):
     that is true or absent (absent means enabled), exactly the list `sdp_kernel` builds
     itself, and `from torch.nn.attention import SDPBackend, sdpa_kernel` is added. An import
     left unused is removed. No fix for other arguments, or when the names `sdpa_kernel` or
-    `SDPBackend` mean something else in the file. No fix emits an API newer than the code's
-    target torch release.
+    `SDPBackend` mean something else in the file. No fix emits an API newer than the code's target torch release; with no
+    target known, a fix needing a release newer than the oldest torchlint knows is
+    offered as unsafe.
     """
 
     code = "TL713"
@@ -70,10 +72,12 @@ class DeprecatedSdpKernel(DeprecatedCallRule):
     patterns = (r"\bsdp_kernel\b", r"\btorch\b")
     message = ("torch.backends.cuda.sdp_kernel is deprecated; use "
                "torch.nn.attention.sdpa_kernel with a list of SDPBackend members")
-    fix_safety = "safe"
+    fix_safety = "sometimes"
     fix_title = "Use torch.nn.attention.sdpa_kernel"
 
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="`sdp_kernel` warns from the release that added `sdpa_kernel`; the rule does not fire for an older target.")
 
     def fix(self, node: cst.Call, deprecation: Deprecation) -> Fix | None:
         backends = enabled_backends(node)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import (
+from torchlint.analysis.torch_releases import (
     UPSAMPLE,
     UPSAMPLE_BILINEAR,
     UPSAMPLE_NEAREST,
@@ -17,6 +17,7 @@ from torchlint.rules.migration.deprecations import (
     Rewrite,
     join_args,
     new_keyword,
+    releases,
 )
 
 DEPRECATED = by_name(*UPSAMPLING)
@@ -82,6 +83,8 @@ class DeprecatedUpsample(DeprecatedCallRule):
     fix_safety = "safe"
     fix_title = "Use interpolate / nn.Upsample"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="The upsampling functions are deprecated in every release torchlint knows, and `interpolate`/`nn.Upsample` are as old.")
 
     def values(self, deprecation: Deprecation) -> dict[str, str]:
         added = ", ".join(f"{name}={value}" for name, value in ADDED[deprecation][0])

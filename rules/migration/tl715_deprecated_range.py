@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import RANGE, Deprecation, by_name
+from torchlint.analysis.torch_releases import RANGE, Deprecation, by_name
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
     bind,
     int_literal,
+    releases,
 )
 
 DEPRECATED = by_name(RANGE)
@@ -57,6 +58,8 @@ class DeprecatedRange(DeprecatedCallRule):
     fix_safety = "sometimes"
     fix_title = "Use torch.arange"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="`torch.range` warns in every release torchlint knows, and `torch.arange` is as old.")
 
     def rewrite(self, node: cst.Call, deprecation: Deprecation) -> Rewrite | None:
         planned = arange_args(node)

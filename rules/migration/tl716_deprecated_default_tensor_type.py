@@ -3,20 +3,21 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.deprecated_api import (
+from torchlint.analysis.imports import index_for
+from torchlint.analysis.nodes import iter_calls, last_name_part, string_value
+from torchlint.analysis.torch_releases import (
     SET_DEFAULT_DEVICE,
     SET_DEFAULT_TENSOR_TYPE,
     Deprecation,
     by_name,
 )
-from torchlint.analysis.imports import index_for
-from torchlint.analysis.nodes import iter_calls, last_name_part, string_value
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     bind,
     deprecated_callee,
     make_fix,
+    releases,
     renamed_call,
     spell,
 )
@@ -61,8 +62,9 @@ class DeprecatedDefaultTensorType(DeprecatedCallRule):
     default device back to the CPU). Unsafe for `torch.cuda.FloatTensor` /
     `torch.cuda.DoubleTensor` in a statement of its own: `set_default_dtype(...)` followed by
     `torch.set_default_device("cuda")`, a different mechanism (a device context that
-    applies to factory functions). No fix for other types. No fix emits an API newer than
-    the code's target torch release.
+    applies to factory functions). No fix for other types. No fix emits an API newer
+    than the code's target torch release; with no target known, a fix needing a release
+    newer than the oldest torchlint knows is offered as unsafe.
     """
 
     code = "TL716"
@@ -76,6 +78,8 @@ class DeprecatedDefaultTensorType(DeprecatedCallRule):
     fix_title = "Use torch.set_default_dtype"
 
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="`set_default_tensor_type` warns from that release; the rule does not fire for an older target.")
 
     def fix(self, node: cst.Call, deprecation: Deprecation) -> Fix | None:
         kind = tensor_type(self.context, node)

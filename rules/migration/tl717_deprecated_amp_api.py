@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import (
+from torchlint.analysis.imports import index_for
+from torchlint.analysis.torch_releases import (
     AMP_APIS,
     CPU_AUTOCAST,
     CPU_GRAD_SCALER,
@@ -10,7 +11,6 @@ from torchlint.analysis.deprecated_api import (
     Deprecation,
     by_name,
 )
-from torchlint.analysis.imports import index_for
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import keeps_comments
 from torchlint.rules.migration.deprecations import (
@@ -23,6 +23,7 @@ from torchlint.rules.migration.deprecations import (
     make_fix,
     message_values,
     new_keyword,
+    releases,
     spell,
     unused_import_edits,
 )
@@ -79,8 +80,9 @@ class DeprecatedAmpApi(DeprecatedCallRule):
     differently), `torch.cpu.amp.GradScaler(...)` becomes `torch.amp.GradScaler("cpu",
     ...)`, and the decorators become `@torch.amp.custom_fwd(device_type="cuda"[,
     cast_inputs=...])` and `@torch.amp.custom_bwd(device_type="cuda")`, which is what the
-    old ones call. An import left unused is removed. No fix emits an API newer than the
-    code's target torch release.
+    old ones call. An import left unused is removed. No fix emits an API newer than the code's target torch release; with no
+    target known, a fix needing a release newer than the oldest torchlint knows is
+    offered as unsafe.
     """
 
     code = "TL717"
@@ -90,9 +92,11 @@ class DeprecatedAmpApi(DeprecatedCallRule):
     patterns = (r"\b(?:autocast|GradScaler|custom_fwd|custom_bwd)\b", r"\bamp\b",
                 r"\btorch\b")
     message = "{api} is deprecated; use {replacement}"
-    fix_safety = "safe"
+    fix_safety = "sometimes"
     fix_title = "Use torch.amp"
     apis = DEPRECATED
+    applies_to = releases(*DEPRECATED.values(),
+                          why="These APIs warn from that release; the rule does not fire for an older target, and a fix whose `torch.amp` API the target lacks is never offered.")
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         decorator = node.decorator

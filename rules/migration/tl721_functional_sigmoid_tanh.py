@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.deprecated_api import F_SIGMOID, F_TANH, Deprecation, by_name
-from torchlint.rules.migration.deprecations import DeprecatedCallRule, Rewrite
+from torchlint.analysis.torch_releases import F_SIGMOID, F_TANH, Deprecation, by_name
+from torchlint.rules.migration.deprecations import DeprecatedCallRule, Rewrite, releases
 
 OLD = by_name(F_SIGMOID, F_TANH)
 
@@ -48,6 +48,8 @@ class FunctionalSigmoidTanh(DeprecatedCallRule):
     fix_safety = "safe"
     fix_title = "Use torch.sigmoid / torch.tanh"
     apis = OLD
+    applies_to = releases(*OLD.values(),
+                          why="A matter of style: `torch.sigmoid` and `torch.tanh` exist in every release.")
 
     def rewrite(self, node: cst.Call, deprecation: Deprecation) -> Rewrite | None:
         return Rewrite(deprecation.replacement)
