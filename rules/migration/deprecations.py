@@ -51,15 +51,29 @@ def in_effect(ctx: FileContext, deprecation: Deprecation) -> bool:
 
 
 def deprecated_callee(ctx: FileContext, func: cst.BaseExpression,
-                      table: Mapping[str, Deprecation]) -> Deprecation | None:
+                      table: Mapping[str, Deprecation], *,
+                      through_variables: bool = False) -> Deprecation | None:
     """The deprecated API ``func`` names (resolved through imports), if it is in ``table``
-    and in effect for the code's target."""
+    and in effect for the code's target; reached through a variable the file assigns only
+    if ``through_variables``."""
     if not isinstance(func, (cst.Name, cst.Attribute)):
         return None  # x.f().g(): a method of some value, never the torch function
     deprecation = table.get(ctx.qualified_name(func) or "")
     if deprecation is None or not in_effect(ctx, deprecation):
         return None
+    if not through_variables and _through_a_variable(ctx, func):
+        return None
     return deprecation
+
+
+def _through_a_variable(ctx: FileContext, func: cst.Name | cst.Attribute) -> bool:
+    """Is the callee reached through a name the file assigns (``ACT = F.tanh`` then
+    ``ACT(x)``)? The call then names a setting, not the API: the assignment is where the
+    API is chosen, and rewriting the call would freeze the setting."""
+    root: cst.BaseExpression = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value not in index_for(ctx).imports
 
 
 def make_fix(ctx: FileContext, change: ApiChange, edits: Sequence[NodeEdit],
@@ -99,9 +113,12 @@ class DeprecatedCallRule(Rule):
     torch X)`` or empty) and ``{removed_in}`` (``X``). A rule whose fix renames the call says how in :meth:`rewrite`."""
 
     apis: ClassVar[Mapping[str, Deprecation]] = {}
+    # report calls through a variable bound to the API (``solve = torch.solve``)
+    through_variables: ClassVar[bool] = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        deprecation = deprecated_callee(self.context, node.func, self.apis)
+        deprecation = deprecated_callee(self.context, node.func, self.apis,
+                                        through_variables=self.through_variables)
         if deprecation is None or not self.applies(node, deprecation):
             return
         self.report(node, fix=self.fix(node, deprecation), **self.values(deprecation))

@@ -59,6 +59,8 @@ class RemovedFunction(DeprecatedCallRule):
     message = "{api} was removed in torch {removed_in} (calls raise); use {replacement}{note}"
     fix_safety = "none"
     apis = REMOVED
+    # the call itself fails: worth reporting however the function was reached
+    through_variables = True
     applies_to = releases(*REMOVED.values(),
                           why="The functions warn from the release that deprecated them and raise from the one that removed them; the rule does not fire for an older target.")
 
