@@ -64,6 +64,18 @@ def test_removed_function_reports_module_level_alias_calls() -> None:
     assert positions(found) == [(4, 10)]
 
 
+@pytest.mark.parametrize(("code", "text"), [
+    ("TL721", "import torch.nn.functional as F\nACT = F.tanh\ny = ACT(x)\n"),
+    ("TL714", "import torch.nn.functional as F\nup = F.upsample\ny = up(x, scale_factor=2)\n"),
+    ("TL708", "import torch\nnorm = torch.norm\nn = norm(x)\n"),
+])
+def test_a_call_through_an_assigned_variable_is_not_reported(code: str, text: str) -> None:
+    assert lint(code, text) == []
+    # the API called directly is
+    direct = text.split("\n")[1].split(" = ", 1)[1]
+    assert len(lint(code, text.split("\n")[0] + f"\ny = {direct}(x)\n")) == 1
+
+
 @pytest.mark.parametrize("guard", [
     "if hasattr(torch, 'linalg'):\n    pass\nelse:\n    {call}\n",
     "if not hasattr(torch.linalg, 'eigh'):\n    {call}\n",
