@@ -183,3 +183,57 @@ def test_tl302_unpacked_batch_stays_silent_when_the_batch_was_rebound() -> None:
             inputs.cuda()
     """
     assert lint("TL302", source) == []
+
+
+def fix_safety(code: str, source: str) -> list[bool | None]:
+    rule = all_rules()[code]
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)),
+                         FileSettings.for_rules([rule], {code}))
+    return [d.fix.is_safe if d.fix else None for d in result.diagnostics]
+
+
+def test_tl302_fix_is_unsafe_when_a_module_built_here_takes_the_tensor() -> None:
+    source = """
+    import torch
+
+    def check(Net, moved):
+        net = Net()
+        x = torch.rand(2, 3)
+        x.cuda()
+        out = net(x)
+        other = Net()
+        other.cuda()
+        y = torch.rand(2, 3)
+        y.cuda()
+        return out, other(y)
+    """
+    assert fix_safety("TL302", source) == [False, True]
+
+
+def test_tl301_random_draws_get_an_unsafe_fix_and_deterministic_ones_a_safe_fix() -> None:
+    source = """
+    import torch
+
+    def make(device):
+        a = torch.zeros(3).to(device)
+        b = torch.randn(3).to(device)
+        c = torch.empty(3).normal_().cuda()
+        d = torch.arange(3).float().cuda()
+        return a, b, c, d
+    """
+    assert fix_safety("TL301", source) == [True, False, False, True]
+
+
+def test_tl301_a_seed_anywhere_in_the_function_keeps_random_draws_silent() -> None:
+    source = """
+    import torch
+    import lightning as L
+
+    def make(device, seed):
+        if seed is not None:
+            L.seed_everything(seed)
+        noise = torch.randn(3).to(device)
+        zeros = torch.zeros(3).to(device)
+        return noise, zeros
+    """
+    assert [line for line, _, _ in lint("TL301", source)] == [9]
