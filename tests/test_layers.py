@@ -21,7 +21,8 @@ PACKAGES = {ROOT / "torchlint": "torchlint", ROOT / "rules": "torchlint.rules"}
 # import modules of its own layer or of lower layers only.
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("torchlint.diagnostic", "torchlint.source", "torchlint.codes", "torchlint.catalog",
-         "torchlint.notebook", "torchlint.ipython", "torchlint.fix.text")),
+         "torchlint.notebook", "torchlint.ipynb_text", "torchlint.ipython",
+         "torchlint.fix.text")),
     (1, ("torchlint.analysis",)),
     (2, ("torchlint.rule", "torchlint.fix.edits", "torchlint.fix.resolve",
          "torchlint.engine.prefilter", "torchlint.engine.positions",

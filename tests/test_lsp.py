@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,90 +10,36 @@ import pytest
 pytest.importorskip("pygls")
 pytest.importorskip("lsprotocol")
 
-TIMEOUT = 30
+from lsp_client import TIMEOUT, Client, apply_edits, open_document  # noqa: E402
+from lsp_client import actions as code_actions  # noqa: E402
+
 SOURCE = "import torch\n\n\ndef f(device):\n    x = torch.ones(3).cuda()\n    return x\n"
-
-
-class Client:
-    def __init__(self, cwd: Path) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "torchlint", "server"], cwd=cwd, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        stream = self.proc.stdout
-        assert stream is not None
-        while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value.strip())
-            assert length is not None
-            self.messages.put(json.loads(stream.read(length)))
-
-    def send(self, payload: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **payload}).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        self.proc.stdin.flush()
-
-    def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.send({"method": method, "params": params})
-
-    def request(self, method: str, params: dict[str, Any] | None) -> Any:
-        self.next_id += 1
-        ident = self.next_id
-        self.send({"id": ident, "method": method, "params": params})
-        message = self.wait(lambda m: m.get("id") == ident and "method" not in m)
-        assert "error" not in message, message
-        return message["result"]
-
-    def wait(self, predicate: Any) -> dict[str, Any]:
-        while True:
-            try:
-                message = self.messages.get(timeout=TIMEOUT)
-            except queue.Empty:
-                raise AssertionError("the server did not answer in time") from None
-            if predicate(message):
-                return message
-
-    def diagnostics(self, uri: str) -> list[dict[str, Any]]:
-        message = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                            and m["params"]["uri"] == uri)
-        return message["params"]["diagnostics"]
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self.notify("exit", {})
-            self.proc.wait(timeout=TIMEOUT)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("workspace")
     client = Client(root)
-    result = client.request("initialize", {
-        "processId": os.getpid(), "rootUri": root.as_uri(),
-        "capabilities": {"textDocument": {"publishDiagnostics": {}}}})
+    result = client.initialize(root)
     assert result["serverInfo"]["name"] == "torchlint"
-    client.notify("initialized", {})
     yield client
     client.close()
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Any:
+    """A server of its own, for tests that change its settings."""
+    clients: list[Client] = []
+
+    def start(capabilities: dict[str, Any] | None = None, options: Any = None
+              ) -> tuple[Client, dict[str, Any]]:
+        client = Client(tmp_path)
+        clients.append(client)
+        return client, client.initialize(tmp_path, capabilities, options)
+
+    yield start
+    for client in clients:
+        client.close()
 
 
 @pytest.fixture(autouse=True)
@@ -108,18 +48,10 @@ def pinned_rules(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301"]\n')
 
 
-def _open(client: Client, path: Path, text: str) -> str:
-    path.write_text(text)
-    uri = path.as_uri()
-    client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "python", "version": 1, "text": text}})
-    return uri
-
-
 def test_diagnostics_on_open_change_and_save(session: Client, tmp_path: Path) -> None:
-    uri = _open(session, tmp_path / "train.py", SOURCE)
+    uri = open_document(session, tmp_path / "train.py", SOURCE)
     found = session.diagnostics(uri)
-    assert [(d["code"], d["source"]) for d in found] == [("TL301", "torchlint")]
+    assert [(d["code"], d["source"], d["severity"]) for d in found] == [("TL301", "torchlint", 2)]
     assert found[0]["range"] == {"start": {"line": 4, "character": 8},
                                  "end": {"line": 4, "character": 28}}
 
@@ -139,49 +71,92 @@ def test_diagnostics_on_open_change_and_save(session: Client, tmp_path: Path) ->
     assert len(session.diagnostics(uri)) == 2
 
 
+def test_a_syntax_error_is_an_error(session: Client, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL001", "TL301"]\n')
+    uri = open_document(session, tmp_path / "bad.py", "def f(:\n")
+    (found,) = session.diagnostics(uri)
+    assert (found["code"], found["severity"]) == ("TL001", 1)
+
+
 def test_utf16_columns(session: Client, tmp_path: Path) -> None:
     text = 'import torch\ns = "𝔘"; x = torch.ones(3).cuda()\n'
-    uri = _open(session, tmp_path / "wide.py", text)
+    uri = open_document(session, tmp_path / "wide.py", text)
     (found,) = session.diagnostics(uri)
     # the character before takes two UTF-16 code units
     assert found["range"]["start"] == {"line": 1, "character": 14}
 
 
-def test_quick_fix_and_fix_all(session: Client, tmp_path: Path) -> None:
+def test_quick_fix_says_what_it_does(session: Client, tmp_path: Path) -> None:
     text = SOURCE + "y = torch.zeros(2).cuda()\n"
-    uri = _open(session, tmp_path / "train.py", text)
+    uri = open_document(session, tmp_path / "train.py", text)
     found = session.diagnostics(uri)
-    actions = session.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": found[0]["range"],
-        "context": {"diagnostics": [found[0]]}})
-    quick = [a for a in actions if a["kind"] == "quickfix"]
-    assert len(quick) == 1 and quick[0]["isPreferred"] is True
-    assert "TL301" in quick[0]["title"]
-    (edit,) = quick[0]["edit"]["changes"][uri]
+    actions = code_actions(session, uri, found[0])
+    titles = [a["title"] for a in actions]
+    assert titles == ["Pass device= to the factory (TL301)", "Disable TL301 for this line",
+                      "Show documentation for TL301"]
+    fix, disable, docs = actions
+    assert fix["kind"] == "quickfix" and fix["isPreferred"] is True
+    (edit,) = fix["edit"]["changes"][uri]
     assert edit["newText"] == 'torch.ones(3, device="cuda")'
     assert edit["range"] == found[0]["range"]
+    assert apply_edits(text, disable["edit"]["changes"][uri]).splitlines()[4] == \
+        "    x = torch.ones(3).cuda()  # noqa: TL301"
+    assert docs["command"] == {"title": "Show documentation for TL301",
+                               "command": "torchlint.showDocumentation", "arguments": ["TL301"]}
 
-    everything = session.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri},
-        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-        "context": {"diagnostics": [], "only": ["source.fixAll"]}})
-    assert [a["kind"] for a in everything] == ["source.fixAll.torchlint"]
-    (whole,) = everything[0]["edit"]["changes"][uri]
-    assert 'torch.ones(3, device="cuda")' in whole["newText"]
-    assert 'torch.zeros(2, device="cuda")' in whole["newText"]
+
+def test_disable_extends_a_noqa_and_avoids_strings(session: Client, tmp_path: Path) -> None:
+    text = ("import torch\n"
+            "x = torch.ones(3).cuda()  # noqa: TL302\n"
+            'y = torch.ones(3).cuda(); s = """\n'
+            'text"""\n')
+    uri = open_document(session, tmp_path / "noqa.py", text)
+    first, second = session.diagnostics(uri)
+    (disable,) = [a for a in code_actions(session, uri, first) if a["title"].startswith("Disable")]
+    assert apply_edits(text, disable["edit"]["changes"][uri]).splitlines()[1] == \
+        "x = torch.ones(3).cuda()  # noqa: TL302, TL301"
+    # a comment at the end of line 3 would land inside the string
+    assert not [a for a in code_actions(session, uri, second) if a["title"].startswith("Disable")]
+
+
+def test_fix_all_is_minimal_edits(session: Client, tmp_path: Path) -> None:
+    text = SOURCE + "y = torch.zeros(2).cuda()\n"
+    uri = open_document(session, tmp_path / "train.py", text)
+    session.diagnostics(uri)
+    (fix_all,) = code_actions(session, uri, only=["source.fixAll"])
+    assert (fix_all["kind"], fix_all["title"]) == (
+        "source.fixAll.torchlint", "torchlint: Fix all auto-fixable problems")
+    edits = fix_all["edit"]["changes"][uri]
+    assert [e["newText"] for e in edits] == [', device="cuda"', ', device="cuda"']
+    assert apply_edits(text, edits) == text.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")'
+                                               ).replace("torch.zeros(2).cuda()",
+                                                         'torch.zeros(2, device="cuda")')
+
+
+def test_hover_shows_the_rule(session: Client, tmp_path: Path) -> None:
+    uri = open_document(session, tmp_path / "train.py", SOURCE)
+    (found,) = session.diagnostics(uri)
+    hover = session.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": {"line": 4, "character": 12}})
+    assert hover["contents"]["kind"] == "markdown"
+    assert hover["contents"]["value"].startswith("**TL301** `create-then-move`")
+    assert "## Why is this bad?" in hover["contents"]["value"]
+    assert hover["range"] == found["range"]
+    assert session.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": {"line": 0, "character": 2}}) is None
 
 
 def test_honours_project_config(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL301"]\n')
-    uri = _open(session, tmp_path / "quiet.py", SOURCE)
+    uri = open_document(session, tmp_path / "quiet.py", SOURCE)
     assert session.diagnostics(uri) == []
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301", "TL0"]\n')
     session.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert [d["code"] for d in session.diagnostics(uri)] == ["TL301"]
 
 
-def test_notebook_cell_magics_are_set_aside(session: Client, tmp_path: Path) -> None:
-    # an editor sends each notebook cell as its own document, IPython syntax included
+def test_notebook_cell_alone_sets_ipython_aside(session: Client, tmp_path: Path) -> None:
+    # a client without notebook sync sends each cell as its own document
     (tmp_path / "nb.ipynb").write_text("{}")
     uri = f"vscode-notebook-cell:{(tmp_path / 'nb.ipynb').as_posix()}#W0sZmlsZQ%3D%3D"
     text = ("%matplotlib inline\nimport torch\n!pip install --upgrade torch torchvision\n"
@@ -192,33 +167,30 @@ def test_notebook_cell_magics_are_set_aside(session: Client, tmp_path: Path) -> 
     assert found["code"] == "TL301"
     assert found["range"] == {"start": {"line": 3, "character": 4},
                               "end": {"line": 3, "character": 24}}
-    actions = session.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": found["range"],
-        "context": {"diagnostics": [found]}})
-    (quick,) = [a for a in actions if a["kind"] == "quickfix"]
+    (quick,) = [a for a in code_actions(session, uri, found) if a.get("isPreferred")]
     (edit,) = quick["edit"]["changes"][uri]
     assert edit["range"] == found["range"]
-    (fix_all,) = [a for a in actions if a["kind"] == "source.fixAll.torchlint"]
-    (whole,) = fix_all["edit"]["changes"][uri]
-    assert whole["newText"] == text.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
-    assert whole["range"]["end"] == {"line": 4, "character": 11}
+    (fix_all,) = code_actions(session, uri, only=["source.fixAll"])
+    assert apply_edits(text, fix_all["edit"]["changes"][uri]) == text.replace(
+        "torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
 
 
 def test_a_config_error_pops_up_once(session: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nbogus = 1\n')
-    uri = _open(session, tmp_path / "edited.py", SOURCE)
+    uri = open_document(session, tmp_path / "edited.py", SOURCE)
+    seen: list[dict[str, Any]] = []
     for version in (2, 3):
+        # each version is linted: wait for its diagnostics before the next edit
         session.notify("textDocument/didChange", {
             "textDocument": {"uri": uri, "version": version},
             "contentChanges": [{"text": SOURCE + "#\n" * version}]})
-    seen: list[dict[str, Any]] = []
-    published = 0
-    while published < 3:
-        message = session.messages.get(timeout=TIMEOUT)
-        seen.append(message)
-        if message.get("method") == "textDocument/publishDiagnostics" \
-                and message["params"]["uri"] == uri:
-            published += 1
+        while True:
+            message = session.messages.get(timeout=TIMEOUT)
+            seen.append(message)
+            if message.get("method") == "textDocument/publishDiagnostics" \
+                    and message["params"]["uri"] == uri \
+                    and message["params"].get("version") == version:
+                break
     popups = [m for m in seen if m.get("method") == "window/showMessage"]
     logged = [m for m in seen if m.get("method") == "window/logMessage"]
     assert len(popups) == 1 and "bogus" in popups[0]["params"]["message"]

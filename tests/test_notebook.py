@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from torchlint.cli import main
-from torchlint.ipython import PLACEHOLDER, neutralise, restore
+from torchlint.ipython import MARK, neutralise, restore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks"
 
@@ -150,7 +150,7 @@ def test_syntax_error_in_a_cell(tmp_path: Path) -> None:
 def test_ipython_syntax_round_trips(cell: str) -> None:
     neutral, replaced = neutralise(cell)
     assert neutral.count("\n") == cell.count("\n")
-    assert PLACEHOLDER in neutral
+    assert MARK in neutral
     compile(neutral, "<cell>", "exec")
     assert restore(neutral, replaced) == cell
 

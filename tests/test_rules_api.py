@@ -5,6 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
+from torchlint.fix.fixer import fix_source
 from torchlint.rules.migration.tl701_loss_reduction_args import LossReductionArgs
 from torchlint.rules.migration.tl702_clip_grad_not_inplace_name import ClipGradNotInplaceName
 from torchlint.rules.migration.tl703_cuda_amp_deprecated import CudaAmpDeprecated
@@ -12,10 +16,6 @@ from torchlint.rules.migration.tl704_autograd_variable import AutogradVariable
 from torchlint.rules.migration.tl705_legacy_tensor_type import LegacyTensorType
 from torchlint.rules.serialization.tl601_load_without_weights_only import LoadWithoutWeightsOnly
 from torchlint.rules.serialization.tl602_load_without_map_location import LoadWithoutMapLocation
-
-from torchlint.config.file_settings import FileSettings
-from torchlint.engine.lint import lint_source
-from torchlint.fix.fixer import fix_source
 from torchlint.source import SourceFile
 
 

@@ -56,6 +56,20 @@ def test_tl401_silent_in_pytest_tests_only_in_test_files() -> None:
     assert _lint("TL401", source, "scripts/check.py")
 
 
+def test_tl401_silent_in_functions_nested_in_tests_of_test_files() -> None:
+    source = """\
+        import torch
+
+        class ExportTest:
+            def test_retinanet(self):
+                def inference_func(model, image):
+                    return model.forward([{"image": image}])[0]
+                self._check(inference_func)
+        """
+    assert not _lint("TL401", source, "tests/test_export.py")
+    assert _lint("TL401", source.replace("test_retinanet", "export_retinanet"), "tools/export.py")
+
+
 def test_tl401_silent_without_torch() -> None:
     assert not _lint("TL401", """\
         def evaluate(model, x):

@@ -113,9 +113,11 @@ def test_tl205_reports_the_innermost_loop_only() -> None:
 def test_tl209_guarded_or_unguarded() -> None:
     source = """
     import torch
-    for i in range(10):
+    for i, batch in enumerate(loader):
         torch.cuda.empty_cache()
         if i % 5 == 0:
             torch.cuda.empty_cache()
+    for i in range(10):  # not a loop of steps
+        torch.cuda.empty_cache()
     """
     assert findings("TL209", source) == [(4, 5)]

@@ -75,6 +75,18 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class FileSpan:
+    """Where a finding is in the file as stored, when its ``line``/``column`` count
+    within something else: a notebook finding's line is within its cell, and this is
+    its place in the .ipynb file's own text (1-based lines and character columns)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     path: str
     line: int  # 1-based
@@ -87,14 +99,26 @@ class Diagnostic:
     fix: Fix | None = None
     cell: int | None = None  # notebooks: 1-based cell number
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # notebooks: the span in the .ipynb file's text, for formats that annotate the file
+    in_file: FileSpan | None = field(default=None, compare=False)
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        # a notebook's findings in cell order, then by line within the cell
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+    @property
+    def file_region(self) -> tuple[int, int, int, int]:
+        """(line, column, end line, end column) in the file as stored: for a notebook
+        finding, in the .ipynb text (when known), else the finding's own position."""
+        span = self.in_file
+        if span is not None:
+            return span.line, span.column, span.end_line, span.end_column
+        return self.line, self.column, self.end_line, self.end_column
 
 
 def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:

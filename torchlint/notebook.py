@@ -10,6 +10,12 @@ replaced). This module only reads, maps and rewrites notebooks: it lints nothing
 Fixes are written back by replacing, in the notebook's raw text, only the ``"source"``
 value of each cell that changed, in the notebook's own JSON style; every other byte of
 the file (layout, metadata, outputs) stays as it was.
+
+A finding's place in the .ipynb text itself (:meth:`Notebook.file_span`) is found by
+walking the cell's JSON string literals, so formats that annotate files (SARIF, GitLab,
+pylint) point at the code as it stands in the file.
+
+The same program is built from the cells an editor sends (:meth:`Notebook.from_cells`).
 """
 
 from __future__ import annotations
@@ -17,139 +23,28 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from torchlint.diagnostic import Diagnostic
-from torchlint.ipython import neutralise, restore
+from torchlint.diagnostic import Diagnostic, FileSpan
+from torchlint.ipynb_text import (
+    NotebookError,
+    SpanParser,
+    decoded_offsets,
+    format_source,
+    indent_before,
+    string_literals,
+)
+from torchlint.ipython import RestoreError, neutralise, restore
+
+__all__ = ["Cell", "Notebook", "NotebookError"]
 
 MARKER_PREFIX = "#@torchlint-cell "
 _MARKER = re.compile(r"^#@torchlint-cell (\d+)$")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_NOT_A_NEWLINE = re.compile(r"[^\r\n]")
 _NON_PYTHON_LANGUAGE = re.compile(r"^(?!python)", re.I)
-
-
-class NotebookError(Exception):
-    """The file is not a notebook this tool can read; the message is one line."""
-
-
-# ----------------------------------------------------------------- JSON with spans
-class _SpanParser:
-    """A small JSON parser that also records where each cell's ``source`` value is."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-
-    def error(self, what: str) -> NotebookError:
-        line = self.text.count("\n", 0, self.pos) + 1
-        return NotebookError(f"invalid JSON at line {line}: {what}")
-
-    def ws(self) -> None:
-        text, pos = self.text, self.pos
-        while pos < len(text) and text[pos] in " \t\r\n":
-            pos += 1
-        self.pos = pos
-
-    def value_span(self) -> tuple[int, int]:
-        """Skip one JSON value; return its span."""
-        self.ws()
-        start = self.pos
-        try:
-            _, end = json.JSONDecoder().raw_decode(self.text, start)
-        except json.JSONDecodeError as exc:
-            self.pos = exc.pos
-            raise self.error(exc.msg) from None
-        self.pos = end
-        return start, end
-
-    def source_spans(self, legacy: bool = False) -> list[tuple[int, int] | None]:
-        """Span of each cell's ``"source"`` value, in cell order (None: no source key).
-
-        ``legacy``: nbformat 3, whose cells sit in ``worksheets`` with their code in
-        ``"input"``."""
-        spans: list[tuple[int, int] | None] = []
-        self.ws()
-        if not self.text.startswith("{", self.pos):
-            raise self.error("a notebook is a JSON object")
-        for key, _ in self._members():
-            if key == "cells" and not legacy:
-                spans = self._cells("source")
-            elif key == "worksheets" and legacy:
-                spans = self._worksheets()
-            else:
-                self.value_span()
-        return spans
-
-    def _worksheets(self) -> list[tuple[int, int] | None]:
-        spans: list[tuple[int, int] | None] = []
-        for _ in self._objects("worksheets", "worksheet"):
-            for key, _ in self._members():
-                if key == "cells":
-                    spans.extend(self._cells("input"))
-                else:
-                    self.value_span()
-        return spans
-
-    def _objects(self, name: str, item: str) -> Any:
-        """Step into each object of the JSON list ``name`` in turn (for :meth:`_members`)."""
-        self.ws()
-        if not self.text.startswith("[", self.pos):
-            raise self.error(f"'{name}' must be a list")
-        self.pos += 1
-        self.ws()
-        if self.text.startswith("]", self.pos):
-            self.pos += 1
-            return
-        while True:
-            self.ws()
-            if not self.text.startswith("{", self.pos):
-                raise self.error(f"each {item} must be an object")
-            yield
-            self.ws()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-                continue
-            if self.text.startswith("]", self.pos):
-                self.pos += 1
-                return
-            raise self.error("expected ',' or ']'")
-
-    def _members(self) -> Any:
-        self.pos += 1  # '{'
-        self.ws()
-        if self.text.startswith("}", self.pos):
-            self.pos += 1
-            return
-        while True:
-            self.ws()
-            key_start, key_end = self.value_span()
-            key = json.loads(self.text[key_start:key_end])
-            self.ws()
-            if not self.text.startswith(":", self.pos):
-                raise self.error("expected ':'")
-            self.pos += 1
-            self.ws()
-            yield key, self.pos
-            self.ws()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-                continue
-            if self.text.startswith("}", self.pos):
-                self.pos += 1
-                return
-            raise self.error("expected ',' or '}'")
-
-    def _cells(self, source_key: str) -> list[tuple[int, int] | None]:
-        spans: list[tuple[int, int] | None] = []
-        for _ in self._objects("cells", "cell"):
-            span: tuple[int, int] | None = None
-            for key, _ in self._members():
-                found = self.value_span()
-                if key == source_key:
-                    span = found
-            spans.append(span)
-        return spans
 
 
 # ----------------------------------------------------------------- the program
@@ -194,6 +89,20 @@ class Notebook:
     program: str = ""
     _line_starts: list[int] = field(default_factory=list)
     _cell_lines: list[int] = field(default_factory=list)
+    _raw_maps: dict[int, list[int] | None] = field(default_factory=dict)
+    _raw_line_starts: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_cells(cls, path: str, cells: Sequence[tuple[int, str]]) -> Notebook:
+        """The program of code cells an editor holds: (1-based position among all the
+        notebook's cells, text) in order. There is no file text to point into."""
+        made = []
+        for index, text in cells:
+            neutral, replaced = neutralise(text)
+            made.append(Cell(index, text, neutral, replaced, False))
+        notebook = cls(path, "", {}, made, [])
+        notebook.program = notebook.build_program([c.neutral for c in made])
+        return notebook
 
     @classmethod
     def read(cls, path: str) -> Notebook:
@@ -221,7 +130,7 @@ class Notebook:
             raise NotebookError(f"not a notebook: invalid JSON at line {exc.lineno}, column "
                                 f"{exc.colno}: {exc.msg}") from None
         all_cells, source_key = _cells_of(data)
-        spans = _SpanParser(raw).source_spans(legacy=source_key == "input")
+        spans = SpanParser(raw).source_spans(legacy=source_key == "input")
         cells: list[Cell] = []
         for number, cell in enumerate(all_cells, start=1):
             if not isinstance(cell, dict):
@@ -249,6 +158,19 @@ class Notebook:
         info = metadata.get("language_info") or metadata.get("kernelspec") or {}
         language = info.get("name") if "language_info" in metadata else info.get("language")
         return not isinstance(language, str) or language.lower() in ("python", "python3", "")
+
+    def program_without(self, cells: Collection[int]) -> str:
+        """The program with the code of ``cells`` (cell numbers) blanked out: each of their
+        characters but line breaks becomes a space, so every other cell keeps its lines
+        and its character offsets."""
+        return self.build_program([_NOT_A_NEWLINE.sub(" ", c.neutral) if c.index in cells
+                                   else c.neutral for c in self.cells])
+
+    def cell(self, index: int) -> Cell | None:
+        for cell in self.cells:
+            if cell.index == index:
+                return cell
+        return None
 
     def build_program(self, texts: list[str]) -> str:
         parts: list[str] = []
@@ -284,19 +206,74 @@ class Notebook:
         return cell, line, column
 
     def cell_source(self, index: int) -> str | None:
-        for cell in self.cells:
-            if cell.index == index:
-                return cell.source
-        return None
+        cell = self.cell(index)
+        return cell.source if cell is not None else None
 
     def map_diagnostic(self, diagnostic: Diagnostic) -> Diagnostic:
+        """A finding on the program, as a finding on its cell (and on the file's text)."""
         cell, line = self.cell_line(diagnostic.line)
         end_cell, end_line = self.cell_line(diagnostic.end_line)
         end_column = diagnostic.end_column
         if end_cell != cell:  # a span cannot cross cells: stop at the end of the line
             end_line = line
             end_column = diagnostic.column
-        return replace(diagnostic, line=line, end_line=end_line, end_column=end_column, cell=cell)
+        return self.place(replace(diagnostic, line=line, end_line=end_line,
+                                  end_column=end_column, cell=cell))
+
+    def place(self, diagnostic: Diagnostic) -> Diagnostic:
+        """``diagnostic`` (on a cell) with its span in the file's text, when known."""
+        if diagnostic.cell is None:
+            return diagnostic
+        span = self.file_span(diagnostic.cell, diagnostic.line, diagnostic.column,
+                              diagnostic.end_line, diagnostic.end_column)
+        return replace(diagnostic, in_file=span) if span is not None else diagnostic
+
+    # -------------------------------------------------------------- the file's text
+    def file_span(self, index: int, line: int, column: int, end_line: int, end_column: int
+                  ) -> FileSpan | None:
+        """The span in the .ipynb text of a span in cell ``index`` (1-based lines and
+        columns in both); None when the notebook has no file text."""
+        offsets = self._raw_offsets(index)
+        cell = self.cell(index)
+        if offsets is None or cell is None:
+            return None
+        starts = [0] + [m.end() for m in _NEWLINE.finditer(cell.source)]
+
+        def at(line: int, column: int) -> tuple[int, int]:
+            line = max(1, min(line, len(starts)))
+            offset = min(starts[line - 1] + max(0, column - 1), len(offsets) - 1)
+            return self._raw_line_column(offsets[offset])
+
+        (start_line, start_column), (stop_line, stop_column) = (at(line, column),
+                                                                at(end_line, end_column))
+        return FileSpan(start_line, start_column, stop_line, stop_column)
+
+    def _raw_offsets(self, index: int) -> list[int] | None:
+        """For each character of cell ``index``'s source, its offset in the raw text, and
+        one more: where the source ends."""
+        if index in self._raw_maps:
+            return self._raw_maps[index]
+        found: list[int] | None = None
+        span = self.spans[index - 1] if self.raw and 0 < index <= len(self.spans) else None
+        cell = self.cell(index)
+        if span is not None and cell is not None:
+            found = []
+            ends = []
+            for start in string_literals(self.raw, span):
+                offsets = decoded_offsets(self.raw, start)
+                found.extend(offsets[:-1])
+                ends.append(offsets[-1])
+            found.append(ends[-1] if ends else span[0])
+            if len(found) != len(cell.source) + 1:  # not the text that was read: give up
+                found = None
+        self._raw_maps[index] = found
+        return found
+
+    def _raw_line_column(self, offset: int) -> tuple[int, int]:
+        if not self._raw_line_starts:
+            self._raw_line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.raw)]
+        line = bisect.bisect_right(self._raw_line_starts, offset) - 1
+        return line + 1, offset - self._raw_line_starts[line] + 1
 
     # -------------------------------------------------------------- writing back
     def split_program(self, program: str) -> dict[int, str] | None:
@@ -317,20 +294,28 @@ class Notebook:
             return None
         return {index: "".join(lines) for index, lines in texts.items()}
 
-    def changed_cells(self, program: str) -> dict[int, str] | None:
-        """Cell number -> new cell source, for cells whose code the fixed program changed."""
+    def changed_cells(self, program: str, skip: Collection[int] = ()
+                      ) -> dict[int, str] | None:
+        """Cell number -> new cell source, for cells whose code the fixed program changed
+        (never one of ``skip``, the cells left out of the program); None when the fixes
+        cannot be mapped back to the cells."""
         split = self.split_program(program)
         if split is None:
             return None
         changed: dict[int, str] = {}
         for cell in self.cells:
+            if cell.index in skip:
+                continue
             neutral = cell.neutral
             had_newline = neutral.endswith(("\n", "\r")) or not neutral
             new = split[cell.index]
             if not had_newline and new.endswith("\n"):
                 new = new[:-1]
             if new != neutral:
-                changed[cell.index] = restore(new, cell.replaced)
+                try:
+                    changed[cell.index] = restore(new, cell.replaced)
+                except RestoreError:
+                    return None
         return changed
 
     def with_sources(self, changed: dict[int, str]) -> str:
@@ -343,34 +328,7 @@ class Notebook:
             if span is None:
                 continue
             start, end = span
-            value = _format_source(changed[index], by_index[index].source_was_list,
-                                   raw[start:end], _indent_before(raw, start), ensure_ascii)
+            value = format_source(changed[index], by_index[index].source_was_list,
+                                   raw[start:end], indent_before(raw, start), ensure_ascii)
             raw = raw[:start] + value + raw[end:]
         return raw
-
-
-def _indent_before(raw: str, offset: int) -> str:
-    line_start = raw.rfind("\n", 0, offset) + 1
-    prefix = raw[line_start:offset]
-    return prefix[: len(prefix) - len(prefix.lstrip())]
-
-
-def _format_source(text: str, as_list: bool, old: str, key_indent: str,
-                   ensure_ascii: bool) -> str:
-    """A JSON value for ``text`` in the style of ``old`` (the value it replaces)."""
-    if not as_list:
-        return json.dumps(text, ensure_ascii=ensure_ascii)
-    lines = text.splitlines(keepends=True)
-    if not lines:
-        return "[]"
-    items = [json.dumps(line, ensure_ascii=ensure_ascii) for line in lines]
-    match = re.match(r"\[(\s*)", old)
-    gap = match.group(1) if match else ""
-    if "\n" not in gap:  # a one-line list
-        return "[" + gap + ", ".join(items) + ("]" if not gap else gap + "]")
-    item_indent = gap.split("\n")[-1]
-    closing = re.search(r"(\r?\n[ \t]*)\]$", old)
-    close = closing.group(1) if closing else "\n" + key_indent
-    newline = "\r\n" if "\r\n" in gap else "\n"
-    separator = "," + newline + item_indent
-    return "[" + newline + item_indent + separator.join(items) + close + "]"

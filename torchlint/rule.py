@@ -36,6 +36,8 @@ class Rule(cst.BatchableCSTVisitor):
       ``default``  on unless deselected (False: opt-in)
       ``preview``  not yet stable: runs only in preview mode (``--preview``), see the README
       ``fix_safety`` for the rule table: safe, unsafe, sometimes (safe or unsafe by case), none
+      ``fix_title`` what the fix does, in a few words, for an editor's quick fix
+                   ("Use nn.ModuleList"); None: a generic title
       ``triggers`` substrings, one of which any file the rule can flag must contain
       ``patterns`` regular expressions that must all match such a file (optional)
     """
@@ -48,6 +50,7 @@ class Rule(cst.BatchableCSTVisitor):
     # the precision bar on real code. It runs only when the settings turn preview on.
     preview: ClassVar[bool] = False
     fix_safety: ClassVar[FixSafety] = "none"
+    fix_title: ClassVar[str | None] = None
     # Substrings of which at least one must occur in a file for the rule to be able to fire
     # (e.g. "DataParallel": even an aliased import spells the name). Empty: always runs.
     # Files where no enabled rule can fire skip the CST parse and walk altogether.

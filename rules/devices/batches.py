@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-from torchlint.rules.devices.cuda import is_device_move
 
 from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
@@ -21,6 +20,7 @@ from torchlint.analysis.nodes import (
     target_names,
 )
 from torchlint.analysis.tensor_facts import TENSOR_METHODS, is_tensor_expression
+from torchlint.rules.devices.cuda import is_device_move
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 

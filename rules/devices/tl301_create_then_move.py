@@ -1,6 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.analysis.nodes import get_arg, has_keyword, method_call, positional_args
+from torchlint.analysis.torch_facts import is_device_like, is_dtype
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.fix.edits import with_keywords
+from torchlint.rule import Rule
 from torchlint.rules.devices.factories import (
     DEVICE_FACTORIES,
     FactoryChain,
@@ -11,12 +17,6 @@ from torchlint.rules.devices.factories import (
     on_host,
     seeded,
 )
-
-from torchlint.analysis.nodes import get_arg, has_keyword, method_call, positional_args
-from torchlint.analysis.torch_facts import is_device_like, is_dtype
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.fix.edits import with_keywords
-from torchlint.rule import Rule
 
 _MOVE_KEYWORDS = {"device", "dtype", "non_blocking"}
 # factories that only make floating-point (or complex) tensors: ``dtype=<int type>`` fails
@@ -93,6 +93,7 @@ class CreateThenMove(Rule):
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _FACTORIES + r")\b")
     message = "tensor created on the CPU, then moved to {device}; pass device= to the factory"
     fix_safety = "sometimes"
+    fix_title = "Pass device= to the factory"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "cuda", "to")

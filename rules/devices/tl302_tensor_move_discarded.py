@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
 
 from torchlint.analysis.nodes import code, iter_scope, method_call, receiver, string_value
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
 
 
 class TensorMoveDiscarded(Rule):
@@ -71,6 +71,7 @@ class TensorMoveDiscarded(Rule):
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "sometimes"
+    fix_title = "Assign the moved tensor"
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value

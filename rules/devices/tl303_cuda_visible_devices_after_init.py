@@ -3,10 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-from torchlint.rules.devices.cuda import initialises_cuda
 
 from torchlint.analysis.nodes import get_arg, iter_scope, method_call, string_value
 from torchlint.rule import Rule
+from torchlint.rules.devices.cuda import initialises_cuda
 
 _VARIABLE = "CUDA_VISIBLE_DEVICES"
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)

@@ -56,6 +56,7 @@ class TensorCopyOfNumpy(Rule):
                 r"\b(?:tensor|Tensor)(?:[\s\\)]*[(#]|[\s\\]+as\b)")
     message = "`{call}(...)` copies a NumPy array; `torch.from_numpy(...)` shares its memory"
     fix_safety = "unsafe"
+    fix_title = "Use torch.from_numpy"
 
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)

@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-from torchlint.rules.devices.cuda import is_cuda_string, is_device_move
 
 from torchlint.analysis.nodes import (
     has_keyword,
@@ -14,6 +13,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
+from torchlint.rules.devices.cuda import is_cuda_string, is_device_move
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.devices.batches import is_known_tensor_name
 
 from torchlint.analysis.nodes import iter_scope, method_call
 from torchlint.analysis.tensor_facts import is_numpy_array, is_tensor_expression
 from torchlint.analysis.torch_facts import is_loss_call
 from torchlint.rule import Rule
+from torchlint.rules.devices.batches import is_known_tensor_name
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 

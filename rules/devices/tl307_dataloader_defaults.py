@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.devices.batches import DATALOADERS, moves_loader_batches_to_device
 
 from torchlint.analysis.nodes import get_arg
 from torchlint.rule import Rule
+from torchlint.rules.devices.batches import DATALOADERS, moves_loader_batches_to_device
 
 
 class DataloaderDefaults(Rule):

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.devices.batches import DATALOADERS, batch_loop, batch_root, unwrap_loader
-from torchlint.rules.devices.cuda import is_device_move
 
 from torchlint.analysis.nodes import (
     code,
@@ -15,6 +13,8 @@ from torchlint.analysis.nodes import (
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
+from torchlint.rules.devices.batches import DATALOADERS, batch_loop, batch_root, unwrap_loader
+from torchlint.rules.devices.cuda import is_device_move
 
 # position of non_blocking when passed positionally: x.cuda(device, non_blocking),
 # x.to(device, dtype, non_blocking)
@@ -74,6 +74,7 @@ class TransferWithoutNonBlocking(Rule):
     message = "batch from a pinned DataLoader moved with `.{method}()` without non_blocking=True"
     default = False
     fix_safety = "safe"
+    fix_title = "Pass non_blocking=True"
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -9,7 +9,6 @@ already switched a model to eval mode.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -57,18 +56,20 @@ def is_step_hook(name: str) -> bool:
     return name.lstrip("_").endswith(_STEP_SUFFIXES)
 
 
-def is_test_file(path: str) -> bool:
-    """``test_*.py``, ``*_test.py``, ``conftest.py``, or any file under a ``tests`` folder."""
-    base = os.path.basename(path)
-    parts = os.path.normpath(path).replace(os.sep, "/").split("/")[:-1]
-    return (base.startswith("test_") and base.endswith(".py") or base.endswith("_test.py")
-            or base == "conftest.py" or any(p in ("test", "tests", "testing") for p in parts))
-
-
 def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A test, not evaluation code: ``test*`` functions and methods of ``Test*`` or
-    ``unittest.TestCase`` classes, and ``_test_*`` helpers, in test files; ``test*``
-    methods of a ``TestCase`` class anywhere."""
+    ``unittest.TestCase`` classes, ``_test_*`` helpers and the functions nested in
+    them, in test files; ``test*`` methods of a ``TestCase`` class anywhere."""
+    if _is_test_itself(ctx, function):
+        return True
+    if not ctx.is_test_file:
+        return False
+    index = ctx.index_of(function)
+    outer = ctx.ancestors[:index] if index >= 0 else []
+    return any(isinstance(anc, cst.FunctionDef) and _is_test_itself(ctx, anc) for anc in outer)
+
+
+def _is_test_itself(ctx: FileContext, function: cst.FunctionDef) -> bool:
     name = function.name.value
     cls = ctx.enclosing_class(function)
     in_test_case = cls is not None and any(
@@ -76,7 +77,7 @@ def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:
             last_name_part(b.value) or "").endswith("TestCase") for b in cls.bases)
     if in_test_case and name.startswith("test"):
         return True
-    if not is_test_file(ctx.path):
+    if not ctx.is_test_file:
         return False
     in_test_class = cls is not None and cls.name.value.startswith("Test")
     return name.startswith("test") or name.startswith("_test") or in_test_class
@@ -233,6 +234,8 @@ class FileFacts:
     # called from a function that backpropagates, or from a framework's per-batch step hook
     # (``validation_step``): the caller owns the mode
     called_from_training: set[str] = field(default_factory=set)
+    # function name -> the names it calls (for following helpers of helpers)
+    calls_of: dict[str, set[str]] = field(default_factory=dict)
 
 
 # A helper called from these is part of a forward pass: its caller decides about autograd.
@@ -257,6 +260,13 @@ def _file_facts(ctx: FileContext) -> FileFacts:
             if any(is_backward_call(ctx, n) for n in own):
                 facts.called_from_training |= {
                     last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
+    # helpers of those helpers (valid_step -> _log_metrics -> _inference_with_metrics)
+    pending = list(facts.called_from_training)
+    while pending:
+        for callee in facts.calls_of.get(pending.pop(), ()):
+            if callee not in facts.called_from_training:
+                facts.called_from_training.add(callee)
+                pending.append(callee)
     return facts
 
 
@@ -273,9 +283,10 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         own = list(iter_scope(node.body, enter_lambdas=True))
         if any(method_call(n, "train") is not None for n in own):
             facts.train_setters.add(node.name.value)
+        called = {last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
+        facts.calls_of.setdefault(node.name.value, set()).update(called)
         if is_step_hook(node.name.value) or any(is_backward_call(ctx, n) for n in own):
-            facts.called_from_training |= {
-                last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}
+            facts.called_from_training |= called
         if node.name.value in _FORWARD_METHODS:
             facts.called_from_forward |= {
                 last_name_part(n.func) or "" for n in own if isinstance(n, cst.Call)}

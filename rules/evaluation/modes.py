@@ -7,12 +7,22 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import get_arg, iter_nodes, method_call
+from torchlint.analysis.nodes import get_arg, iter_nodes, iter_scope, method_call, parameters
 from torchlint.analysis.torch_facts import is_layer_name
 
 # torch.nn layers whose forward depends on the mode
 _MODE_LAYERS = ("Dropout", "AlphaDropout", "FeatureAlphaDropout", "BatchNorm", "LazyBatchNorm",
                 "SyncBatchNorm", "InstanceNorm", "LazyInstanceNorm", "Transformer")
+# torch.nn layers known to compute the same in both modes (anything else is not assumed to)
+_MODE_FREE_LAYERS = ("Linear", "Bilinear", "LazyLinear", "Conv", "LazyConv", "Identity",
+                     "Flatten", "Unflatten", "MaxPool", "AvgPool", "AdaptiveAvgPool",
+                     "AdaptiveMaxPool", "LPPool", "Embedding", "LayerNorm", "GroupNorm",
+                     "RMSNorm", "LocalResponseNorm", "ReLU", "ReLU6", "LeakyReLU", "PReLU",
+                     "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+                     "Tanh", "Softmax", "LogSoftmax", "Softmin", "Softplus", "Softsign",
+                     "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink", "Threshold",
+                     "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad", "ConstantPad",
+                     "ReflectionPad", "ReplicationPad", "CircularPad", "ChannelShuffle")
 # recurrent layers and attention: mode-dependent only with a non-zero dropout
 _DROPOUT_ARG = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention"})
 _MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train",
@@ -45,7 +55,8 @@ def _torch_layer_is_mode_free(ctx: FileContext, call: cst.Call, qual: str, depth
         return dropout is None or _is_zero(dropout.value)
     if leaf in ("Sequential", "ModuleList", "ModuleDict"):
         return all(_is_mode_free_layer(ctx, arg.value, depth + 1) for arg in call.args)
-    return True
+    # RReLU randomises its slope in training; wrappers (DataParallel) hold another model
+    return leaf.startswith(_MODE_FREE_LAYERS) and not leaf.startswith("RReLU")
 
 
 def _is_mode_free_layer(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
@@ -86,3 +97,33 @@ def _class_is_mode_free(ctx: FileContext, cls: cst.ClassDef) -> bool:
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0
+
+
+def every_binding_mode_free(ctx: FileContext, name: str) -> bool:
+    """Every assignment of ``name`` in the current function (or, from there, the module)
+    builds a mode-free model or moves the same one (``model = model.cuda()``)."""
+    scopes: list[cst.CSTNode] = []
+    if ctx.current_function is not None:
+        scopes.append(ctx.current_function)
+    scopes.append(ctx.module)
+    for scope in scopes:
+        built = 0
+        for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+            if not isinstance(node, cst.Assign) or not any(
+                    isinstance(t.target, cst.Name) and t.target.value == name
+                    for t in node.targets):
+                continue
+            value: cst.BaseExpression = node.value
+            while (attribute := method_call(value, *_MOVES)) is not None:
+                value = attribute.value
+            if isinstance(value, cst.Name) and value.value == name:
+                continue  # model = model.cuda()
+            if not is_mode_free(ctx, value):
+                return False
+            built += 1
+        if built:
+            return True
+        if scope is ctx.current_function and any(
+                p.name.value == name for p in parameters(scope)):  # type: ignore[arg-type]
+            return False  # a parameter: its model is unknown here
+    return False

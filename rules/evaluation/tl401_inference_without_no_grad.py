@@ -3,15 +3,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-from torchlint.rules.evaluation.functions import (
-    file_facts,
-    is_eval_name,
-    is_pytest_test,
-    is_step_hook,
-    model_names,
-    scan_function,
-)
-from torchlint.rules.patterns import MODEL_NAME
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
@@ -32,14 +23,23 @@ from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
+from torchlint.rules.evaluation.functions import (
+    file_facts,
+    is_eval_name,
+    is_pytest_test,
+    is_step_hook,
+    model_names,
+    scan_function,
+)
+from torchlint.rules.patterns import MODEL_NAME
 
 
 class InferenceWithoutNoGrad(Rule):
     """## What it does
     Flags an evaluation function (named like `evaluate`/`validate`/`predict`, or one that
-    calls `model.eval()`) that runs a model with autograd still recording, and evaluation
-    code at module level (a script or notebook cell): `model.eval()` followed by a loop
-    that calls that model outside `no_grad` and never backpropagates.
+    calls `model.eval()`) that runs a model with autograd still recording. Evaluation code
+    at module level (a script or notebook cell) is flagged too: `model.eval()` followed by
+    a loop that calls that model outside `no_grad` and never backpropagates.
 
     Not flagged: functions decorated with `no_grad`/`inference_mode` or only called under
     them (also through `ExitStack.enter_context(torch.no_grad())`); functions that
@@ -107,6 +107,7 @@ class InferenceWithoutNoGrad(Rule):
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"
+    fix_title = "Decorate with @torch.no_grad()"
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+from torchlint.analysis.nodes import last_name_part
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
     class_sets_eval,
     file_facts,
@@ -10,10 +15,6 @@ from torchlint.rules.evaluation.functions import (
     scan_function,
 )
 from torchlint.rules.patterns import MODEL_NAME
-
-from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
 
 
 class InferenceWithoutEval(Rule):
@@ -80,6 +81,7 @@ class InferenceWithoutEval(Rule):
     message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
                "calls {model}.eval(); dropout and batch norm stay in training mode")
     fix_safety = "unsafe"
+    fix_title = "Call .eval() on the model first"
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         ctx = self.context
@@ -105,6 +107,8 @@ class InferenceWithoutEval(Rule):
         callers = file_facts(ctx)
         if name in callers.called_after_eval or name in callers.called_from_training:
             return  # a helper of a training step or of a step hook: the caller owns the mode
+        if any(last_name_part(c.call.func) in callers.eval_setters for c in facts.calls):
+            return  # eval through a helper of this file (``with inference_context(model)``)
         model = called[0].name
         fix = None
         first = self._first_statement(node)

@@ -1,10 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.evaluation.functions import file_facts
-from torchlint.rules.evaluation.modes import is_mode_free
 
-from torchlint.analysis.bindings import module_value
 from torchlint.analysis.grad_mode import GradOff, with_turns_off
 from torchlint.analysis.nodes import (
     dotted_name,
@@ -15,6 +12,8 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.rule import Rule
+from torchlint.rules.evaluation.functions import file_facts
+from torchlint.rules.evaluation.modes import every_binding_mode_free
 
 
 class TrainModeNotRestored(Rule):
@@ -114,14 +113,8 @@ class TrainModeNotRestored(Rule):
                 return
         if not _trained_in(ctx, loop, model):
             return  # an EMA copy or a frozen teacher: no training step runs it
-        if "." not in model:
-            bound = ctx.binding(model, loop) or ctx.binding(model)
-            value = bound.value if bound is not None and bound.kind == "assign" else None
-            if value is None and ctx.current_function is not None:
-                found = module_value(ctx, model)
-                value = found[1] if found is not None else None
-            if is_mode_free(ctx, value):
-                return  # no dropout or batch norm: eval mode changes nothing it computes
+        if "." not in model and every_binding_mode_free(ctx, model):
+            return  # no dropout or batch norm: eval mode changes nothing it computes
         self._reported.add((id(loop), model))
         self.report(node, model=model)
 

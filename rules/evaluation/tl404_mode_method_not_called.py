@@ -48,6 +48,7 @@ class ModeMethodNotCalled(Rule):
     patterns = (r"\.[\s\\]*(?:eval|train|zero_grad)(?=[ \t\f]*(?:$|[\r;#)\\]))",)
     message = "'{expr}' is not called; add () to call it"
     fix_safety = "safe"
+    fix_title = "Add () to call it"
 
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value

@@ -49,6 +49,7 @@ class LossReductionArgs(Rule):
     patterns = (r"\b(?:size_average|reduce)[\s\\]*=(?!=)", r"\btorch\b")
     message = "{arg}= is deprecated; use reduction={reduction}"
     fix_safety = "safe"
+    fix_title = "Use reduction="
 
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)

@@ -54,6 +54,7 @@ class ClipGradNotInplaceName(Rule):
     patterns = (r"\bclip_grad_(?:norm|value)\b", r"\btorch\b")
     message = "{old} is deprecated; call {old}_ (it clips the gradients in place)"
     fix_safety = "safe"
+    fix_title = "Use the in-place name (clip_grad_*_)"
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -65,6 +65,7 @@ class CudaAmpDeprecated(Rule):
                 r"cuda[\s\\]*\.[\s\\]*amp\b|\bcuda[\s\\]+(?:as|import)\b")
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
     fix_safety = "safe"
+    fix_title = "Use torch.amp"
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -49,6 +49,7 @@ class AutogradVariable(Rule):
     patterns = (r"\bVariable\b", r"\bautograd\b", r"\btorch\b")
     message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
     fix_safety = "safe"
+    fix_title = "Remove Variable()"
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -62,6 +62,7 @@ class LegacyTensorType(Rule):
                 r"\btorch\b")
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
+    fix_title = "Use torch.tensor(..., dtype=...)"
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-from torchlint.rules.modules.containers import Finding, may_hold_container, unregistered_containers
-from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import self_attribute
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
+from torchlint.rules.modules.containers import Finding, may_hold_container, unregistered_containers
+from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 
 
 def container_pattern(bracket: str, builtin: str) -> str:

@@ -63,5 +63,6 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"
+    fix_title = "Use nn.ModuleList"
     kind = "list"
     container = "ModuleList"

@@ -61,5 +61,6 @@ class ModuleDictNotRegistered(UnregisteredContainerRule):
     message = ("layers held in a plain dict `self.{attr}` are not registered with the module; "
                "use nn.ModuleDict")
     fix_safety = "safe"
+    fix_title = "Use nn.ModuleDict"
     kind = "dict"
     container = "ModuleDict"

@@ -58,6 +58,7 @@ class NestedPlainListInContainer(Rule):
     patterns = (r"\bnn\b", r"\b(?:ModuleList|Sequential)\b")
     message = "plain {kind} of layers inside nn.{container}: its layers are not registered"
     fix_safety = "safe"
+    fix_title = "Register the inner layers in the container"
 
     def visit_Call(self, node: cst.Call) -> None:
         self._grown(node)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 
 from torchlint.analysis.bindings import bound_names
 from torchlint.analysis.nodes import (
@@ -15,6 +14,7 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 
 # methods that turn a tensor into another tensor (so a chain on a factory is still a tensor)
 _TENSOR_METHODS = frozenset({
@@ -100,6 +100,7 @@ class TensorAttributeNotRegistered(Rule):
     message = ("tensor stored as plain attribute `self.{attr}`: it will not follow .to()/.cuda() "
                "nor be saved; use register_buffer or nn.Parameter")
     fix_safety = "unsafe"
+    fix_title = "Register it as a buffer"
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         """``self.scale: Tensor = torch.tensor(...)``"""

@@ -3,15 +3,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from torchlint.analysis.nodes import self_attribute, single_target
+from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
     conv_bias_fix,
     conv_dimension,
     sequence_item,
 )
-
-from torchlint.analysis.nodes import self_attribute, single_target
-from torchlint.rule import Rule
 
 
 @dataclass
@@ -74,6 +74,7 @@ class ConvBiasBeforeBatchNorm(Rule):
     patterns = (r"\bnn\b", r"BatchNorm[123]d\b", r"Conv(?:Transpose)?[123]d\b")
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
+    fix_title = "Pass bias=False"
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)

@@ -53,6 +53,7 @@ class ForwardCalledDirectly(Rule):
     patterns = (r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*forward\b", r"\btorch\b|Module\b")
     message = "'{receiver}.forward(...)' bypasses the module's hooks; call '{receiver}(...)'"
     fix_safety = "unsafe"
+    fix_title = "Call the module instead of .forward()"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "forward")

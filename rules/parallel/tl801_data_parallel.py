@@ -17,6 +17,10 @@ class DataParallel(Rule):
     """## What it does
     Flags models wrapped in `torch.nn.DataParallel` (or `torch.nn.parallel.DataParallel`).
 
+    Preview: on real code DataParallel was nearly always deliberate (a fallback beside a
+    DistributedDataParallel path, tutorials about it, tests of its checkpoints, eval
+    scripts behind a flag); only 1 of 15 findings was a place to change.
+
     ## Why is this bad?
     `DataParallel` runs every GPU from one Python process: each step it scatters the batch,
     copies the whole model to every device again, runs the replicas in threads that fight
@@ -54,6 +58,7 @@ class DataParallel(Rule):
     """
 
     code = "TL801"
+    preview = True
     name = "data-parallel"
     triggers = ("DataParallel",)
     # torch.nn(.parallel).DataParallel: `nn` in the import or the call, and `DataParallel` as

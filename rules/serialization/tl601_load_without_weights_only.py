@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
+from torchlint.rules.serialization.files import loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 
@@ -21,7 +22,9 @@ class LoadWithoutWeightsOnly(Rule):
     take over the machine. (Older PyTorch releases defaulted to full unpickling, newer
     ones default to `weights_only=True`; spelling it out keeps the behaviour the same on
     every version.) Passing `weights_only=False` on purpose is accepted as a conscious
-    choice.
+    choice. A file that loads what it saved itself (`torch.save(..., path)` and
+    `torch.load(path)` with the same path in the same file, as when the best model is
+    reloaded after training) reads no stranger's pickle and is left alone.
 
     ## Example
     ```python
@@ -51,11 +54,12 @@ class LoadWithoutWeightsOnly(Rule):
                 torch_function("load"))
     message = "torch.load() without weights_only=; unpickling can run arbitrary code"
     fix_safety = "unsafe"
+    fix_title = "Pass weights_only=True"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
-        if has_keyword(node, "weights_only"):
+        if has_keyword(node, "weights_only") or loads_own_save(self.context, node):
             return
         fix = None
         if get_arg(node, "pickle_module", 2) is None and not has_star_args(node):

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.nodes import get_arg, has_keyword, has_star_args
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
+from torchlint.rules.serialization.files import loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 
@@ -21,6 +22,11 @@ class LoadWithoutMapLocation(Rule):
     again (filling memory on a card another process is using), and on a machine without
     a GPU the load fails outright. Loading to the CPU first and moving the model afterwards
     works everywhere.
+
+    A file that loads what it saved itself (the same path given to `torch.save` in the
+    same file: the best model reloaded after training, a dataset's processed cache) puts
+    the tensors back where this program had them, and tests load their own artifacts on
+    the machine that made them: both are left alone.
 
     ## Example
     ```python
@@ -49,13 +55,14 @@ class LoadWithoutMapLocation(Rule):
                 torch_function("load"))
     message = "torch.load() without map_location=; tensors return to the device they were saved from"
     fix_safety = "unsafe"
+    fix_title = "Pass map_location=\"cpu\""
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
         if has_keyword(node, "map_location") or get_arg(node, None, 1) is not None:
             return
-        if has_star_args(node):
+        if has_star_args(node) or self.context.is_test_file or loads_own_save(self.context, node):
             return
         new = _with_map_location(node)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))

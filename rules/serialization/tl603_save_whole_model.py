@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import get_arg, method_call
@@ -9,6 +8,7 @@ from torchlint.analysis.torch_facts import is_layer_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import receiver_text
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _MOVES = ("to", "cuda", "cpu")
@@ -52,6 +52,7 @@ class SaveWholeModel(Rule):
     """
 
     code = "TL603"
+    preview = True
     name = "save-whole-model"
     triggers = ("save",)
     # is_layer_call: a torch.nn class or a local subclass of nn.Module / LightningModule;
@@ -61,6 +62,7 @@ class SaveWholeModel(Rule):
                 r"\b(?:nn|LightningModule)\b")
     message = "torch.save() of a whole module pickles its class; save {name}.state_dict() instead"
     fix_safety = "unsafe"
+    fix_title = "Save the state_dict()"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in SAVE_FUNCTIONS:

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.patterns import torch_function
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import get_arg, iter_nodes, method_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.patterns import torch_function
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 WRAPPERS = frozenset({
@@ -65,6 +65,7 @@ class SaveWrappedStateDict(Rule):
     message = ("{name} is wrapped in {wrapper}: its state_dict keys start with 'module.'; "
                "save {name}.module.state_dict()")
     fix_safety = "unsafe"
+    fix_title = "Save the wrapped module's state_dict()"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in SAVE_FUNCTIONS:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.tensors.layouts import produced, view_rank
 
 from torchlint.analysis.nodes import method_call
 from torchlint.analysis.tensor_facts import (
@@ -12,6 +11,7 @@ from torchlint.analysis.tensor_facts import (
 )
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.tensors.layouts import produced, view_rank
 
 # permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for
 _PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES))
@@ -79,6 +79,7 @@ class ViewAfterPermute(Rule):
     message = (".view() merges dimensions that {op} moved apart in memory; it raises at run "
                "time: use .reshape() or .contiguous()")
     fix_safety = "safe"
+    fix_title = "Use .reshape()"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "view")

@@ -14,10 +14,17 @@ from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GradOff,
     called_only_with_grad_off,
+    decorated_no_grad,
     in_no_grad,
     with_turns_off,
 )
-from torchlint.analysis.nodes import dotted_name, iter_nodes, last_name_part, self_attribute
+from torchlint.analysis.nodes import (
+    dotted_name,
+    iter_nodes,
+    iter_scope,
+    last_name_part,
+    self_attribute,
+)
 from torchlint.analysis.torch_facts import (
     BACKWARD_METHODS,
     is_layer_call,
@@ -211,6 +218,8 @@ def graph_value(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
     env = env or {}
     if isinstance(node, cst.NamedExpr):
         return graph_value(ctx, node.value, depth + 1, env)
+    if isinstance(node, cst.Call) and returns_no_graph(ctx, node.func):
+        return None  # a function of this file returning a number (``eval_loss`` -> float)
     if is_loss_value_call(ctx, node):
         return "loss"
     if is_model_call(ctx, node):
@@ -404,3 +413,86 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
     return False
 
 
+def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """``func`` names a function of this file that gives back no graph: it runs under
+    ``no_grad``, or each of its returns is a Python number (``.item()``, ``float(...)``,
+    literals, and names only ever bound to such, combined by arithmetic)."""
+    if not isinstance(func, cst.Name):
+        return False
+    function = ctx.cached(("local_function", func.value), lambda: _local_function(ctx, func.value))
+    if function is None:
+        return False
+    if decorated_no_grad(ctx, function):
+        return True
+    returns = [n for n in iter_scope(function.body) if isinstance(n, cst.Return)]
+    numbers = _number_names(function)
+    return bool(returns) and all(
+        r.value is not None and _is_number(r.value, numbers) for r in returns)
+
+
+def _local_function(ctx: FileContext, name: str) -> cst.FunctionDef | None:
+    found = [n for n in iter_nodes(ctx.module) if isinstance(n, cst.FunctionDef)
+             and n.name.value == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _number_names(function: cst.FunctionDef) -> set[str]:
+    """Names every binding of which (in the function) is a Python number."""
+    good: set[str] = set()
+    bad: set[str] = set()
+    for node in iter_scope(function.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            for target in targets:
+                name = target.target
+                if isinstance(name, cst.Name):
+                    (good if _is_number(node.value, set()) else bad).add(name.value)
+    changed = True
+    while changed:  # a = b / n where b is a number name
+        changed = False
+        for node in iter_scope(function.body):
+            if isinstance(node, (cst.Assign, cst.AugAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, cst.Assign) else [node]
+                for target in targets:
+                    name = target.target
+                    if isinstance(name, cst.Name) and name.value in bad and _is_number(
+                            node.value, good - bad) and all(
+                            _is_number(v, good) for v in _values_of(function, name.value)):
+                        bad.discard(name.value)
+                        good.add(name.value)
+                        changed = True
+    return good - bad
+
+
+def _values_of(function: cst.FunctionDef, name: str) -> list[cst.BaseExpression]:
+    values = []
+    for node in iter_scope(function.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in targets):
+                values.append(node.value)
+    return values
+
+
+def _is_number(expr: cst.BaseExpression, numbers: set[str]) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in numbers
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_number(expr.expression, numbers)
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_number(expr.left, numbers) and _is_number(expr.right, numbers) or (
+            _is_number(expr.left, numbers) and _is_len(expr.right)) or (
+            _is_len(expr.left) and _is_number(expr.right, numbers))
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "item":
+            return True
+        return isinstance(func, cst.Name) and func.value in ("float", "int", "round")
+    return False
+
+
+def _is_len(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and (
+        expr.func.value == "len") or isinstance(expr, (cst.Integer, cst.Float))

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.analysis.bindings import bindings_before, binds_anywhere
+from torchlint.analysis.nodes import dotted_name, iter_scope, method_call, positional_args
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rules.training.graph import (
     function_scope,
@@ -13,11 +18,6 @@ from torchlint.rules.training.graph import (
     shown,
 )
 from torchlint.rules.training.loops import trains
-
-from torchlint.analysis.bindings import bindings_before, binds_anywhere
-from torchlint.analysis.nodes import dotted_name, iter_scope, method_call, positional_args
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
 
 
 class LossAppendedWithGraph(Rule):
@@ -88,6 +88,7 @@ class LossAppendedWithGraph(Rule):
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"
+    fix_title = "Append .item() instead of the tensor"
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "append")

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import libcst as cst
+
+from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rules.training.graph import (
     function_scope,
@@ -14,9 +17,6 @@ from torchlint.rules.training.graph import (
     last_assignment,
     shown,
 )
-
-from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.rule import Rule
 
 
 class LossSummedWithGraph(Rule):
@@ -83,6 +83,7 @@ class LossSummedWithGraph(Rule):
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"
+    fix_title = "Add .item() instead of the tensor"
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name):

@@ -1,16 +1,17 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.training.loops import is_autocast_item
 
 from torchlint.analysis.nodes import method_call
 from torchlint.rule import Rule
+from torchlint.rules.training.loops import is_autocast_item
 
 
 class BackwardInsideAutocast(Rule):
     """## What it does
     Flags a `.backward()` call written inside a `with autocast(...)` block
-    (`torch.autocast`, `torch.amp.autocast`, `torch.cuda.amp.autocast`).
+    (`torch.autocast`, `torch.amp.autocast`, `torch.cuda.amp.autocast`). Not in test files,
+    which probe autocast behaviour on purpose, and not inside `autocast(enabled=False)`.
 
     ## Why is this bad?
     Autocast is meant to wrap the forward pass and the loss only. The backward pass
@@ -57,6 +58,8 @@ class BackwardInsideAutocast(Rule):
         if method_call(node, "backward") is None:
             return
         ctx = self.context
+        if ctx.is_test_file:
+            return  # tests probe autocast semantics on purpose (pytest.raises around it)
         ancestors = ctx.ancestors
         for i in range(len(ancestors) - 2, -1, -1):
             anc = ancestors[i]

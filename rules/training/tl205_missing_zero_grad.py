@@ -1,15 +1,17 @@
 from __future__ import annotations
 
 import libcst as cst
-from torchlint.rules.training.loops import loop_training_facts
 
+from torchlint.analysis.nodes import iter_scope
 from torchlint.rule import Rule
+from torchlint.rules.training.loops import loop_training_facts
 
 
 class MissingZeroGrad(Rule):
     """## What it does
     Flags a loop that calls `.backward()` and `optimizer.step()` (or `scaler.step(optimizer)`)
-    but never clears the gradients with `zero_grad()` or `p.grad = None`.
+    but never clears the gradients with `zero_grad()` or `p.grad = None`. Not a loop that
+    builds a new optimizer (over new leaves) on every iteration.
 
     ## Why is this bad?
     `.backward()` adds the new gradients to whatever is already stored in `.grad`. Without
@@ -65,4 +67,12 @@ class MissingZeroGrad(Rule):
         facts = loop_training_facts(self.context, node.body)
         if facts is None or facts.clears or facts.inner_loop_steps:
             return
+        if self._fresh_optimizer(node):
+            return  # a new optimizer (over new leaves) each iteration: nothing piles up
         self.report(node, step=facts.step)
+
+    def _fresh_optimizer(self, node: cst.For | cst.While) -> bool:
+        return any(
+            isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and (
+                self.context.qualified_name(n.value.func) or "").startswith("torch.optim.")
+            for n in iter_scope(node.body))

@@ -70,6 +70,7 @@ class ExpandThenInplace(Rule):
     message = ("in-place write into the result of .{op}(), whose elements share memory; "
                ".clone() it first")
     fix_safety = "safe"
+    fix_title = "Clone after expand"
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.grad_mode import in_no_grad
 from torchlint.analysis.nodes import method_call
 from torchlint.analysis.tensor_facts import is_parameter_loop_target
 from torchlint.analysis.torch_facts import is_tensor_factory
@@ -9,12 +10,17 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 
 _TENSOR_ATTRIBUTES = frozenset({"grad", "weight", "bias"})
+_METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout", "requires_grad"})
+_METADATA_METHODS = frozenset({"size", "numel", "dim", "is_floating_point", "is_contiguous",
+                               "element_size", "data_ptr", "nelement", "type"})
 
 
 class TensorDataAttribute(Rule):
     """## What it does
     Flags reads of `.data` on a tensor (`p.data`, `p.grad.data`, `layer.weight.data`);
-    `.detach()` gives the same storage without hiding changes from autograd.
+    `.detach()` gives the same storage without hiding changes from autograd. Not reads of
+    metadata only (`p.data.dtype`, `p.data.shape`, `p.data.size()`), nor code under
+    `torch.no_grad()`, where nothing is recorded anyway.
 
     ## Why is this bad?
     `.data` returns a tensor that shares memory with the original but is invisible to
@@ -51,6 +57,7 @@ class TensorDataAttribute(Rule):
     """
 
     code = "TL210"
+    preview = True
     name = "tensor-data-attribute"
     triggers = ("data",)
     # a `.data` attribute, on .grad/.weight/.bias, a parameter/buffer, a factory tensor or Parameter
@@ -63,11 +70,12 @@ class TensorDataAttribute(Rule):
     message = "'.data' bypasses autograd's checks; use .detach() (or torch.no_grad() for writes)"
     default = False
     fix_safety = "unsafe"
+    fix_title = "Use .detach()"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data" or not self._is_tensor(node.value):
             return
-        if self._is_written(node):
+        if self._is_written(node) or self._metadata_only(node) or in_no_grad(self.context):
             return
         detached = cst.Call(func=cst.Attribute(value=node.value, attr=cst.Name("detach")),
                             lpar=node.lpar, rpar=node.rpar)
@@ -98,6 +106,17 @@ class TensorDataAttribute(Rule):
                         elements[1].value.value == name)
                 comp = comp.inner_for_in
         return None
+
+    def _metadata_only(self, node: cst.Attribute) -> bool:
+        """``w.data.dtype``, ``w.data.shape[0]``, ``w.data.size()``: nothing can change."""
+        parent = self.context.parent(node)
+        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+            return False
+        if parent.attr.value in _METADATA:
+            return True
+        call = self.context.parent(parent)
+        return isinstance(call, cst.Call) and call.func is parent and (
+            parent.attr.value in _METADATA_METHODS)
 
     def _is_written(self, node: cst.Attribute) -> bool:
         parent = self.context.parent(node)

@@ -87,6 +87,7 @@ class ZeroGradSetToNoneFalse(Rule):
     """
 
     code = "TL211"
+    preview = True
     name = "zero-grad-set-to-none-false"
     triggers = ("zero_grad", "zero_")
     # zero_grad(set_to_none=False) / zero_grad(False), or `<name>.grad[.data].zero_()`

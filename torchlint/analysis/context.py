@@ -10,6 +10,7 @@ rules stay silent on ``None``.
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -268,6 +269,13 @@ class FileContext:
                 best = candidate
         return best
 
+    @property
+    def is_test_file(self) -> bool:
+        """``test_*.py``, ``*_test.py``, ``conftest.py``, or a file under a ``test``,
+        ``tests`` or ``testing`` folder: code that exercises behaviour on purpose."""
+        root = self.project.roots[0] if self.project is not None else os.getcwd()
+        return self.cached("is_test_file", lambda: _is_test_path(self.path, root))
+
     def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """A per-file memo for facts rules derive more than once (``key`` names the fact)."""
         try:
@@ -441,3 +449,15 @@ def _alias_branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) is not None:
         return [value]
     return []
+
+
+def _is_test_path(path: str, root: str) -> bool:
+    """Folders count only inside the project (``root``), never above it: a project kept
+    under ``~/tests/`` is not a test suite."""
+    base = os.path.basename(path)
+    absolute = os.path.abspath(path)
+    inside = absolute.startswith(os.path.join(os.path.abspath(root), ""))
+    relative = os.path.relpath(absolute, root) if inside else base
+    folders = relative.replace(os.sep, "/").split("/")[:-1]
+    return (base.startswith("test_") and base.endswith(".py") or base.endswith("_test.py")
+            or base == "conftest.py" or any(f in ("test", "tests", "testing") for f in folders))

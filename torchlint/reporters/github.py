@@ -21,11 +21,14 @@ def escape_property(text: str) -> str:
 
 def format_github(d: Diagnostic) -> str:
     properties = [("title", f"torchlint ({d.code})"), ("file", d.path)]
-    if d.cell is None:  # GitHub cannot point into a notebook cell: the message says where
-        properties += [("line", str(d.line)), ("col", str(d.column)),
-                       ("endLine", str(d.end_line)), ("endColumn", str(d.end_column))]
+    if d.cell is None or d.in_file is not None:
+        # a notebook's finding is annotated on its line of the .ipynb text
+        line, column, end_line, end_column = d.file_region
+        properties += [("line", str(line)), ("col", str(column)),
+                       ("endLine", str(end_line)), ("endColumn", str(end_column))]
+    if d.cell is None:
         where = f"{d.path}:{d.line}:{d.column}"
-    else:
+    else:  # the message says where in the notebook
         where = f"{d.path}:cell {d.cell}:{d.line}:{d.column}"
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::error {rendered}::{escape_data(f'{where}: {d.code} {d.message}')}"

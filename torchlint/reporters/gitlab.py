@@ -34,6 +34,7 @@ def render_gitlab(diagnostics: Sequence[Diagnostic], stream: TextIO,
         seen[key] += 1
         fingerprint = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
         where = f"cell {d.cell}: " if d.cell is not None else ""
+        begin, _, end, _ = d.file_region  # a notebook's: the lines in the .ipynb text
         issues.append({
             "type": "issue",
             "check_name": d.code,
@@ -43,7 +44,7 @@ def render_gitlab(diagnostics: Sequence[Diagnostic], stream: TextIO,
             "fingerprint": fingerprint,
             "location": {
                 "path": path,
-                "lines": {"begin": d.line, "end": d.end_line},
+                "lines": {"begin": begin, "end": end},
             },
         })
     json.dump(issues, stream, indent=2, ensure_ascii=False)

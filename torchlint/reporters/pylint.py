@@ -15,4 +15,5 @@ def render_pylint(diagnostics: Sequence[Diagnostic], stream: TextIO,
                   sources: Sources | None = None) -> None:
     for d in diagnostics:
         message = f"cell {d.cell}: {d.message}" if d.cell is not None else d.message
-        stream.write(f"{d.path}:{d.line}: [{d.code}({d.name}), ] {message}\n")
+        line = d.file_region[0]  # a notebook's: the line in the .ipynb text
+        stream.write(f"{d.path}:{line}: [{d.code}({d.name}), ] {message}\n")

@@ -88,7 +88,7 @@ def sarif_log(diagnostics: Sequence[Diagnostic], sources: Sources | None = None
             "message": {"text": d.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": artifact,
-                "region": _region(d.line, d.column, d.end_line, d.end_column),
+                "region": _region(*d.file_region),  # a notebook's: in the .ipynb text
             }}],
         }
         if d.code in index:

@@ -1,18 +1,102 @@
 """The notebook step of a run: read a .ipynb, lint its code cells as one program, map the
-findings to cells, and write fixes back into the cells' sources."""
+findings to cells, and write fixes back into the cells' sources.
+
+A cell that does not parse (an exercise's ``model = ``) is reported as TL001 on that cell
+and left out; every other cell is linted, in order, with what earlier cells imported and
+defined, as Jupyter runs them.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
+from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
+from torchlint.diagnostic import Diagnostic
 from torchlint.fix.text import unified_diff
 from torchlint.notebook import Notebook, NotebookError
 from torchlint.run.file import lint_one
 from torchlint.run.outcome import FileOutcome, Mode
 from torchlint.source import SourceFile, write_atomic
+
+
+@dataclass
+class CellsLint:
+    """The lint of a notebook's program, without the cells that do not parse."""
+
+    outcome: FileOutcome  # findings and fixes on the program (not yet mapped to cells)
+    program: str  # the program linted: the cells left out are blanked
+    broken: dict[int, Diagnostic] = field(default_factory=dict)  # cell -> its TL001
+
+    def findings(self, notebook: Notebook, settings: FileSettings) -> list[Diagnostic]:
+        """Every finding on its cell: the cells' TL001 (when enabled) and the rest."""
+        mapped = [notebook.map_diagnostic(d) for d in self.outcome.diagnostics]
+        if SYNTAX_ERROR in settings.codes:
+            mapped += self.broken.values()
+        return sorted(mapped, key=lambda d: (d.cell or 0, d.line, d.column, d.code))
+
+
+def _cannot_parse(outcome: FileOutcome) -> Diagnostic | None:
+    return next((d for d in outcome.diagnostics
+                 if d.code == SYNTAX_ERROR and d.message.startswith("cannot parse")), None)
+
+
+def _cell_error(notebook: Notebook, index: int) -> Diagnostic | None:
+    """TL001 for cell ``index`` when its code does not parse on its own (CPython's own
+    position and message, as for a .py file)."""
+    from torchlint.engine.parse import python_syntax_error
+
+    cell = notebook.cell(index)
+    if cell is None:
+        return None
+    error = python_syntax_error(cell.neutral)
+    if error is None:
+        return None
+    line, column, message = error
+    lines = cell.source.splitlines() or [""]
+    line = max(1, min(line, len(lines)))
+    column = max(1, min(column, len(lines[line - 1]) + 1))
+    found = syntax_error_at(notebook.path, line, column, f"cannot parse: {message}")
+    return notebook.place(replace(found, cell=index))
+
+
+def lint_cells(notebook: Notebook, settings: FileSettings, mode: Mode) -> CellsLint:
+    """Lint (with ``mode``) the notebook's cells as one program, leaving out each cell
+    that does not parse."""
+    # TL001 is needed to see a failure even when the user disabled it
+    checking = replace(settings, codes=settings.codes | {SYNTAX_ERROR})
+    program = notebook.program
+    outcome = lint_one(SourceFile(path=notebook.path, text=program), checking, mode)
+    failure = _cannot_parse(outcome)
+    if failure is None:
+        return CellsLint(_without_tl001(outcome, settings), program)
+    broken: dict[int, Diagnostic] = {}
+    for cell in notebook.cells:  # first each cell on its own, as Jupyter compiles it
+        error = _cell_error(notebook, cell.index)
+        if error is not None:
+            broken[cell.index] = error
+    for _ in range(len(notebook.cells) + 1):
+        program = notebook.program_without(broken)
+        outcome = lint_one(SourceFile(path=notebook.path, text=program), checking, mode)
+        failure = _cannot_parse(outcome)
+        if failure is None:
+            return CellsLint(_without_tl001(outcome, settings), program, broken)
+        # the cells parse one by one but not together: blame the cell the parser stopped in
+        blamed = notebook.map_diagnostic(failure)
+        if blamed.cell is None or blamed.cell in broken:
+            break
+        broken[blamed.cell] = blamed
+    # nothing more to leave out: the program's own error stands for the notebook
+    return CellsLint(outcome, program, broken)
+
+
+def _without_tl001(outcome: FileOutcome, settings: FileSettings) -> FileOutcome:
+    if SYNTAX_ERROR in settings.codes:
+        return outcome
+    return replace(outcome, diagnostics=[d for d in outcome.diagnostics
+                                         if d.code != SYNTAX_ERROR])
 
 
 def _not_a_notebook(path: str, message: str, settings: Settings) -> FileOutcome:
@@ -37,20 +121,21 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
         return _not_a_notebook(path, f"not a notebook: {exc}", settings)
     if not notebook.cells or not notebook.is_python:
         return FileOutcome(path)
-    source = SourceFile(path=path, text=notebook.program)
     file_settings = settings.for_file(path)
-    outcome = lint_one(source, file_settings, replace(mode, fix=False, diff=False) if mode.diff
-                       else mode)
-    mapped = [notebook.map_diagnostic(d) for d in outcome.diagnostics]
+    linted = lint_cells(notebook, file_settings,
+                        replace(mode, fix=False, diff=False) if mode.diff else mode)
+    outcome = linted.outcome
+    mapped = linted.findings(notebook, file_settings)
     if not (mode.fix or mode.diff):
         return FileOutcome(path, mapped, error=outcome.error)
     fixed_program = outcome.fixed_text
     if mode.diff:  # lint_one diffs the program; the diff is redone per cell, in cell terms
-        fixing = lint_one(source, file_settings, replace(mode, fix=True, diff=False))
+        fixing = lint_one(SourceFile(path=path, text=linted.program), file_settings,
+                          replace(mode, fix=True, diff=False))
         fixed_program = fixing.fixed_text
-    if fixed_program is None or fixed_program == notebook.program:
+    if fixed_program is None or fixed_program == linted.program:
         return FileOutcome(path, mapped, error=outcome.error)
-    changed = notebook.changed_cells(fixed_program)
+    changed = notebook.changed_cells(fixed_program, skip=linted.broken)
     if changed is None:  # a fix moved a cell marker: write nothing rather than guess
         return FileOutcome(path, mapped, error="the fixes could not be mapped back to the cells;"
                            " nothing was written")

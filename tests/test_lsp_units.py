@@ -1,0 +1,83 @@
+"""The language server's pure parts: minimal edits, disable comments, editor settings."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from torchlint.config.errors import ConfigError  # noqa: E402
+from torchlint.lsp.positions import apply_changes, minimal_changes  # noqa: E402
+from torchlint.lsp.presentation import noqa_change  # noqa: E402
+from torchlint.lsp.settings import ClientSettings, Resolver, parse_settings  # noqa: E402
+
+LINES = st.lists(st.sampled_from(["x = 1\n", "import torch\n", "y = f(x)\n", "\n", "# c\n",
+                                  "z = torch.ones(3).cuda()\n", "é = 2\r\n", "w"]),
+                 max_size=12)
+
+
+@given(LINES, LINES)
+def test_minimal_changes_turn_one_text_into_the_other(old: list[str], new: list[str]) -> None:
+    a, b = "".join(old), "".join(new)
+    changes = minimal_changes(a, b)
+    assert apply_changes(a, changes) == b
+    assert all(x.end <= y.start for x, y in zip(changes, changes[1:]))  # never overlapping
+
+
+def test_a_one_word_change_is_one_small_edit() -> None:
+    old = "import torch\n" * 50 + "x = torch.ones(3).cuda()\n" + "y = 1\n" * 50
+    new = old.replace("torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
+    (change,) = minimal_changes(old, new)
+    assert change.new == ', device="cuda"' and change.end - change.start == len(").cuda(")
+
+
+@pytest.mark.parametrize(("text", "line", "expected"), [
+    ("x = f()\n", 1, "x = f()  # noqa: TL301\n"),
+    ("x = f()   \n", 1, "x = f()  # noqa: TL301\n"),
+    ("x = f()  # noqa: TL302\n", 1, "x = f()  # noqa: TL302, TL301\n"),
+    ("x = f()  # why  # noqa:TL302\n", 1, "x = f()  # why  # noqa:TL302, TL301\n"),
+    ("x = f()  # a comment\n", 1, "x = f()  # a comment  # noqa: TL301\n"),
+    ("x = (f(),\n     g())\n", 1, "x = (f(),  # noqa: TL301\n     g())\n"),
+])
+def test_disable_comment(text: str, line: int, expected: str) -> None:
+    change = noqa_change(text, text, line, "TL301")
+    assert change is not None
+    assert apply_changes(text, [change]) == expected
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("x = f()  # noqa\n", 1),  # already silenced
+    ('x = f(); s = """\nmore"""\n', 1),  # the comment would be in the string
+    ("x = f() + \\\n    1\n", 1),  # after a backslash
+])
+def test_no_disable_comment_where_it_cannot_go(text: str, line: int) -> None:
+    assert noqa_change(text, text, line, "TL301") is None
+
+
+def test_ruffs_shapes_of_settings() -> None:
+    settings, problems = ClientSettings.from_options({
+        "globalSettings": {"select": ["TL3"]},
+        "settings": [{"workspace": "file:///work/a", "ignore": ["TL301"]}]})
+    assert problems == []
+    assert settings.global_settings.select == ("TL3",)
+    assert settings.for_path("/work/a/x.py").ignore == ("TL301",)
+    assert settings.for_path("/work/a/x.py").select == ("TL3",)  # on top of the global
+    assert settings.for_path("/elsewhere/x.py").ignore == ()
+    flat, _ = ClientSettings.from_options({"torchlint": {"preview": True}})
+    assert flat.global_settings.preview is True
+
+
+def test_severity_by_longest_prefix() -> None:
+    settings, _ = parse_settings({"severity": {"TL3": "information", "TL301": "hint"}})
+    assert [settings.severity_of(c) for c in ("TL301", "TL302", "TL101", "TL001")] == [
+        "hint", "information", "warning", "error"]
+
+
+def test_an_inline_configuration_error_names_the_setting() -> None:
+    settings, _ = parse_settings({"configuration": {"bogus": 1},
+                                  "configurationPreference": "editorFirst"})
+    with pytest.raises(ConfigError, match=r"^the editor setting 'configuration' .*'bogus'"):
+        Resolver().settings("/tmp/x.py", settings, "/tmp")

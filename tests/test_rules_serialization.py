@@ -1,0 +1,77 @@
+"""Unit tests of the saving and loading rules beyond their fixtures."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+
+def _lint(code: str, source: str, path: str = "example.py"):
+    rule = all_rules()[code]
+    return lint_source(SourceFile(path, textwrap.dedent(source)),
+                       FileSettings.for_rules([rule], {code})).diagnostics
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_loading_what_the_file_saved_itself_is_silent(code: str) -> None:
+    assert not _lint(code, """\
+        import torch
+
+        for epoch in range(3):
+            torch.save(model.state_dict(), "best_model.pt")
+        model.load_state_dict(torch.load('best_model.pt'))
+        """)
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_own_save_through_an_open_file_and_a_joined_path(code: str) -> None:
+    assert not _lint(code, """\
+        import os
+        import torch
+
+        class Cached:
+            def load(self):
+                self.data = torch.load(os.path.join(self.root, self.processed,
+                                                    self.file))
+
+            def download(self):
+                with open(os.path.join(self.root, self.processed, self.file), "wb") as f:
+                    torch.save(self.data, f)
+        """)
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_a_path_saved_elsewhere_is_still_reported(code: str) -> None:
+    found = _lint(code, """\
+        import torch
+
+        def save(model, path):
+            torch.save(model.state_dict(), path)
+
+        def load(model, path):
+            model.load_state_dict(torch.load(path))
+
+        def resume(opt):
+            return torch.load("saved/gen_%d.pth" % opt.epoch)
+
+        def checkpoint(model, epoch):
+            torch.save(model.state_dict(), "saved/gen_%d.pth" % epoch)
+        """)
+    assert [d.line for d in found] == [7, 10]
+
+
+def test_tl602_leaves_tests_alone() -> None:
+    source = """\
+        import torch
+
+        def test_reload(tmp_path, ckpt):
+            assert torch.load(ckpt)["epoch"] == 1
+        """
+    assert not _lint("TL602", source, "tests/test_checkpoint.py")
+    assert _lint("TL602", source, "tools/check.py")

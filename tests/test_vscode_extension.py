@@ -1,0 +1,94 @@
+"""The VS Code extension in editors/vscode builds (``npm ci && npm run compile``),
+packages to a .vsix, and its manifest matches what the server understands.
+
+Skipped when npm is not installed or the npm registry cannot be reached."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchlint.lsp.settings import KEYS
+
+EXTENSION = Path(__file__).resolve().parents[1] / "editors" / "vscode"
+OFFLINE = ("ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNREFUSED", "ECONNRESET",
+           "network", "getaddrinfo")
+
+
+def _npm(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["npm", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    folder = tmp_path_factory.mktemp("vscode") / "vscode"
+    shutil.copytree(EXTENSION, folder, ignore=shutil.ignore_patterns(
+        "node_modules", "dist", "*.vsix"))
+    installed = _npm(folder, "ci", "--no-audit", "--no-fund")
+    if installed.returncode != 0:
+        output = installed.stdout + installed.stderr
+        if any(word in output for word in OFFLINE):
+            pytest.skip("the npm registry cannot be reached")
+        raise AssertionError(output)
+    compiled = _npm(folder, "run", "compile")
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    packaged = _npm(folder, "run", "package")
+    assert packaged.returncode == 0, packaged.stdout + packaged.stderr
+    return folder / "torchlint.vsix"
+
+
+def _manifest() -> dict[str, Any]:
+    return json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+
+
+def test_the_package_holds_the_bundle_and_nothing_else(package: Path) -> None:
+    with zipfile.ZipFile(package) as vsix:
+        names = set(vsix.namelist())
+        bundle = vsix.read("extension/dist/extension.js").decode()
+        manifest = json.loads(vsix.read("extension/package.json"))
+    assert {"extension/package.json", "extension/dist/extension.js",
+            "extension.vsixmanifest"} <= names
+    assert not [n for n in names if n.startswith(("extension/src/", "extension/node_modules/"))]
+    assert manifest["main"] == "./dist/extension.js"
+    # the language client and the commands it sends to the server are in the bundle
+    assert "torchlint.applyFixAll" in bundle and "torchlint.ruleDocumentation" in bundle
+    assert "vscode-languageclient" in bundle or "LanguageClient" in bundle
+
+
+def test_the_manifest_contributes_the_servers_settings() -> None:
+    manifest = _manifest()
+    properties = manifest["contributes"]["configuration"]["properties"]
+    editor_only = {"torchlint.path", "torchlint.interpreter", "torchlint.trace.server"}
+    assert set(properties) - editor_only == {f"torchlint.{key}" for key in KEYS}
+    source = (EXTENSION / "src" / "extension.ts").read_text(encoding="utf-8")
+    sent = re.search(r"SERVER_SETTINGS = \[(.*?)\]", source, re.S)
+    assert sent is not None
+    assert re.findall(r'"(\w+)"', sent.group(1)) == list(KEYS)
+    commands = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
+    assert commands == {"torchlint.fixAll": "Fix all auto-fixable problems",
+                        "torchlint.showRule": "Show rule",
+                        "torchlint.restart": "Restart server"}
+    assert {"onLanguage:python", "onNotebook:jupyter-notebook"} <= set(
+        manifest["activationEvents"])
+    assert '{ notebook: "*", language: "python" }' in source  # notebook cells too
+
+
+def test_versions_are_pinned_and_the_lock_is_committed() -> None:
+    manifest = _manifest()
+    for group in ("dependencies", "devDependencies"):
+        for name, version in manifest[group].items():
+            assert re.fullmatch(r"\d+\.\d+\.\d+", version), (name, version)
+    lock = json.loads((EXTENSION / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["packages"][""]["dependencies"] == manifest["dependencies"]
+    ignored = (EXTENSION / ".gitignore").read_text(encoding="utf-8").split()
+    assert {"node_modules/", "dist/", "*.vsix"} <= set(ignored)

@@ -1,0 +1,293 @@
+"""``torchlint server``: the language server (pygls).
+
+Lints are debounced and run one at a time off the event loop; a lint superseded by a newer
+edit is cancelled before it starts, or its result is dropped, so diagnostics are only
+ever published for the version the editor has. Diagnostics are pulled
+(``textDocument/diagnostic``) by clients that can, pushed to the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from torchlint import __version__
+from torchlint.config.errors import ConfigError
+from torchlint.config.file_settings import FileSettings
+from torchlint.lsp.actions import EditBuilder
+from torchlint.lsp.linting import Document, Linted, Snapshot, fix_all, lint_snapshot
+from torchlint.lsp.positions import Offsets
+from torchlint.lsp.presentation import lsp_diagnostic, rule_documentation
+from torchlint.lsp.settings import ClientSettings, EditorSettings, Resolver
+
+DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
+_PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithCells(
+        notebook="*", cells=[types.NotebookCellLanguage(language="python")])],
+    save=True)
+
+
+@dataclass
+class Result:
+    linted: Linted
+    editor: EditorSettings
+    settings: FileSettings | None  # None: not linted (excluded or a bad configuration)
+    result_id: str
+
+
+class TorchlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("torchlint", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC)
+        self.client_settings = ClientSettings()
+        self.resolver = Resolver()
+        self.shown_errors: set[str] = set()
+        self.pull = False  # the client pulls diagnostics
+        self.resolve_edits = False  # the client resolves a code action's edit
+        self.versioned_edits = False  # the client takes versioned document edits
+        self.show_document = False
+        self.refresh = False  # the client re-pulls diagnostics when asked
+        self.debounce = DEBOUNCE
+        # one lint at a time, off the event loop (libcst holds the GIL: more threads would
+        # not lint faster, and a lint running for a stale version cannot be stopped)
+        self.linter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchlint-lint")
+        self.results: dict[str, Result] = {}  # by subject uri (document or notebook)
+        self.pending: dict[str, tuple[tuple[object, ...], asyncio.Task[Result | None]]] = {}
+        self.published: dict[str, set[str]] = {}  # subject -> document uris published
+        self.runs = 0  # lints started (for the benchmark)
+        self._counter = 0
+        self._docs_dir: tempfile.TemporaryDirectory[str] | None = None
+
+    # -------------------------------------------------------------- what to lint
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """The document (or the whole notebook of a cell) ``uri`` belongs to, as it is."""
+        workspace = self.workspace
+        notebook = workspace.get_notebook_document(cell_uri=uri) or \
+            workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            documents = []
+            for index, cell in enumerate(notebook.cells, start=1):
+                if cell.kind != types.NotebookCellKind.Code:
+                    continue
+                if unquote(cell.document) not in workspace.text_documents:
+                    continue
+                text = workspace.get_text_document(cell.document)
+                if text.language_id not in (None, "python"):
+                    continue
+                documents.append(Document(cell.document, text.version, text.source, index))
+            return Snapshot(notebook.uri, to_fs_path(notebook.uri) or notebook.uri,
+                            tuple(documents), notebook=True)
+        if unquote(uri) not in workspace.text_documents:
+            return None
+        document = workspace.get_text_document(uri)
+        path = document.path
+        lone_cell = uri.startswith("vscode-notebook-cell:") or path.endswith(".ipynb")
+        if not (lone_cell or path.endswith(_PYTHON_SUFFIXES)
+                or document.language_id == "python"):
+            return None
+        return Snapshot(document.uri, path,
+                        (Document(document.uri, document.version, document.source),),
+                        notebook=lone_cell)
+
+    def _root(self, path: str) -> str | None:
+        best = None
+        for folder in self.workspace.folders.values():
+            root = to_fs_path(folder.uri)
+            if root and (path == root or path.startswith(root.rstrip("/") + "/")) and \
+                    (best is None or len(root) > len(best)):
+                best = root
+        return best or (to_fs_path(self.workspace.root_uri) if self.workspace.root_uri
+                        else None)
+
+    def prepare(self, snapshot: Snapshot) -> tuple[EditorSettings, FileSettings | None]:
+        editor = self.client_settings.for_path(snapshot.path)
+        try:
+            settings = self.resolver.settings(snapshot.path, editor, self._root(snapshot.path))
+        except ConfigError as exc:
+            self.report_problem(f"torchlint: {exc}")
+            return editor, None
+        if settings.is_excluded(snapshot.path, explicit=True):
+            return editor, None
+        return editor, settings.for_file(snapshot.path)
+
+    def report_problem(self, message: str) -> None:
+        """A pop-up once per distinct problem, not on every keystroke; the log has all."""
+        if message not in self.shown_errors:
+            self.shown_errors.add(message)
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error, message=message))
+        else:
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Error, message=message))
+
+    # -------------------------------------------------------------- linting
+    def schedule(self, uri: str, delay: float = 0.0) -> asyncio.Task[Result | None] | None:
+        """Lint ``uri``'s subject after ``delay`` seconds of quiet; a newer request for the
+        same subject cancels an older one that has not finished."""
+        snapshot = self.snapshot(uri)
+        if snapshot is None:
+            return None
+        key = snapshot.key
+        old = self.pending.get(snapshot.name)
+        if old is not None and not old[1].done():
+            if old[0] == key:
+                return old[1]
+            old[1].cancel()
+        task = asyncio.ensure_future(self._lint(snapshot, delay))
+        self.pending[snapshot.name] = (key, task)
+        return task
+
+    async def _lint(self, snapshot: Snapshot, delay: float) -> Result | None:
+        if delay:
+            await asyncio.sleep(delay)  # a newer edit cancels us here
+        editor, settings = self.prepare(snapshot)
+        if settings is None:
+            linted = Linted(snapshot, {d.uri: [] for d in snapshot.documents})
+        else:
+            self.runs += 1
+            loop = asyncio.get_running_loop()
+            linted = await loop.run_in_executor(self.linter, lint_snapshot, snapshot, settings)
+        current = self.snapshot(snapshot.uri)
+        if current is None or current.key != snapshot.key:
+            return None  # the editor moved on: never show findings of an older text
+        if linted.error:
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Warning, message=f"torchlint: {linted.error}"))
+        self._counter += 1
+        result = Result(linted, editor, settings, str(self._counter))
+        previous = self.results.get(snapshot.name)
+        self.results[snapshot.name] = result
+        if not self.pull:
+            self.publish(result)
+        elif snapshot.notebook and self.refresh and previous is not None:
+            # a cell's findings depend on the other cells: let the client pull them again
+            self.workspace_diagnostic_refresh(None)
+        return result
+
+    async def current(self, uri: str, delay: float = 0.0) -> Result | None:
+        """The lint of ``uri``'s subject as the editor has it now."""
+        for _ in range(100):
+            snapshot = self.snapshot(uri)
+            if snapshot is None:
+                return None
+            known = self.results.get(snapshot.name)
+            if known is not None and known.linted.snapshot.key == snapshot.key:
+                return known
+            task = self.schedule(uri, delay)
+            if task is None:
+                return None
+            try:
+                result = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if task.cancelled():  # superseded by a newer edit: lint that one
+                    continue
+                raise
+            if result is not None:
+                return result
+        return None
+
+    def diagnostics(self, result: Result, uri: str) -> list[types.Diagnostic]:
+        document = result.linted.snapshot.document(uri)
+        if document is None:
+            return []
+        offsets = self.offsets(document.text)
+        return [lsp_diagnostic(f, offsets, result.editor)
+                for f in result.linted.findings.get(document.uri, [])]
+
+    def publish(self, result: Result) -> None:
+        snapshot = result.linted.snapshot
+        for document in snapshot.documents:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=document.uri, version=document.version,
+                diagnostics=self.diagnostics(result, document.uri)))
+        now = {d.uri for d in snapshot.documents}
+        for gone in self.published.get(snapshot.name, set()) - now:  # a deleted cell
+            self.clear(gone)
+        self.published[snapshot.name] = now
+
+    def clear(self, uri: str) -> None:
+        if not self.pull:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=[]))
+
+    def forget(self, subject: str, documents: list[str]) -> None:
+        subject = unquote(subject)
+        pending = self.pending.pop(subject, None)
+        if pending is not None:
+            pending[1].cancel()
+        self.results.pop(subject, None)
+        for uri in documents + sorted(self.published.pop(subject, set()) - set(documents)):
+            self.clear(uri)
+
+    def relint_all(self) -> None:
+        """After a settings change: every open document again."""
+        self.results.clear()
+        if self.pull:
+            if self.refresh:
+                self.workspace_diagnostic_refresh(None)
+            return
+        subjects = set()
+        for uri in list(self.workspace.text_documents):
+            snapshot = self.snapshot(uri)
+            if snapshot is not None and snapshot.name not in subjects:
+                subjects.add(snapshot.name)
+                self.schedule(uri)
+
+    # -------------------------------------------------------------- helpers
+    def offsets(self, text: str) -> Offsets:
+        return Offsets(self.workspace.position_codec, text)
+
+    def edit_builder(self, result: Result) -> EditBuilder:
+        snapshot = result.linted.snapshot
+        texts = {d.uri: d.text for d in snapshot.documents}
+        return EditBuilder(result.linted, lambda uri: self.offsets(texts.get(uri, "")),
+                           self.versioned_edits)
+
+    async def fixed_texts(self, result: Result) -> dict[str, str]:
+        if result.settings is None:
+            return {}
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.linter, fix_all, result.linted.snapshot,
+                                          result.settings, result.editor.unsafe_fixes)
+
+    async def show_documentation(self, code: str, editor: EditorSettings) -> str | None:
+        markdown = rule_documentation(code)
+        if markdown is None:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"torchlint: no rule {code!r}"))
+            return None
+        link = editor.documentation_link(code.upper(), markdown.split("`")[1])
+        if self.show_document:
+            if link:
+                target, external = link, True
+            else:  # the page, written where the editor can open it
+                if self._docs_dir is None:
+                    self._docs_dir = tempfile.TemporaryDirectory(prefix="torchlint-docs-")
+                page = Path(self._docs_dir.name) / f"{code.upper()}.md"
+                page.write_text(markdown + "\n", encoding="utf-8")
+                target, external = from_fs_path(str(page)) or str(page), False
+            await self.window_show_document_async(types.ShowDocumentParams(
+                uri=target, external=external, take_focus=True))
+        else:
+            summary = markdown.split("\n\n", 2)
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Info,
+                message=" ".join(summary[:2]) + f" (torchlint explain {code.upper()})"))
+        return markdown
+
+    def apply_settings(self, options: Any) -> None:
+        settings, problems = ClientSettings.from_options(options)
+        self.client_settings = settings
+        for problem in problems:
+            self.report_problem(f"torchlint: editor settings: {problem}")
