@@ -29,7 +29,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL301": ("create-then-move", True, False),
     "TL302": ("tensor-move-discarded", True, False),
     "TL303": ("cuda-visible-devices-after-init", True, False),
-    "TL304": ("tensor-copy-of-numpy", True, False),
+    "TL304": ("tensor-copy-of-numpy", True, True),
     "TL305": ("cuda-timing-without-sync", True, False),
     "TL306": ("host-sync-in-loop", False, False),
     "TL307": ("dataloader-defaults", False, False),
