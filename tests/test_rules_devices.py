@@ -126,7 +126,7 @@ def test_tl306_chain_reported_once() -> None:
     source = """
     def train(model, loader, opt):
         for x in loader:
-            loss = model(x)
+            loss = model(x.cuda())
             loss.backward()
             values = loss.detach().cpu().numpy()
     """
