@@ -6,14 +6,13 @@ import libcst as cst
 
 from torchlint.analysis.nodes import (
     has_keyword,
-    iter_nodes,
     iter_scope,
     last_name_part,
     method_call,
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
-from torchlint.rules.devices.cuda import is_cuda_string, is_device_move
+from torchlint.rules.devices.cuda import file_uses_cuda, is_device_move
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})
@@ -104,10 +103,6 @@ class CudaTimingWithoutSync(Rule):
     message = ("stop timestamp `{clock}()` taken after CUDA work without "
                "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
 
-    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(context)
-        self._uses_cuda: bool | None = None
-
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)
         if qual not in _CLOCKS or not self._is_stop(node):
@@ -134,7 +129,7 @@ class CudaTimingWithoutSync(Rule):
                     pending = True
         # any wait for the GPU since the start (e.g. `loss.item()` every step) keeps the
         # measurement anchored; only a start-work-stop span with no wait at all is reported
-        if started and pending and not synced and self._file_uses_cuda():
+        if started and pending and not synced and file_uses_cuda(self.context):
             self.report(node, clock=qual)
 
     def _is_stop(self, node: cst.Call) -> bool:
@@ -264,11 +259,6 @@ class CudaTimingWithoutSync(Rule):
                 return True
         return False
 
-    def _file_uses_cuda(self) -> bool:
-        if self._uses_cuda is None:
-            self._uses_cuda = any(_mentions_cuda(n) for n in iter_nodes(self.context.module))
-        return self._uses_cuda
-
 
 # first words of method names that put a model somewhere rather than run it
 # (``pipeline.add_model(model)``)
@@ -283,14 +273,6 @@ def _handles_a_model(name: str) -> bool:
 
 def is_cpu(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.SimpleString) and node.value.strip("'\"").startswith("cpu")
-
-
-def _mentions_cuda(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.Attribute) and node.attr.value == "cuda":
-        return True
-    if isinstance(node, cst.SimpleString):
-        return is_cuda_string(node)
-    return False
 
 
 def _subtracted_names(scope: cst.CSTNode) -> frozenset[str]:

@@ -2,17 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import (
-    children_of,
-    iter_nodes,
-    iter_scope,
-    method_call,
-    string_value,
-)
+from torchlint.analysis.nodes import children_of, iter_scope, method_call
 from torchlint.analysis.tensor_facts import is_numpy_array, is_tensor_expression
 from torchlint.analysis.torch_facts import is_loss_call
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import is_known_tensor_name
+from torchlint.rules.devices.cuda import file_uses_cuda
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 
@@ -93,28 +88,11 @@ class HostSyncInLoop(Rule):
         else:
             return
         loop = self._training_loop()
-        if loop is None or id(loop) in self._reported or not self._file_uses_cuda():
+        if loop is None or id(loop) in self._reported or not file_uses_cuda(self.context):
             return
         # the first wait of a step drains the queue; later ones in the same step cost little
         self._reported.add(id(loop))
         self.report(node, what=what)
-
-    def _file_uses_cuda(self) -> bool:
-        """The file (a notebook: any cell) puts tensors or modules on a GPU, and does not
-        run on the CPU on purpose (Intel's extension, CPU autocast)."""
-        ctx = self.context
-
-        def compute() -> bool:
-            cuda = False
-            for node in iter_nodes(ctx.module):
-                if isinstance(node, (cst.Attribute, cst.SimpleString)) and _mentions_cuda(node):
-                    cuda = True
-                elif isinstance(node, (cst.Attribute, cst.Name)) and ctx.qualified_name(
-                        node) in _CPU_ONLY:
-                    return False
-            return cuda
-
-        return ctx.cached("tl306_uses_cuda", compute)
 
     def _inside_sync_chain(self, node: cst.Call) -> bool:
         """``x.cpu()`` inside ``x.cpu().numpy()``: report the chain once, at its outer call."""
@@ -176,18 +154,6 @@ def _own_body(loop: cst.For | cst.While):  # type: ignore[no-untyped-def]
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         stack.extend(children_of(node))
-
-
-def _mentions_cuda(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.Attribute):
-        return node.attr.value == "cuda"
-    text = string_value(node)  # type: ignore[arg-type]
-    return text is not None and (text == "cuda" or text.startswith("cuda:"))
-
-
-# names whose use says the script runs on the CPU on purpose
-_CPU_ONLY = frozenset({"intel_extension_for_pytorch", "torch.cpu.amp.autocast",
-                       "intel_extension_for_pytorch.optimize"})
 
 
 def _is_periodic(test: cst.BaseExpression) -> bool:
