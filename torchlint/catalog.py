@@ -32,7 +32,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL304": ("tensor-copy-of-numpy", True, True),
     "TL305": ("cuda-timing-without-sync", True, False),
     "TL306": ("host-sync-in-loop", False, False),
-    "TL307": ("dataloader-defaults", False, False),
+    "TL307": ("dataloader-defaults", False, True),
     "TL308": ("transfer-without-non-blocking", False, False),
     "TL401": ("inference-without-no-grad", True, False),
     "TL402": ("inference-without-eval", True, False),
