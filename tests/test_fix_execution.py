@@ -4,7 +4,7 @@ Each case is a small program that leaves its outcome in ``result``. The fix must
 and both versions run on the CPU (``"cuda"`` is rewritten to ``"cpu"`` in both when the
 case asks for it). Most rules promise the very same values, dtypes, shapes and registered
 parameters; rules that fix a bug promise a documented difference, checked by the case's own
-``check``. Run with: /work/venv-torch/bin/python -m pytest -m torch tests/test_fix_execution.py
+``check``. Run with: python -m pytest -m torch tests/test_fix_execution.py
 """
 
 from __future__ import annotations
@@ -12,57 +12,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import pytest
-
-from torchlint.config.file_settings import FileSettings
-from torchlint.fix.fixer import fix_source
-from torchlint.registry import all_rules
-from torchlint.source import SourceFile
+from fix_execution_support import Case, Namespace, all_case_codes, params, run_case, same, torch
 
 pytestmark = pytest.mark.torch
-torch = pytest.importorskip("torch")
-
-Namespace = dict
-
-
-@dataclass
-class Case:
-    code: str
-    source: str
-    check: Callable[[Namespace, Namespace], None] | None = None  # None: results are the same
-    cpu: bool = False  # rewrite "cuda" to "cpu" in both versions
-    before_raises: type[BaseException] | None = None
-
-
-def same(a: object, b: object) -> None:
-    if isinstance(a, torch.Tensor):
-        assert isinstance(b, torch.Tensor)
-        assert a.dtype == b.dtype and a.shape == b.shape and a.device == b.device
-        assert a.requires_grad == b.requires_grad
-        assert torch.equal(a.detach(), b.detach()) or torch.allclose(
-            a.detach(), b.detach(), equal_nan=True)
-    elif isinstance(a, torch.nn.Module):
-        assert isinstance(b, torch.nn.Module)
-        pa, pb = dict(a.named_parameters()), dict(b.named_parameters())
-        assert pa.keys() == pb.keys()
-        for name in pa:
-            same(pa[name].detach(), pb[name].detach())
-        assert a.state_dict().keys() == b.state_dict().keys()
-    elif isinstance(a, (list, tuple)):
-        assert type(a) is type(b) and len(a) == len(b)
-        for x, y in zip(a, b):
-            same(x, y)
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys()  # type: ignore[union-attr]
-        for key in a:
-            same(a[key], b[key])  # type: ignore[index]
-    else:
-        assert a == b
 
 
 def _registered_more(before: Namespace, after: Namespace) -> None:
@@ -110,6 +64,13 @@ def _reshape_where_view_failed(before: Namespace, after: Namespace) -> None:
 
 
 CASES: dict[str, list[Case]] = {
+    "TL002": [Case("TL002", """
+        import torch
+
+        x = torch.ones(2)  # noqa: TL001
+        y = x * 2  # noqa: TL001  # the comment's words stay
+        result = (x, y)
+    """)],
     "TL101": [Case("TL101", """
         import torch
         import torch.nn as nn
@@ -328,46 +289,12 @@ CASES: dict[str, list[Case]] = {
     ],
 }
 
-PARAMS = [pytest.param(case, id=f"{code}-{i}") for code, cases in CASES.items()
-          for i, case in enumerate(cases)]
-
-
-def _to_cpu(text: str) -> str:
-    return (text.replace('"cuda"', '"cpu"').replace("'cuda'", "'cpu'")
-            .replace(".cuda()", ".cpu()").replace("torch.cuda.FloatTensor", "torch.FloatTensor"))
-
-
-def _execute(text: str, raises: type[BaseException] | None = None) -> Namespace:
-    namespace: Namespace = {"__name__": "__fix_case__"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if raises is not None:
-            with pytest.raises(raises):
-                exec(compile(text, "<case>", "exec"), namespace)
-        else:
-            exec(compile(text, "<case>", "exec"), namespace)
-    return namespace
+PARAMS = params(CASES)
 
 
 @pytest.mark.parametrize("case", PARAMS)
 def test_fix_keeps_behaviour(case: Case) -> None:
-    rule = all_rules().get(case.code)
-    if rule is None:
-        pytest.skip(f"{case.code} is not in this version")
-    before = textwrap.dedent(case.source).lstrip()
-    outcome = fix_source(SourceFile("case.py", before), FileSettings.for_rules([rule]), unsafe=False)
-    after = outcome.source.text
-    assert after != before, f"{case.code}: no safe fix applied to the case"
-    assert not any(d.code == case.code and d.fix is not None and d.fix.is_safe
-                   for d in outcome.result.diagnostics), after
-    if case.cpu:
-        before, after = _to_cpu(before), _to_cpu(after)
-    ns_before = _execute(before, case.before_raises)
-    ns_after = _execute(after)
-    if case.check is not None:
-        case.check(ns_before, ns_after)
-    else:
-        same(ns_before["result"], ns_after["result"])
+    run_case(case)
 
 
 def test_every_safe_fix_rule_has_a_case() -> None:
@@ -375,5 +302,5 @@ def test_every_safe_fix_rule_has_a_case() -> None:
     listing = subprocess.run([sys.executable, "-m", "torchlint", "rules", "--format", "json"],
                              capture_output=True, text=True, check=True).stdout
     safe = {r["code"] for r in json.loads(listing) if r["fix"] in ("safe", "sometimes")}
-    missing = sorted(safe - set(CASES))
+    missing = sorted(safe - all_case_codes())
     assert not missing, f"safe-fix rules without an execution case: {missing}"

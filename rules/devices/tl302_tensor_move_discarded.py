@@ -2,7 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import code, iter_scope, method_call, receiver, string_value
+from torchlint.analysis.nodes import (
+    code,
+    iter_nodes,
+    iter_scope,
+    method_call,
+    receiver,
+    string_value,
+)
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
@@ -47,7 +54,10 @@ class TensorMoveDiscarded(Rule):
 
     ## Fix safety
     Safe: the statement becomes an assignment of the moved tensor back to the same name,
-    which is what the line was meant to do. Other references to the old tensor are untouched.
+    which is what the line was meant to do. When the name is moved again on its next use
+    (`images.to(device)` right before `images = Variable(images.to(device))`), the
+    statement is only dead code and the fix removes it instead, so that fixing both lines
+    never leaves the same move twice. Other references to the old tensor are untouched.
     Unsafe when the tensor is later passed to a module built in the same function that is
     never moved (`D = Discriminator(); x.cuda(); D(x)`): today `D` gets a CPU tensor, after
     the fix a CUDA one, and the call fails.
@@ -84,6 +94,21 @@ class TensorMoveDiscarded(Rule):
             if not is_known_tensor_name(self.context, target, node):
                 return
             if self._already_there(target, call, node):
+                return
+            line = self._moved_again(target.value, attribute.attr.value)
+            if line is not None:
+                # `x.to(d)` right before `x = ....x.to(d)...`: the statement is only dead code;
+                # assigning it would leave the same move twice
+                statement = self.context.ancestors[-2]
+                assert isinstance(statement, cst.SimpleStatementLine)
+                # the line goes; a comment at its end stays, on a line of its own
+                trailing = statement.trailing_whitespace
+                removal = (NodeEdit(node, ""), NodeEdit(trailing.whitespace, "")) if (
+                    trailing.comment) else (NodeEdit(statement, kind="delete_line"),)
+                self.report(call, fix=Fix.safe(*removal),
+                            message=f"`{target.value}.{attribute.attr.value}()` returns a new "
+                            f"tensor that is discarded, and `{target.value}` is moved again "
+                            "on the next use: remove this line")
                 return
             edit = NodeEdit(node, f"{target.value} = ", kind="insert_before")
             # a module built here and never moved would then get a tensor on another device
@@ -138,6 +163,40 @@ class TensorMoveDiscarded(Rule):
                     for arg in node.args):
                 return True
         return False
+
+    def _moved_again(self, name: str, method: str) -> int | None:
+        """Is the next statement of this block that reads ``name`` an assignment to it whose
+        value moves ``name`` the same way (``name = Variable(name.to(device))``)? Only for a
+        statement alone on its line. Returns an index when it is, else None."""
+        ancestors = self.context.ancestors
+        if len(ancestors) < 3:
+            return None
+        line, block = ancestors[-2], ancestors[-3]
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or not (
+                isinstance(block, (cst.IndentedBlock, cst.Module))):
+            return None
+        body = list(block.body)
+        position = next((i for i, s in enumerate(body) if s is line), None)
+        if position is None:
+            return None
+        for index in range(position + 1, len(body)):
+            later = body[index]
+            names = [n for n in iter_nodes(later) if isinstance(n, cst.Name) and n.value == name]
+            if not names:
+                continue
+            if not (isinstance(later, cst.SimpleStatementLine) and len(later.body) == 1):
+                return None
+            assign = later.body[0]
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(
+                    assign.targets[0].target, cst.Name) and assign.targets[0].target.value == name):
+                return None
+            moves = [n for n in iter_nodes(assign.value)
+                     if (found := method_call(n, method)) is not None
+                     and isinstance(found.value, cst.Name) and found.value.value == name]
+            reads = [n for n in iter_nodes(assign.value) if isinstance(n, cst.Name)
+                     and n.value == name]
+            return index if moves and len(reads) == 1 else None
+        return None
 
 
 def attribute_name(call: cst.Call) -> str | None:

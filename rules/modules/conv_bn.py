@@ -3,6 +3,8 @@ and the fix that drops the conv's bias."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
@@ -34,8 +36,9 @@ def _dimension(ctx: FileContext, node: cst.CSTNode, prefixes: tuple[str, ...]) -
     return None
 
 
-def conv_bias_fix(ctx: FileContext, conv: cst.Call) -> Fix | None | bool:
-    """False when the conv surely has no bias or we cannot tell; else the fix (or None)."""
+def conv_bias_fix(ctx: FileContext, conv: cst.Call, bias: str = "False") -> Fix | None | bool:
+    """False when the conv surely has no bias or we cannot tell; else the fix that passes
+    ``bias=<bias>`` (or None: no fix)."""
     if any(arg.star for arg in conv.args):
         return False
     qual = ctx.qualified_name(conv.func) or ""
@@ -45,15 +48,52 @@ def conv_bias_fix(ctx: FileContext, conv: cst.Call) -> Fix | None | bool:
     if arg is not None:
         if not is_literal_true(arg.value):
             return False
-        return Fix.unsafe(NodeEdit(arg.value, "False"))
+        return Fix.unsafe(NodeEdit(arg.value, bias))
     if not conv.args:
         return None
     if trailing_comma_layout(conv) is not None:
-        # one argument per line: bias=False gets a line of its own (needs ``ctx`` to be at
+        # one argument per line: bias=... gets a line of its own (needs ``ctx`` to be at
         # or inside the conv's enclosing blocks, for the indentation)
-        return Fix.unsafe(NodeEdit(conv, ctx.code(with_keywords(conv, ("bias", cst.Name(
-            "False"))))))
-    return Fix.unsafe(NodeEdit(conv.args[-1].value, ", bias=False", "insert_after"))
+        value = cst.parse_expression(bias)
+        return Fix.unsafe(NodeEdit(conv, ctx.code(with_keywords(conv, ("bias", value)))))
+    return Fix.unsafe(NodeEdit(conv.args[-1].value, f", bias={bias}", "insert_after"))
+
+
+def bias_unless(ctx: FileContext, condition: cst.BaseExpression) -> str | None:
+    """The ``bias=`` value for a conv followed by batch norm only when ``condition`` holds:
+    ``not normalize``, ``first_block`` for ``not first_block`` (None: too long to spell)."""
+    if isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not):
+        inner = condition.expression  # the conv keeps its bias where the norm is absent
+        text = ctx.code(inner)
+        value = text if isinstance(inner, _ATOMS) else f"({text})"
+    else:
+        text = ctx.code(condition)
+        value = f"not {text}" if isinstance(condition, _ATOMS) else f"not ({text})"
+    if "\n" in value or "#" in value or len(value) > 60:
+        return None
+    return value
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+# a comment or docstring saying the code is taken from another code base (with its address)
+_PORTED = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
+                     r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
+                     re.IGNORECASE)
+
+
+def mirrors_other_code(ctx: FileContext, classes: list[cst.ClassDef]) -> bool:
+    """The file's header or docstring, or the docstring of one of ``classes``, says the code
+    is adapted from another code base: its layers mirror that code's released checkpoints,
+    so a parameter cannot be dropped without breaking their loading."""
+    def header() -> bool:
+        module = ctx.module
+        text = "\n".join(line.comment.value for line in module.header if line.comment)
+        docstring = module.get_docstring(clean=False) or ""
+        return bool(_PORTED.search(text + "\n" + docstring))
+
+    if ctx.cached("tl106_ported_file", header):
+        return True
+    return any(_PORTED.search(cls.get_docstring(clean=False) or "") for cls in classes)
 
 
 def sequence_item(element: cst.BaseExpression) -> cst.BaseExpression:

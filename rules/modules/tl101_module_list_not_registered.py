@@ -9,6 +9,11 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
     (a list literal, a comprehension, `list(...)`, or an empty list filled with
     `.append`/`.extend`/`.insert`/`+=`).
 
+    A list whose layers are registered one by one is a shortcut, not a bug, and is not
+    flagged: the list or its items (`self.heads[-1]`, `self.heads[i]`, the appended local)
+    handed to `self.add_module(...)`, `self.register_module(...)` or `setattr(self, ...)`,
+    or the list passed to `nn.Sequential(*...)`/`nn.ModuleList(...)` or a project helper.
+
     ## Why is this bad?
     `nn.Module` only registers submodules assigned directly as attributes or held in
     its own containers. Layers inside a plain list are invisible to it: their weights

@@ -14,6 +14,11 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.modules.tensor_attributes import (
+    is_reshaping,
+    may_be_scalar,
+    read_when_computing,
+)
 from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 
 # methods that turn a tensor into another tensor (so a chain on a factory is still a tensor)
@@ -41,7 +46,15 @@ class TensorAttributeNotRegistered(Rule):
     """## What it does
     Flags a tensor created with a factory (`torch.zeros`, `torch.tensor`, `torch.arange`,
     ...) in a module's `__init__` and stored as a plain attribute, neither registered as a
-    buffer nor wrapped in `nn.Parameter`.
+    buffer nor wrapped in `nn.Parameter`, when the module's computation reads it: `forward`,
+    a Lightning step (`training_step`...), or a method they call on `self`.
+
+    Not flagged: an attribute only read elsewhere (CPU-side sampling, a `collate_fn`) or
+    never read; one moved by hand where it is used (`.to(...)`, `.cuda()`, `.type_as(...)`,
+    `device=`); a tensor created with an explicit `device=`; `torch.tensor(x)` whose data
+    may be a single number (a config value, `dim ** -0.5`): a 0-d CPU tensor works with
+    tensors on any device, and a constant of the configuration need not be saved (data
+    that is visibly a list, array or reshaped tensor is reported); and test files.
 
     ## Why is this bad?
     `nn.Module` tracks parameters, buffers and submodules; a plain tensor attribute is
@@ -133,25 +146,35 @@ class TensorAttributeNotRegistered(Rule):
         if attr is None or attr in _FRAMEWORK_ATTRIBUTES or not self.context.in_method("__init__"):
             return None
         assert node.value is not None
-        factory = self._factory(node.value)
-        if factory is None:
+        ctx = self.context
+        if ctx.is_test_file:
+            return None  # test modules are built to check behaviour, often on purpose
+        found = self._factory(node.value)
+        if found is None:
             return None
-        cls = self.context.enclosing_class()
-        if cls is None or self._handled_elsewhere(cls, attr):
-            return None
+        factory, reshaped = found
+        if get_arg(factory, "device") is not None or may_be_scalar(ctx, factory, reshaped, node):
+            return None  # placed on a chosen device, or a 0-d constant usable on any device
+        cls = ctx.enclosing_class()
+        if cls is None or not read_when_computing(ctx, cls, attr) or self._handled_elsewhere(
+                cls, attr):
+            return None  # never read by forward: kept for CPU-side work, or dead
         grad = get_arg(factory, "requires_grad")
         fixable = (grad is None or not is_literal_true(grad.value)) and self._can_register(
             cls, attr)
         return attr, fixable
 
-    def _factory(self, value: cst.BaseExpression) -> cst.Call | None:
+    def _factory(self, value: cst.BaseExpression) -> tuple[cst.Call, bool] | None:
+        """The factory call a stored value starts with, and whether the chain reshapes it."""
+        reshaped = False
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
             value.func.attr.value in _TENSOR_METHODS
         ) and not self._is_factory(value):
+            reshaped |= is_reshaping(value.func.attr.value)
             value = value.func.value
         if self._is_factory(value):
             assert isinstance(value, cst.Call)
-            return value
+            return value, reshaped
         return None
 
     def _is_factory(self, value: cst.BaseExpression) -> bool:
@@ -187,6 +210,9 @@ class TensorAttributeNotRegistered(Rule):
                     return True
                 if method in _MOVES and self_attribute(node.func.value) == attr:
                     return True
+            if isinstance(node, cst.Call) and get_arg(node, "device") is not None and any(
+                    self_attribute(a.value) == attr for a in node.args):
+                return True  # torch.as_tensor(self.X, device=x.device): moved where used
             elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
                     else [node.target]

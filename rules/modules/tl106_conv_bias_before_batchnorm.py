@@ -1,15 +1,18 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.nodes import self_attribute, single_target
+from torchlint.analysis.nodes import dotted_name, self_attribute, single_target
 from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
+    bias_unless,
     conv_bias_fix,
     conv_dimension,
+    mirrors_other_code,
     sequence_item,
 )
 
@@ -30,6 +33,17 @@ class ConvBiasBeforeBatchNorm(Rule):
     """## What it does
     Flags a convolution that keeps its bias although a batch norm of the same
     dimension comes right after it.
+
+    "Right after" means next to it in `nn.Sequential(...)` or a list; appended right
+    after it (`layers = [conv]` or `layers.append(conv)`, then `layers.append(bn)`, also
+    when that append is the first thing under `if normalize:`); or applied to its output
+    in `forward` (`self.bn(self.conv(x))`) in a module class, including classes deriving
+    from module classes of other files of the project.
+
+    Not flagged: a conv whose `bias=` is not a literal `True` (`bias=not normalize`), a
+    conv also used without the batch norm, and code that says it is adapted from another
+    code base (a header, module or class docstring with "adapted/ported/modified from"
+    and an address): its layers mirror that code's released checkpoints.
 
     ## Why is this bad?
     Batch norm subtracts the per-channel mean of its input, so a constant added per
@@ -61,9 +75,11 @@ class ConvBiasBeforeBatchNorm(Rule):
     ```
 
     ## Fix safety
-    Unsafe: `bias=False` is added (or replaces `bias=True`). The model computes the same
-    function, but `conv.bias` disappears from `parameters()` and `state_dict()`: existing
-    checkpoints no longer load with `strict=True`, and code reading `conv.bias` breaks.
+    Unsafe: `bias=False` is added (or replaces `bias=True`); when the batch norm is added
+    only under a condition, `bias=not <condition>` keeps the bias where the norm is
+    absent. The model computes the same function, but `conv.bias` disappears from
+    `parameters()` and `state_dict()`: existing checkpoints no longer load with
+    `strict=True`, and code reading `conv.bias` breaks.
     """
 
     code = "TL106"
@@ -101,28 +117,60 @@ class ConvBiasBeforeBatchNorm(Rule):
                 self._check(conv, bn)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        statements = [s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
-                      else None for s in node.body]
-        # layers.append(conv) directly followed by layers.append(bn)
-        for first, second in zip(statements, statements[1:]):
-            a, b = _appended(first), _appended(second)
-            if a is not None and b is not None and a[0] == b[0]:
-                self._check(a[1], b[1])
+        statements = _small_statements(node.body)
+        self._added_in_sequence(node.body, statements)
         self._forward_sequence(statements)
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._added_in_sequence(node.body, _small_statements(node.body))
+
+    def _added_in_sequence(self, body: Sequence[cst.BaseStatement],
+                           statements: list[cst.BaseSmallStatement | None]) -> None:
+        """``layers = [conv]`` (or ``layers.append(conv)``) directly followed by
+        ``layers.append(bn)``, or by ``if normalize: layers.append(bn)``."""
+        for index in range(len(body) - 1):
+            last = _last_added(statements[index])
+            if last is None:
+                continue
+            owner, conv = last
+            following = body[index + 1]
+            first = _first_added(statements[index + 1])
+            if first is not None and first[0] == owner:
+                self._check(conv, first[1])
+            elif isinstance(following, cst.If):
+                block = following.body
+                lead = block.body[0] if isinstance(block, cst.SimpleStatementSuite) else (
+                    _small_statements(block.body)[0])
+                first = _first_added(lead)
+                if first is not None and first[0] == owner:
+                    self._check(conv, first[1], condition=following.test)
+
     def _check(self, conv: cst.BaseExpression, bn: cst.BaseExpression,
-               fix: object = None) -> bool:
+               fix: object = None, condition: cst.BaseExpression | None = None) -> bool:
         dim = conv_dimension(self.context, conv)
         if dim is None or batchnorm_dimension(self.context, bn) != dim:
             return False
         assert isinstance(conv, cst.Call)
+        bias = "False" if condition is None else bias_unless(self.context, condition)
         if fix is None:
-            fix = conv_bias_fix(self.context, conv)
+            fix = conv_bias_fix(self.context, conv, bias or "False")
         if fix is False or id(conv) in self._reported:
             return False
+        classes = [a for a in self.context.ancestors if isinstance(a, cst.ClassDef)]
+        if mirrors_other_code(self.context, classes):
+            return False  # a port of another code base: its checkpoints carry the bias
         self._reported.add(id(conv))
-        self.report(conv, fix=fix or None, conv=_leaf(self.context, conv),
-                    bn=_leaf(self.context, bn))
+        values = {"conv": _leaf(self.context, conv), "bn": _leaf(self.context, bn)}
+        if condition is None:
+            self.report(conv, fix=fix or None, **values)
+            return True
+        when = self.context.code(condition)
+        if "\n" in when or len(when) > 40:
+            when = "the condition holds"
+        advice = f"pass bias={bias}" if bias is not None else "drop the bias where it is used"
+        self.report(conv, fix=(fix or None) if bias is not None else None,
+                    message=f"{values['conv']} is followed by {values['bn']} when `{when}`, "
+                            f"which cancels its bias; {advice}")
         return True
 
     # ----------------------------------------------------- attributes + forward
@@ -230,19 +278,54 @@ def _leaf(ctx, call: cst.BaseExpression) -> str:  # type: ignore[no-untyped-def]
     return qual.rsplit(".", 1)[1] if qual else "the convolution"
 
 
-def _appended(stmt: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None:
-    """('layers', value) for ``layers.append(value)``."""
+def _small_statements(body: Sequence[cst.CSTNode]) -> list[cst.BaseSmallStatement | None]:
+    """The one small statement of each line of ``body`` (None for compound statements)."""
+    return [s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
+            for s in body]
+
+
+def _last_added(stmt: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None:
+    """('layers', the layer added last) for ``layers.append(x)``, ``layers.extend([.., x])``,
+    ``layers += [.., x]`` and ``layers = [.., x]``."""
+    found = _added(stmt)
+    if found is None or not found[1] or found[1][-1] is None:
+        return None
+    return found[0], found[1][-1]  # type: ignore[return-value]
+
+
+def _first_added(stmt: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None:
+    """('layers', the layer added first) for ``layers.append(x)``, ``layers += [x, ..]``,
+    ``layers.extend([x, ..])`` (not a new list: that replaces what came before)."""
+    if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        return None
+    found = _added(stmt)
+    if found is None or not found[1] or found[1][0] is None:
+        return None
+    return found[0], found[1][0]  # type: ignore[return-value]
+
+
+def _added(stmt: cst.CSTNode | None
+           ) -> tuple[str, list[cst.BaseExpression | None]] | None:
+    owner: str | None = None
+    items: cst.BaseExpression | None = None
     if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
         call = stmt.value
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" and len(
-            call.args
-        ) == 1 and not call.args[0].star and call.args[0].keyword is None:
-            from torchlint.analysis.nodes import dotted_name
-
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
+                "append", "extend") and len(call.args) == 1 and not call.args[0].star and (
+                call.args[0].keyword is None):
             owner = dotted_name(call.func.value)
-            if owner is not None:
-                return owner, sequence_item(call.args[0].value)
-    return None
+            value = call.args[0].value
+            if call.func.attr.value == "append":
+                return (owner, [sequence_item(value)]) if owner is not None else None
+            items = value
+    elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
+        owner, items = dotted_name(stmt.target), stmt.value
+    elif single_target(stmt) is not None:
+        owner, items = dotted_name(single_target(stmt)), stmt.value  # type: ignore[union-attr]
+    if owner is None or not isinstance(items, (cst.List, cst.Tuple)):
+        return None
+    return owner, [None if isinstance(e, cst.StarredElement) else sequence_item(e.value)
+                   for e in items.elements]  # type: ignore[misc]
 
 
 def _self_call_assign(stmt: cst.CSTNode | None

@@ -2,15 +2,46 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import code, dotted_name, iter_nodes, last_name_part, method_call
+from torchlint.analysis.nodes import (
+    code,
+    dotted_name,
+    iter_nodes,
+    last_name_part,
+    method_call,
+    self_attribute,
+)
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.modules.forward_calls import (
+    Place,
+    defines_call,
+    is_dummy_input,
+    is_warm_up,
+    module_receiver,
+    patches_forward,
+)
+from torchlint.rules.modules.module_classes import is_module_class
 
 
 class ForwardCalledDirectly(Rule):
     """## What it does
     Flags `module.forward(x)`: calling a module's `forward` method by name instead of
-    calling the module itself, `module(x)`.
+    calling the module itself, `module(x)`. It reports only receivers known to be torch
+    modules: `self` in a module class (also a subclass of a `torch.nn` layer), its
+    attributes and their items (`self.proj`, `self.heads[k]`), names that say model
+    (`model`, `net`, `encoder`...), names bound to a layer or to a module class of the
+    file, and the items of a loop over a module's `ModuleList` or `children()`.
+
+    It stays silent where calling `forward` is deliberate or harmless: on objects that are
+    not torch modules (an OpenCV `dnn` net or another framework's object, a C++/CUDA
+    extension's `forward` function, a class that defines its own `__call__`, `self` in a
+    plain or ABC class); in code that wraps or replaces `forward` (a function assigning
+    `x.forward = ...`, a registered or hook-named function, which must not re-enter the
+    hooks); in `__init__` (no hook exists yet), warm-up, benchmark and TorchScript paths
+    (`forward_torchscript`, an `if torch.jit.is_scripting():` branch, the items of a sliced
+    `ModuleList`, which TorchScript can only call through `forward`); on a dummy input
+    (`torch.zeros(...)`, a shape probe); on a module built for the one call
+    (`ROIAlign(...).forward(x)`); and in test files.
 
     ## Why is this bad?
     `nn.Module.__call__` does more than run `forward`: it runs the forward pre-hooks
@@ -23,34 +54,40 @@ class ForwardCalledDirectly(Rule):
 
     ## Example
     ```python
-    import torch
     from torch import nn
 
     encoder = nn.Linear(16, 8)
-    features = encoder.forward(torch.randn(4, 16))
+
+
+    def embed(batch):
+        return encoder.forward(batch)
     ```
 
     Use instead:
     ```python
-    import torch
     from torch import nn
 
     encoder = nn.Linear(16, 8)
-    features = encoder(torch.randn(4, 16))
+
+
+    def embed(batch):
+        return encoder(batch)
     ```
 
     ## Fix safety
     Unsafe: `module(x)` now runs the registered hooks, which can change the result
-    (a hook may modify inputs or outputs) or its cost. If the object is not a module
-    but some other class with a `forward` method and no `__call__`, the fixed code fails.
+    (a hook may modify inputs or outputs) or its cost. Classes of the file that define
+    their own `__call__` are not reported (the call would mean something else), but a
+    class from elsewhere may define one too, so the fix is never applied silently.
     """
 
     code = "TL107"
     name = "forward-called-directly"
     triggers = ("forward",)
     # an attribute `.forward` (whitespace, backslashes or comment lines may follow the dot);
-    # a torch import or a module class (nn.Module/LightningModule base)
-    patterns = (r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*forward\b", r"\btorch\b|Module\b")
+    # no more: a file may hold module classes deriving from another file's without naming
+    # torch or Module
+    patterns = (r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*forward\b",)
     message = "'{receiver}.forward(...)' bypasses the module's hooks; call '{receiver}(...)'"
     fix_safety = "unsafe"
     fix_title = "Call the module instead of .forward()"
@@ -66,13 +103,9 @@ class ForwardCalledDirectly(Rule):
             if callee in ("builtins.super", "builtins.type") or last_name_part(
                 target.func) in ("super", "type"):
                 return
-        if _is_remote(target):
-            return  # RPC proxies (rref.remote().forward, RemoteModule.forward) have no __call__
-        if self._is_script_class(target):
-            return  # torch.classes.* objects (TorchScript custom classes) have no __call__
-        if self._is_class(target):
-            return  # Base.forward(self, x): an explicit parent call
         if not ctx.imports_from("torch") and not ctx.module_class_names:
+            return
+        if ctx.is_test_file or not self._hook_bypass(node, target):
             return
         shown = code(target)
         fix = None
@@ -80,6 +113,31 @@ class ForwardCalledDirectly(Rule):
             # only the callee changes: the arguments keep their own layout
             fix = Fix.unsafe(NodeEdit(attribute, shown))
         self.report(node, fix=fix, receiver=shown if len(shown) <= 40 else "module")
+
+    def _hook_bypass(self, call: cst.Call, target: cst.BaseExpression) -> bool:
+        """Is ``target`` a module whose hooks ``call`` skips, where they could matter?"""
+        ctx = self.context
+        if _is_remote(target):
+            return False  # RPC proxies (rref.remote().forward, RemoteModule.forward) have no __call__
+        if self._is_script_class(target):
+            return False  # torch.classes.* objects (TorchScript custom classes) have no __call__
+        if self._is_class(target):
+            return False  # Base.forward(self, x): an explicit parent call
+        if ctx.qualified_name(target) is not None:
+            return False  # an imported module: a C++/CUDA extension's forward function
+        place = Place(ctx)
+        if patches_forward(ctx, place) or is_dummy_input(ctx, call):
+            return False  # wraps or replaces forward; a shape probe or warm-up pass
+        own = isinstance(target, cst.Name) and target.value == "self" or (
+            self_attribute(target) is not None)
+        if own and is_warm_up(place):
+            return False  # construction, warm-up and TorchScript paths
+        if isinstance(target, cst.Name) and target.value == "self":
+            cls = place.cls
+            return cls is not None and is_module_class(ctx, cls) and not defines_call(ctx, cls)
+        if isinstance(target, cst.Call) and self._is_class(target.func):
+            return False  # a module built for this one call: no hook can be registered on it
+        return module_receiver(ctx, target, place, call)
 
     def _is_script_class(self, target: cst.BaseExpression) -> bool:
         """``self.X`` that the class sets to ``torch.classes.ns.Cls()`` somewhere."""

@@ -23,8 +23,9 @@ class LoadWithoutMapLocation(Rule):
     a GPU the load fails outright. Loading to the CPU first and moving the model afterwards
     works everywhere.
 
-    A file that loads what it saved itself (the same path given to `torch.save` in the
-    same file: the best model reloaded after training, a dataset's processed cache) puts
+    A file that loads what it saved itself (the same path, or a path formatted from the
+    same template, given to `torch.save` in the same file: the best model reloaded after
+    training, a run resumed from its own epoch checkpoint, a dataset's processed cache) puts
     the tensors back where this program had them, and tests load their own artifacts on
     the machine that made them: both are left alone.
 
@@ -64,9 +65,22 @@ class LoadWithoutMapLocation(Rule):
             return
         if has_star_args(node) or self.context.is_test_file or loads_own_save(self.context, node):
             return
+        if _read_on_host(self.context, node):
+            return
         new = _with_map_location(node)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))
 
+
+
+_HOST_READS = frozenset({"numpy"})
+
+
+def _read_on_host(ctx, node: cst.Call) -> bool:
+    """``torch.load(f).numpy()``: data that can only be CPU tensors (``.numpy()`` refuses
+    device tensors), so there is nothing to remap."""
+    attribute = ctx.parent(node)
+    return (isinstance(attribute, cst.Attribute) and attribute.value is node
+            and attribute.attr.value in _HOST_READS)
 
 
 def _with_map_location(node: cst.Call) -> cst.Call:
