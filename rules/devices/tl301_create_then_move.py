@@ -44,6 +44,11 @@ class CreateThenMove(Rule):
     known to be a host tensor. It does not flag test files (`test_*.py`, files under
     `tests/`): a test builds its small inputs once, and the copy costs nothing.
 
+    Preview: on real code 17 of 25 sampled findings were worth changing and none was
+    wrong, but 8 were tensors built once (a script's setup, an export's dummy inputs, a
+    notebook cell) where the copy costs nothing, and one file cannot tell those from the
+    per-step code where it matters.
+
     ## Why is this bad?
     The tensor is allocated and filled in host memory, then a second copy is allocated
     on the device and the data crosses the bus. Passing `device=` makes the factory
@@ -81,6 +86,7 @@ class CreateThenMove(Rule):
     """
 
     code = "TL301"
+    preview = True
     name = "create-then-move"
     # factories are torch.* names ("cuda"/".to" missed `torch.zeros(3).` + newline + `to(d)`)
     triggers = ("torch",)
