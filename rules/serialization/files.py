@@ -139,4 +139,8 @@ def loads_own_save(ctx: FileContext, load: cst.Call) -> bool:
                             and isinstance(item.asname.name, cst.Name)
                             and item.asname.name.value == expr.value):
                         return path_key(opened, scope) in saved
+        bound = ctx.binding(expr.value)  # ckpt = os.path.join(out, "ckpt.pt"); load(ckpt)
+        if bound is not None and bound.kind == "assign" and bound.value is not None \
+                and path_key(bound.value, scope) in saved:
+            return True
     return path_key(expr, scope) in saved
