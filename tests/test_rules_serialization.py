@@ -129,3 +129,24 @@ def test_a_path_named_once_then_saved_is_the_files_own(code: str) -> None:
         for step in range(10):
             torch.save(checkpoint, os.path.join(out_dir, "ckpt.pt"))
         """)
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_numpy_data_is_left_alone(code: str) -> None:
+    assert not _lint(code, """\
+        import torch
+
+        def load_bounds(path, n_units):
+            bounds = torch.load(path)
+            return torch.from_numpy(bounds[n_units])
+
+        series = torch.load("traindata.pt")
+        inputs = torch.from_numpy(series[3:, :-1])
+        """)
+    assert len(_lint(code, """\
+        import torch
+
+        def load_bounds(path, n_units):
+            bounds = torch.load(path)
+            return bounds[n_units]
+        """)) == 1

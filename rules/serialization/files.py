@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import get_arg, string_value
+from torchlint.analysis.nodes import get_arg, iter_nodes, string_value
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "bz2.open",
@@ -144,3 +144,33 @@ def loads_own_save(ctx: FileContext, load: cst.Call) -> bool:
                 and path_key(bound.value, scope) in saved:
             return True
     return path_key(expr, scope) in saved
+
+
+_HOST_READS = frozenset({"numpy"})
+_FROM_NUMPY = frozenset({"torch.from_numpy", "torch.as_tensor"})
+
+
+def holds_numpy(ctx: FileContext, load: cst.Call) -> bool:
+    """Whether what a ``torch.load`` call returns is NumPy data, not tensors:
+    ``torch.load(f).numpy()``, or ``data = torch.load(f)`` read by
+    ``torch.from_numpy(data[...])`` in the same scope. Such a file has no tensors to place
+    on a device, and the weights-only unpickler would refuse its arrays."""
+    parent = ctx.parent(load)
+    if isinstance(parent, cst.Attribute) and parent.value is load:
+        return parent.attr.value in _HOST_READS
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    scope: cst.CSTNode = ctx.current_function or ctx.module
+    for call in iter_nodes(scope):
+        if not isinstance(call, cst.Call):
+            continue
+        if ctx.qualified_name(call.func) not in _FROM_NUMPY or not call.args:
+            continue
+        value = call.args[0].value
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        if isinstance(value, cst.Name) and value.value == name:
+            return True
+    return False

@@ -13,7 +13,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
-from torchlint.rules.serialization.files import loads_own_save
+from torchlint.rules.serialization.files import holds_numpy, loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 # allow-lists for the weights-only unpickler: a load inside one counts on weights_only=True
@@ -34,7 +34,8 @@ class LoadWithoutWeightsOnly(Rule):
     it saved itself (`torch.save(..., path)` and `torch.load(path)` with the same path in the
     same file, as when the best model is reloaded after training, or paths formatted from
     the same template, as in `"G_%d.pth" % epoch` when a run resumes) reads no stranger's
-    pickle and is left alone.
+    pickle and is left alone, as is a file of NumPy arrays (the result read by
+    `torch.from_numpy` or `.numpy()`), which the weights-only unpickler would refuse.
 
     From torch 2.6 on, `weights_only=True` is the default, so the call is safe as written
     there: for a project whose oldest supported torch is 2.6 or newer the rule is silent.
@@ -81,7 +82,7 @@ class LoadWithoutWeightsOnly(Rule):
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
         if has_keyword(node, "weights_only") or loads_own_save(self.context, node) \
-                or self._under_safe_globals():
+                or self._under_safe_globals() or holds_numpy(self.context, node):
             return
         fix = None
         if get_arg(node, "pickle_module", 2) is None and not has_star_args(node):
