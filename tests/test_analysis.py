@@ -18,7 +18,7 @@ from torchlint.analysis.grad_mode import (
     grad_off,
 )
 from torchlint.analysis.imports import AMBIGUOUS, ModuleIndex, import_bindings
-from torchlint.analysis.nodes import iter_calls, iter_scope
+from torchlint.analysis.nodes import iter_calls, iter_compound_statements, iter_scope
 from torchlint.analysis.options import MODEL_NAMES, Options
 from torchlint.analysis.torch_facts import is_model_name
 
@@ -209,3 +209,32 @@ def test_iter_scope_stays_in_its_scope_and_may_enter_lambdas() -> None:
     assert called(iter_scope(function.body)) == ["a"]
     assert called(iter_scope(function.body, enter_lambdas=True)) == ["a", "b"]
     assert sorted(c.func.value for c in iter_calls(function)) == ["a", "b", "c"]
+
+
+def test_compound_statements_reach_every_function_without_entering_expressions() -> None:
+    module = cst.parse_module(textwrap.dedent("""\
+        def a(): pass
+        class C:
+            def b(self):
+                def c(): pass
+        if x:
+            def d(): pass
+        elif y:
+            def e(): pass
+        else:
+            def f(): pass
+        try:
+            def g(): pass
+        except E:
+            def h(): pass
+        finally:
+            def i(): pass
+        with z:
+            for q in r:
+                def j(): pass
+        k = lambda: [n for n in range(3)]
+        """))
+    found = list(iter_compound_statements(module))
+    assert [n.name.value for n in found if isinstance(n, cst.FunctionDef)] == list("abcdefghij")
+    assert not any(isinstance(n, (cst.Lambda, cst.ListComp, cst.SimpleStatementLine))
+                   for n in found)

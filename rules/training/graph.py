@@ -20,6 +20,7 @@ from torchlint.analysis.grad_mode import (
 )
 from torchlint.analysis.nodes import (
     dotted_name,
+    iter_compound_statements,
     iter_nodes,
     iter_scope,
     last_name_part,
@@ -419,7 +420,7 @@ def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
     literals, and names only ever bound to such, combined by arithmetic)."""
     if not isinstance(func, cst.Name):
         return False
-    function = ctx.cached(("local_function", func.value), lambda: _local_function(ctx, func.value))
+    function = _local_functions(ctx).get(func.value)
     if function is None:
         return False
     if decorated_no_grad(ctx, function):
@@ -430,10 +431,15 @@ def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
         r.value is not None and _is_number(r.value, numbers) for r in returns)
 
 
-def _local_function(ctx: FileContext, name: str) -> cst.FunctionDef | None:
-    found = [n for n in iter_nodes(ctx.module) if isinstance(n, cst.FunctionDef)
-             and n.name.value == name]
-    return found[0] if len(found) == 1 else None
+def _local_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
+    """The file's functions (and methods) by name, for the names defined only once."""
+    def index() -> dict[str, cst.FunctionDef]:
+        found: dict[str, list[cst.FunctionDef]] = {}
+        for node in iter_compound_statements(ctx.module):
+            if isinstance(node, cst.FunctionDef):
+                found.setdefault(node.name.value, []).append(node)
+        return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+    return ctx.cached("local_functions", index)
 
 
 def _number_names(function: cst.FunctionDef) -> set[str]:

@@ -141,6 +141,22 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             extend(reversed(children))
 
 
+_BLOCK_PARTS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
+                cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
+
+
+def iter_compound_statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and the compound statements (functions, classes, ``if``, loops, ``with``,
+    ``try``, ``match``) nested in it, pre-order, without entering expressions or simple
+    statements: the cheap way to find every function or class of a module."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.BaseCompoundStatement) or current is node:
+            yield current
+        stack.extend(reversed([c for c in _children(current) if isinstance(c, _BLOCK_PARTS)]))
+
+
 # Nodes that open a scope of their own: a scope walk does not enter them.
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _NAMED_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef})
