@@ -49,6 +49,10 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL703": ("cuda-amp-deprecated", True, False),
     "TL704": ("autograd-variable", True, False),
     "TL705": ("legacy-tensor-type", True, False),
+    "TL718": ("checkpoint-without-use-reentrant", True, False),
+    "TL719": ("torchvision-pretrained", True, False),
+    "TL720": ("v2-totensor", True, False),
     "TL801": ("data-parallel", True, True),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
+    "TL902": ("private-default-collate", True, False),
 }
