@@ -157,6 +157,15 @@ def context(corpus: Path, finding: Finding, lines: int) -> str:
                      for n in range(start, end))
 
 
+def write_results(path: Path, rows: list[dict], repositories: int) -> None:
+    """The per-rule table as TSV: code, findings, judged, true, false, debatable."""
+    lines = [f"# measured on {repositories} repositories of benchmarks/precision/corpus.tsv",
+             "code\tfindings\tjudged\ttrue\tfalse\tdebatable"]
+    lines += [f"{r['code']}\t{r['findings']}\t{r['judged']}\t{r['true']}\t{r['false']}\t"
+              f"{r['debatable']}" for r in sorted(rows, key=lambda r: r["code"])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True,
@@ -171,6 +180,9 @@ def main() -> int:
     parser.add_argument("--context", type=int, default=12, help="source lines around each")
     parser.add_argument("--findings", type=Path, help="save every finding here (JSON)")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument("--write-results", type=Path, metavar="TSV",
+                        help="write the per-rule table here (benchmarks/precision/results.tsv "
+                             "feeds the README's precision column: python -m torchlint.docs)")
     args = parser.parse_args()
 
     wanted = {r for r in args.repos.split(",") if r}
@@ -233,6 +245,8 @@ def main() -> int:
                 handle.write(context(args.corpus, finding, args.context) + "\n\n")
         print(f"{len(todo)} sampled findings without a verdict -> {args.todo}",
               file=sys.stderr)
+    if args.write_results:
+        write_results(args.write_results, rows, len(repos))
     if args.json:
         print(json.dumps(summary, indent=1))
         return 0

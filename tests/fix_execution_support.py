@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from torchlint.analysis.options import Options
 from torchlint.config.file_settings import FileSettings
 from torchlint.fix.fixer import fix_source
 from torchlint.registry import all_rules
@@ -90,7 +91,11 @@ def run_case(case: Case) -> None:
     if rule is None:
         pytest.skip(f"{case.code} is not in this version")
     before = textwrap.dedent(case.source).lstrip()
-    outcome = fix_source(SourceFile("case.py", before), FileSettings.for_rules([rule]), unsafe=False)
+    # the fixes run on the installed torch: that is the release the code targets
+    installed = tuple(int(part) for part in torch.__version__.split(".")[:2])
+    options = Options(target_torch=installed)  # type: ignore[arg-type]
+    outcome = fix_source(SourceFile("case.py", before),
+                         FileSettings.for_rules([rule], options=options), unsafe=False)
     after = outcome.source.text
     assert after != before, f"{case.code}: no safe fix applied to the case"
     assert not any(d.code == case.code and d.fix is not None and d.fix.is_safe

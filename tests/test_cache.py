@@ -36,7 +36,7 @@ def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _entries(cache_dir: Path) -> list[Path]:
-    return sorted(cache_dir.glob("*/*.json"))
+    return sorted(cache_dir.rglob("*.json"))
 
 
 def test_warm_run_reprints_the_findings_without_parsing(
@@ -67,7 +67,7 @@ def test_corrupt_or_foreign_entries_are_ignored_and_rebuilt(tmp_path: Path, garb
     entry.write_bytes(garbage)
     again = list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))[0].diagnostics
     assert again == expected
-    assert json.loads(entry.read_text())["key"] == entry.stem  # rebuilt
+    assert json.loads(entry.read_text())["diagnostics"]  # rebuilt
 
 
 def test_an_entry_with_wrong_contents_under_the_right_name_is_not_trusted(tmp_path: Path
@@ -206,22 +206,27 @@ def test_cli_cache_options(tmp_path: Path) -> None:
 
 
 def test_a_cached_run_loads_neither_libcst_nor_a_rule(tmp_path: Path) -> None:
-    """A run answered from the cache starts fast: libcst and the rules stay unimported."""
-    path, _, cache_dir = _setup(tmp_path)
+    """A run answered from the cache starts fast: libcst and the rules stay unimported, and
+    so do the ignore-file and requirement parsers (discovery's answers are remembered)."""
+    path, _, _ = _setup(tmp_path)
+    cache_dir = tmp_path / ".torchlint_cache"  # where it usually is: a folder never walked
+    (tmp_path / ".gitignore").write_text("runs/\n*.log\n")
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\n")
     probe = (
         "import sys\n"
         "from torchlint.cli import main\n"
         "try:\n"
-        f"    main([ 'check', {path!r}, '--cache-dir', {str(cache_dir)!r}, '-q'])\n"
+        f"    main([ 'check', '.', '--cache-dir', {str(cache_dir)!r}, '-q'])\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
-        "loaded = sorted(m for m in sys.modules if m == 'libcst' or m.startswith("
-        "'torchlint.rules.'))\n"
+        "loaded = sorted(m for m in sys.modules if m in ('libcst', 'pathspec', "
+        "'packaging.requirements') or m.startswith('torchlint.rules.'))\n"
         "print(code, loaded)\n"
     )
     first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                            cwd=tmp_path, check=True)
-    assert first.stdout.splitlines()[-1].startswith("1 ['libcst'")  # computed: both loaded
+    loaded = first.stdout.splitlines()[-1]
+    assert loaded.startswith("1 ['libcst', 'packaging.requirements', 'pathspec'")  # computed
     second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             cwd=tmp_path, check=True)
     assert "TL301" in second.stdout
@@ -244,3 +249,80 @@ def test_plugin_metadata_is_noticed_without_importlib_metadata(
     archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)
     monkeypatch.setattr(sys, "path", [str(archive)])
     assert registry._may_declare_plugins()  # cannot look inside cheaply: ask importlib
+
+
+def test_the_cache_holds_one_entry_per_file_however_often_it_changes(tmp_path: Path) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    for version in range(5):
+        Path(path).write_text(FINDING + f"y = {version}\n", encoding="utf-8")
+        list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_a_run_prunes_entries_of_files_it_no_longer_meets(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    project = tmp_path / "project"
+    paths = []
+    for name in ("a.py", "b.py", "sub/c.py"):
+        file = project / name
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(FINDING)
+        paths.append(str(file))
+    settings = Settings(root=str(project), select=("ALL",))
+    list(run(paths, settings, Mode(), jobs=1, cache_dir=cache_dir, walked=[str(project)]))
+    assert len(_entries(cache_dir)) == 3
+    # a run over some files only (pre-commit) keeps the others' entries
+    list(run(paths[:1], settings, Mode(), jobs=1, cache_dir=cache_dir, walked=[]))
+    assert len(_entries(cache_dir)) == 3
+    # a file deleted, a folder gone: the next run over the project drops their entries
+    Path(paths[1]).unlink()
+    (project / "sub" / "c.py").unlink()
+    list(run(paths[:1], settings, Mode(), jobs=1, cache_dir=cache_dir, walked=[str(project)]))
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_old_generations_go_after_a_week(tmp_path: Path) -> None:
+    path, settings, cache_dir = _setup(tmp_path)
+    stale = cache_dir / ("f" * 16)
+    stale.mkdir(parents=True)
+    (stale / "x.json").write_text("{}")
+    recent = cache_dir / ("e" * 16)
+    recent.mkdir()
+    (recent / "last-used").write_text("")
+    week_ago = os.stat(stale).st_mtime - cache_module.STALE_SECONDS - 60
+    os.utime(stale, (week_ago, week_ago))
+    old_layout = cache_dir / "ab"
+    old_layout.mkdir()
+    (old_layout / ("ab" + "0" * 62 + ".json")).write_text("{}")
+    list(run([path], settings, Mode(), jobs=1, cache_dir=cache_dir, walked=[str(tmp_path)]))
+    assert not stale.exists() and not old_layout.exists() and recent.exists()
+
+
+def test_cache_dir_variable_and_clean(tmp_path: Path) -> None:
+    path, _, _ = _setup(tmp_path)
+    elsewhere = tmp_path / "from-env"
+    env = dict(os.environ, TORCHLINT_CACHE_DIR=str(elsewhere))
+    command = [sys.executable, "-m", "torchlint", "check", "--isolated", path]
+    subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, check=False)
+    assert _entries(elsewhere) and not (tmp_path / ".torchlint_cache").exists()
+    subprocess.run(command, cwd=tmp_path, capture_output=True, check=False)
+    assert (tmp_path / ".torchlint_cache").is_dir()
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "data.json").write_text("{}")
+    done = subprocess.run([sys.executable, "-m", "torchlint", "clean"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0
+    assert not (tmp_path / ".torchlint_cache").exists() and not elsewhere.exists()
+    assert (tmp_path / "keep" / "data.json").exists()
+    again = subprocess.run([sys.executable, "-m", "torchlint", "clean"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert "No torchlint cache" in again.stderr
+
+
+def test_clean_never_deletes_a_folder_torchlint_did_not_make(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ncache-dir = "important"\n')
+    (tmp_path / "important").mkdir()
+    (tmp_path / "important" / "thesis.tex").write_text("years of work")
+    subprocess.run([sys.executable, "-m", "torchlint", "clean"], cwd=tmp_path,
+                   capture_output=True, check=True)
+    assert (tmp_path / "important" / "thesis.tex").exists()

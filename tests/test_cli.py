@@ -46,7 +46,7 @@ def test_finding_line_format_and_exit_1(project: Path) -> None:
     result = run("check", "--no-cache", "a.py", cwd=project)
     assert result.exit_code == 1
     assert result.stdout == (
-        "a.py:3:5: TL301 tensor created on the CPU, then moved to \"cuda\"; "
+        "a.py:3:5: TL301 [*] tensor created on the CPU, then moved to \"cuda\"; "
         "pass device= to the factory\n"
     )
     assert "Found 1 error." in result.stderr
@@ -187,7 +187,7 @@ def test_unfixable(tmp_path: Path) -> None:
         ('[tool.torchlint]\nselct = ["TL3"]\n', "selct"),
         ('[tool.torchlint]\nselect = ["TL999"]\n', "TL999"),
         ('[tool.torchlint]\nignore = "TL301"\nunfixable = [1]\n', "unfixable"),
-        ("[tool.torchlint\n", "cannot read"),
+        ("[tool.torchlint\n", "invalid TOML"),
     ],
 )
 def test_bad_config_exits_2_naming_the_problem(tmp_path: Path, body: str, message: str) -> None:

@@ -117,6 +117,29 @@ def test_sarif_is_valid_and_matches_check(project: Path, tmp_path: Path) -> None
     assert positions == _concise_positions(project)
     fix = run["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert fix["insertedContent"]["text"] == 'torch.ones(3, device="cuda")'
+    # the help travels inline; no URL unless the package metadata declares one
+    assert "## Why is this bad?" in tl301["help"]["markdown"]
+    assert "helpUri" not in json.dumps(log)
+
+
+def test_sarif_links_only_to_a_declared_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from torchlint.reporters import sarif
+
+    class Meta:
+        def __init__(self, urls: list[str]) -> None:
+            self.urls = urls
+
+        def get_all(self, key: str) -> list[str]:
+            return self.urls
+
+    monkeypatch.setattr(importlib.metadata, "metadata", lambda name: Meta([]))
+    assert "informationUri" not in sarif.sarif_log([])["runs"][0]["tool"]["driver"]
+    monkeypatch.setattr(importlib.metadata, "metadata", lambda name: Meta(
+        ["Issues, https://example.org/issues", "Repository, https://example.org/torchlint"]))
+    driver = sarif.sarif_log([])["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://example.org/torchlint"
 
 
 def test_sarif_with_a_notebook_is_valid(tmp_path: Path) -> None:
@@ -228,9 +251,17 @@ def test_output_file_keeps_summary_on_stderr(project: Path, tmp_path: Path) -> N
 
 
 def test_output_file_error_is_reported(project: Path, tmp_path: Path) -> None:
-    result = _check(project, "--output-file", str(tmp_path / "missing" / "dir" / "out.txt"))
+    (tmp_path / "a-file").write_text("in the way")
+    result = _check(project, "--output-file", str(tmp_path / "a-file" / "out.txt"))
     assert result.exit_code == 2
     assert "cannot write" in result.stderr
+
+
+def test_output_file_folders_are_created(project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "reports" / "lint" / "out.json"
+    result = _check(project, "--output-format", "json", "-o", str(target))
+    assert result.exit_code == 1, result.output
+    assert json.loads(target.read_text())[0]["code"].startswith("TL")
 
 
 def test_stdin_formats_use_the_stdin_text(project: Path) -> None:

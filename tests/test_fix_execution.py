@@ -58,6 +58,13 @@ def _reshape_where_view_failed(before: Namespace, after: Namespace) -> None:
 
 
 CASES: dict[str, list[Case]] = {
+    "TL002": [Case("TL002", """
+        import torch
+
+        x = torch.ones(2)  # noqa: TL001
+        y = x * 2  # noqa: TL001  # the comment's words stay
+        result = (x, y)
+    """)],
     "TL101": [Case("TL101", """
         import torch
         import torch.nn as nn

@@ -32,7 +32,8 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "torchlint.docs")),
     (5, ("torchlint.run",)),
     (6, ("torchlint.reporters",)),
-    (7, ("torchlint.cli", "torchlint.lsp", "torchlint.flake8", "torchlint.__main__")),
+    (7, ("torchlint.cli", "torchlint.commands", "torchlint.lsp", "torchlint.flake8",
+         "torchlint.__main__")),
 ]
 
 

@@ -49,9 +49,9 @@ def test_findings_point_at_cell_and_line(notebook: Path) -> None:
     done = _check(notebook.parent, "train.ipynb")
     assert done.exit_code == 1, done.stderr
     assert done.stdout.splitlines() == [
-        'train.ipynb:cell 3:2:8: TL301 tensor created on the CPU, then moved to "cuda"; '
+        'train.ipynb:cell 3:2:8: TL301 [*] tensor created on the CPU, then moved to "cuda"; '
         "pass device= to the factory",
-        "train.ipynb:cell 3:7:5: TL301 tensor created on the CPU, then moved to device; "
+        "train.ipynb:cell 3:7:5: TL301 [*] tensor created on the CPU, then moved to device; "
         "pass device= to the factory",
     ]
     # magics, shell escapes, help and the %%bash cell are neither reported nor errors

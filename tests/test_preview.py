@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from torchlint import registry
 from torchlint.cli import main
 from torchlint.config.loading import load_config
-from torchlint.config.settings import Settings
+from torchlint.config.settings import Selection, Settings
 from torchlint.registry import CatalogEntry
 
 
@@ -33,7 +33,7 @@ def test_preview_rules_run_only_in_preview_mode(preview_tl201: None) -> None:
     # an opt-in preview rule needs both preview mode and a selection
     assert "TL306" not in replace(stable, preview=True).enabled_codes()
     assert "TL306" in replace(stable, preview=True, select=("ALL",)).enabled_codes()
-    named = replace(stable, cli_select=("TL306",))
+    named = replace(stable, selections=(Selection(select=("TL306",)),))
     assert "TL306" not in named.enabled_codes()
     assert named.selected_preview_codes() == ["TL306"]
     assert replace(named, preview=True).selected_preview_codes() == []

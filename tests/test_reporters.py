@@ -73,7 +73,7 @@ def test_progress_only_on_a_terminal_outside_ci() -> None:
     assert list(with_progress(iter(range(3)), 3, io.StringIO(), {})) == [0, 1, 2]
 
 
-def _stderr_on_a_terminal(project: Path, env: dict[str, str]) -> str:
+def _stderr_on_a_terminal(project: Path, env: dict[str, str], *args: str) -> str:
     pty = pytest.importorskip("pty")
     import select
 
@@ -81,7 +81,7 @@ def _stderr_on_a_terminal(project: Path, env: dict[str, str]) -> str:
     environ = {k: v for k, v in os.environ.items() if k != "CI"}
     environ.update(env, TERM="xterm-256color", COLUMNS="100")
     proc = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "--no-cache", "-j",
-                             "1", "."], cwd=project, stdout=subprocess.DEVNULL,
+                             "1", *args, "."], cwd=project, stdout=subprocess.DEVNULL,
                             stderr=child_fd, env=environ)
     os.close(child_fd)
     chunks = []
@@ -111,6 +111,33 @@ def test_progress_bar_on_a_real_terminal(tmp_path: Path) -> None:
     piped = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "."],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "checking" not in piped.stderr
+    # never with -q or -s, nor with a format meant for machines
+    assert _stderr_on_a_terminal(tmp_path, {}, "-q") == ""
+    assert _stderr_on_a_terminal(tmp_path, {}, "-s") == ""
+    quiet_json = _stderr_on_a_terminal(tmp_path, {}, "--output-format", "json")
+    assert "checking" not in quiet_json and "All checks passed" in quiet_json
+
+
+def test_progress_counts_every_file_as_its_result_arrives(tmp_path: Path) -> None:
+    """Results arrive in the order workers finish (largest files first); the count follows
+    them, never waiting for the alphabetically first file."""
+    from torchlint.config.settings import Settings
+    from torchlint.run.outcome import Mode
+    from torchlint.run.runner import run
+
+    paths = []
+    for number in range(12):  # the alphabetically first file is the largest
+        path = tmp_path / f"m{number:02d}.py"
+        path.write_text("import torch\nx = torch.ones(1).cuda()\n" * (40 if number == 0 else 1))
+        paths.append(str(path))
+    seen: list[int] = []
+    outcomes = []
+    for outcome in run(paths, Settings(root=str(tmp_path)), Mode(), jobs=2,
+                       progress=seen.append):
+        outcomes.append((outcome.path, sum(seen)))
+    assert sum(seen) == len(paths)
+    assert [path for path, _ in outcomes] == paths  # the output order stays the paths'
+    assert outcomes[-1][1] == len(paths)
 
 
 def _full(tmp_path: Path, text: str, diagnostic: Diagnostic) -> list[str]:
@@ -143,3 +170,15 @@ def test_full_shows_no_line_after_the_final_newline(tmp_path: Path,
     lines = _full(tmp_path, "import torch\nx = torch.ones(3).cuda()\n",
                   Diagnostic("a.py", 2, 5, 2, 25, "TL301", "r", "m"))
     assert not any(line.startswith("3 |") for line in lines)
+
+
+def test_cached_files_count_without_skewing_the_time_left() -> None:
+    from torchlint.run.progress import ProgressBar
+
+    with ProgressBar(100, _Tty(), environ={}) as bar:
+        assert bar.shown
+        bar.skip(60)  # answered from the cache at once
+        task = bar._progress.tasks[0]
+        assert task.completed == 60 and task.speed is None  # no speed from the cache hits
+        bar.advance(1)
+        assert bar._progress.tasks[0].completed == 61

@@ -75,3 +75,12 @@ def test_tl602_leaves_tests_alone() -> None:
         """
     assert not _lint("TL602", source, "tests/test_checkpoint.py")
     assert _lint("TL602", source, "tools/check.py")
+
+
+def test_tl602_leaves_alone_data_read_straight_into_numpy() -> None:
+    assert not _lint("TL602", """\
+        import torch
+
+        def load_mask(filename):
+            return torch.load(filename).numpy()
+        """)

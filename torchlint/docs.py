@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from torchlint.registry import all_rules
 
 BEGIN = "<!-- rules:begin -->"
@@ -20,13 +22,44 @@ def tier(rule: type) -> str:
     return "default" if getattr(rule, "default", False) else "opt-in"
 
 
-def rule_table() -> str:
-    lines = ["| Code | Name | Enabled | Fix | What it flags |", "|---|---|---|---|---|"]
+def read_precision(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Per rule, from the precision harness's results (``benchmarks/precision.py
+    --write-results``): (findings, judged, true). Empty when the file is missing."""
+    found: dict[str, tuple[int, int, int]] = {}
+    if not path.is_file():
+        return found
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.split("\t")
+        if line.startswith("#") or len(parts) < 4 or not parts[1].isdigit():
+            continue
+        found[parts[0]] = (int(parts[1]), int(parts[2]), int(parts[3]))
+    return found
+
+
+def precision_cell(measured: tuple[int, int, int] | None) -> str:
+    if measured is None:
+        return "no findings"
+    findings, judged, true = measured
+    if not judged:
+        return f"{findings} unjudged"
+    return f"{100 * true / judged:.0f} % ({true}/{judged})"
+
+
+def rule_table(precision: dict[str, tuple[int, int, int]] | None = None) -> str:
+    """The README's rule table; with ``precision``, a column of measured precision on real
+    code (true findings among the judged ones)."""
+    head = "| Code | Name | Enabled | Fix | What it flags |"
+    rule_line = "|---|---|---|---|---|"
+    if precision is not None:
+        head = head.replace("| What", "| Precision on real code | What")
+        rule_line += "---|"
+    lines = [head, rule_line]
     for code, rule in all_rules().items():
         summary = rule.summary().replace("|", "\\|")
         enabled = tier(rule)
+        measured = "" if precision is None else f"{precision_cell(precision.get(code))} | "
         lines.append(f"| {code} | `{rule.name}` | {enabled} | {FIX_LABELS[rule.fix_safety]} "
-                     f"| {summary} |")
+                     f"| {measured}{summary} |")
     return "\n".join(lines)
 
 
@@ -49,17 +82,23 @@ def catalog_source() -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(text: str) -> str:
+def results_for(readme: Path) -> Path:
+    """Where the precision results of the project whose README this is are kept."""
+    return readme.resolve().parent / "benchmarks" / "precision" / "results.tsv"
+
+
+def update_readme(text: str, precision: dict[str, tuple[int, int, int]] | None = None) -> str:
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
-    return f"{head}{BEGIN}\n{rule_table()}\n{END}{tail}"
+    return f"{head}{BEGIN}\n{rule_table(precision)}\n{END}{tail}"
 
 
 if __name__ == "__main__":  # python -m torchlint.docs README.md
     import sys
-    from pathlib import Path
 
     path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    path.write_text(update_readme(path.read_text(encoding="utf-8")), encoding="utf-8")
+    measured = read_precision(results_for(path))
+    path.write_text(update_readme(path.read_text(encoding="utf-8"), measured or None),
+                    encoding="utf-8")
     catalog = Path(__file__).with_name("catalog.py")
     catalog.write_text(catalog_source(), encoding="utf-8")

@@ -9,6 +9,7 @@ from typing import ClassVar, Literal
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.torch_releases import EVERY_RELEASE, Releases
 from torchlint.diagnostic import Fix
 
 FixSafety = Literal["safe", "unsafe", "sometimes", "none"]
@@ -40,6 +41,7 @@ class Rule(cst.BatchableCSTVisitor):
                    ("Use nn.ModuleList"); None: a generic title
       ``triggers`` substrings, one of which any file the rule can flag must contain
       ``patterns`` regular expressions that must all match such a file (optional)
+      ``applies_to`` the torch releases it has something to say about (default: every one)
     """
 
     code: ClassVar[str]
@@ -59,6 +61,9 @@ class Rule(cst.BatchableCSTVisitor):
     # flag; searched only when a trigger matched. Tighter than triggers and still far
     # cheaper than a parse: a file no rule can fire on is never parsed by libcst.
     patterns: ClassVar[tuple[str, ...]] = ()
+    # The torch releases the rule applies to (see torchlint.analysis.torch_releases): it does
+    # not run for code that targets another one, and its documentation says which they are.
+    applies_to: ClassVar[Releases] = EVERY_RELEASE
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()
@@ -75,9 +80,11 @@ class Rule(cst.BatchableCSTVisitor):
     # ---------------------------------------------------------------- docs
     @classmethod
     def doc(cls) -> str:
+        """The documentation, ending with the torch releases the rule applies to."""
         import inspect
 
-        return inspect.cleandoc(cls.__doc__ or "")
+        text = inspect.cleandoc(cls.__doc__ or "")
+        return f"{text}\n\n## Torch releases\n{cls.applies_to.describe()}" if text else text
 
     @classmethod
     def summary(cls) -> str:

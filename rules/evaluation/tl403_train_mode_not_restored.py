@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.grad_mode import GradOff, with_turns_off
@@ -133,9 +135,17 @@ class TrainModeNotRestored(Rule):
         return False
 
 
+# functions that only average weights into a copy (``accumulate(g_ema, g)``,
+# ``update_ema(ema, model)``, ``soft_update(target, net)``): handing a model to them trains
+# nothing
+_AVERAGING = re.compile(r"(?i)(accumulate|ema|moving_average|update_average|polyak|"
+                        r"soft_update|momentum_update)")
+
+
 def _trained_in(ctx, loop: cst.For | cst.While, model: str) -> bool:
     """``model`` runs in ``loop`` with autograd on: called (``model(x)``, ``model.forward``,
-    ``model.module(x)``, or a parent of it) or handed to a call (``loss_fn(model, x)``)."""
+    ``model.module(x)``, or a parent of it) or handed to a call (``loss_fn(model, x)``) other
+    than one that averages weights into a copy."""
     stack: list[cst.CSTNode] = [loop.body]
     while stack:
         node = stack.pop()
@@ -148,7 +158,8 @@ def _trained_in(ctx, loop: cst.For | cst.While, model: str) -> bool:
             if name is not None and (name in (model, model + ".forward", model + ".module")
                                      or model.startswith(name + ".")):
                 return True
-            if any(dotted_name(arg.value) == model for arg in node.args):
+            if any(dotted_name(arg.value) == model for arg in node.args) and not (
+                    name is not None and _AVERAGING.search(name.rsplit(".", 1)[-1])):
                 return True
         stack.extend(semantic_children(node))
     return False

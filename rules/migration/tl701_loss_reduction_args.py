@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.torch_facts import LOSS_FUNCTIONS, is_loss_class
+from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import keeps_comments
 from torchlint.rule import Rule
@@ -49,6 +50,8 @@ class LossReductionArgs(Rule):
     patterns = (r"\b(?:size_average|reduce)[\s\\]*=(?!=)", r"\btorch\b")
     message = "{arg}= is deprecated; use reduction={reduction}"
     fix_safety = "safe"
+    applies_to = Releases(why="`size_average=`/`reduce=` warn in every release torchlint "
+                          "knows, and `reduction=` exists in every one.")
     fix_title = "Use reduction="
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.imports import index_for
+from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import import_cleanup, reference
 from torchlint.rule import Rule
@@ -54,6 +55,9 @@ class ClipGradNotInplaceName(Rule):
     patterns = (r"\bclip_grad_(?:norm|value)\b", r"\btorch\b")
     message = "{old} is deprecated; call {old}_ (it clips the gradients in place)"
     fix_safety = "safe"
+    applies_to = Releases(why="The old names warn in every release torchlint knows, and "
+                          "`clip_grad_norm_`/`clip_grad_value_` exist in every one, so the fix "
+                          "suits any target.")
     fix_title = "Use the in-place name (clip_grad_*_)"
 
 

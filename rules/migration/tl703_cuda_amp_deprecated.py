@@ -4,6 +4,12 @@ import libcst as cst
 
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.nodes import iter_nodes
+from torchlint.analysis.torch_releases import (
+    CUDA_AMP_AUTOCAST,
+    CUDA_AMP_GRAD_SCALER,
+    Releases,
+    fix_available,
+)
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import import_cleanup, torch_spelling
 from torchlint.rule import Rule
@@ -26,10 +32,11 @@ class CudaAmpDeprecated(Rule):
     however the names were imported.
 
     ## Why is this bad?
-    The `torch.cuda.amp` entry points are deprecated and emit a `FutureWarning` on every
-    use; the device-generic `torch.amp.autocast("cuda", ...)` and
+    The `torch.cuda.amp` entry points are deprecated since torch 2.4 and emit a
+    `FutureWarning` on every use; the device-generic `torch.amp.autocast("cuda", ...)` and
     `torch.amp.GradScaler("cuda", ...)` replace them with the same behaviour, and the same
-    code then works for other devices by changing one string.
+    code then works for other devices by changing one string. For a project whose oldest
+    supported torch is older than 2.4 nothing is deprecated yet, and the rule is silent.
 
     ## Example
     ```python
@@ -51,9 +58,13 @@ class CudaAmpDeprecated(Rule):
     ```
 
     ## Fix safety
-    Safe: the new call receives `"cuda"` as its device and every other argument unchanged
+    The new call receives `"cuda"` as its device and every other argument unchanged
     (positional arguments of `autocast` are passed by keyword, since the new signature
     orders them differently). Imported names that no call uses any more are removed.
+    Safe when the code's target torch release is known (`target-torch`, or the declared
+    torch requirement) and has the new API: `torch.amp.autocast` exists from 1.12,
+    `torch.amp.GradScaler` from 2.3. When the target is unknown the fix is unsafe, since
+    on an older torch the new name would not exist.
     """
 
     code = "TL703"
@@ -64,7 +75,9 @@ class CudaAmpDeprecated(Rule):
     patterns = (r"\bamp\b", r"\b(?:autocast|GradScaler)\b", r"\btorch\b",
                 r"cuda[\s\\]*\.[\s\\]*amp\b|\bcuda[\s\\]+(?:as|import)\b")
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
-    fix_safety = "safe"
+    fix_safety = "sometimes"
+    applies_to = Releases(CUDA_AMP_AUTOCAST.deprecated, why="`torch.cuda.amp` is deprecated "
+                          "from 2.4; the rule does not fire for an older target.")
     fix_title = "Use torch.amp"
 
 
@@ -114,7 +127,13 @@ class CudaAmpDeprecated(Rule):
             cleanup = import_cleanup(index, imported.value, fixable, node)
             if cleanup:
                 edits.extend(cleanup)
-        return Fix.safe(*edits, imports=(need,) if need else ())
+        change = CUDA_AMP_AUTOCAST if name == "autocast" else CUDA_AMP_GRAD_SCALER
+        available = fix_available(change, self.context.options.target_torch)
+        if available is False:
+            return None  # never emit an API newer than the target
+        imports = (need,) if need else ()
+        return Fix.safe(*edits, imports=imports) if available else Fix.unsafe(
+            *edits, imports=imports)
 
     @staticmethod
     def _rewrite(node: cst.Call, name: str) -> cst.Call | None:

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.imports import ModuleIndex, index_for
 from torchlint.analysis.nodes import is_literal_true
+from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import as_atom, import_cleanup, keeps_comments, receiver_text
 from torchlint.rule import Rule
@@ -49,6 +50,8 @@ class AutogradVariable(Rule):
     patterns = (r"\bVariable\b", r"\bautograd\b", r"\btorch\b")
     message = "torch.autograd.Variable is deprecated; tensors track gradients themselves"
     fix_safety = "safe"
+    applies_to = Releases(why="`Variable` has been a no-op wrapper since 0.4, and "
+                          "`requires_grad_()` exists in every release torchlint knows.")
     fix_title = "Remove Variable()"
 
 

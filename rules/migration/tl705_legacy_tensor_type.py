@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.imports import index_for
+from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import import_cleanup, keeps_comments, torch_spelling, with_keywords
 from torchlint.rule import Rule
@@ -62,6 +63,9 @@ class LegacyTensorType(Rule):
                 r"\btorch\b")
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
+    applies_to = Releases(why="The constructors are legacy in every release; the "
+                          "`torch.cuda` ones also warn from 2.14. `torch.tensor(..., dtype=, "
+                          "device=)` exists in every release torchlint knows.")
     fix_title = "Use torch.tensor(..., dtype=...)"
 
 

@@ -3,12 +3,15 @@ and uses them, and the shared rule that reports and wraps them."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import (
     assigned_value,
     iter_scope,
+    last_name_part,
     parameters,
     self_attribute,
     single_target,
@@ -389,9 +392,19 @@ def _keyword_key(arg: cst.Arg) -> bool:
 _REGISTERING = frozenset({"add_module", "register_module"})
 
 
+# a project helper that puts a module into another one by its name or path
+# (``set_module_by_path(net, path, wrapper)``, ``replace_module(model, name, new)``, ``rsetattr``)
+_PLACING = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(sub)?(module|layer|attr)"
+                      r"|setattr$")
+
+
 def _registers(ctx: FileContext, call: cst.Call) -> bool:
-    """``self.add_module(name, m)``, ``self.register_module(...)``, ``setattr(self, n, m)``."""
+    """``self.add_module(name, m)``, ``self.register_module(...)``, ``setattr(self, n, m)``,
+    or a project helper that places a module inside another (``set_module_by_path``)."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _REGISTERING:
+        return True
+    name = last_name_part(call.func)
+    if name is not None and name != "setattr" and _PLACING.search(name) and len(call.args) >= 2:
         return True
     return ctx.qualified_name(call.func) == "builtins.setattr" and bool(call.args) and (
         isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self")

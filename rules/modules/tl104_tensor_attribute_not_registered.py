@@ -14,7 +14,6 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
-from torchlint.rules.modules.files import in_test_suite
 from torchlint.rules.modules.tensor_attributes import (
     is_reshaping,
     may_be_scalar,
@@ -148,7 +147,7 @@ class TensorAttributeNotRegistered(Rule):
             return None
         assert node.value is not None
         ctx = self.context
-        if in_test_suite(ctx):
+        if ctx.is_test_file:
             return None  # test modules are built to check behaviour, often on purpose
         found = self._factory(node.value)
         if found is None:

@@ -12,7 +12,6 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
-from torchlint.rules.modules.files import in_test_suite
 from torchlint.rules.modules.forward_calls import (
     Place,
     defines_call,
@@ -106,7 +105,7 @@ class ForwardCalledDirectly(Rule):
                 return
         if not ctx.imports_from("torch") and not ctx.module_class_names:
             return
-        if in_test_suite(ctx) or not self._hook_bypass(node, target):
+        if ctx.is_test_file or not self._hook_bypass(node, target):
             return
         shown = code(target)
         fix = None

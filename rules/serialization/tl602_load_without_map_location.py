@@ -64,9 +64,22 @@ class LoadWithoutMapLocation(Rule):
             return
         if has_star_args(node) or self.context.is_test_file or loads_own_save(self.context, node):
             return
+        if _read_on_host(self.context, node):
+            return
         new = _with_map_location(node)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))
 
+
+
+_HOST_READS = frozenset({"numpy"})
+
+
+def _read_on_host(ctx, node: cst.Call) -> bool:
+    """``torch.load(f).numpy()``: data that can only be CPU tensors (``.numpy()`` refuses
+    device tensors), so there is nothing to remap."""
+    attribute = ctx.parent(node)
+    return (isinstance(attribute, cst.Attribute) and attribute.value is node
+            and attribute.attr.value in _HOST_READS)
 
 
 def _with_map_location(node: cst.Call) -> cst.Call:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.bindings import module_value
+from torchlint.analysis.bindings import binds_anywhere, module_value
 from torchlint.analysis.nodes import get_arg, iter_nodes, method_call
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
@@ -50,8 +50,9 @@ class SaveWrappedStateDict(Rule):
     ## Fix safety
     Unsafe: the saved keys lose their `module.` prefix, so code that loads the file into a
     wrapped model must now load into `model.module` instead. When the wrapping happens only
-    on some paths (inside an `if`), the finding has no fix: `.module` would not exist on the
-    others.
+    on some paths (inside an `if` without an `else` that wraps too), the finding has no fix:
+    `.module` would not exist on the others. When every branch of an `if`/`elif`/`else`
+    wraps the model, `.module` exists on every path and the fix is offered.
     """
 
     code = "TL604"
@@ -95,6 +96,9 @@ class SaveWrappedStateDict(Rule):
             value = found[1] if found is not None else None
         wrapper = self._wrapper(value)
         fix = None
+        if wrapper is None:
+            # wrapped in every branch of an if/elif/else: .module exists on every path
+            wrapper = self._wrapped_on_every_path(name)
         if wrapper is not None:
             fix = Fix.unsafe(NodeEdit(attribute.value, f"{name}.module"))
         elif bound is None:
@@ -113,6 +117,54 @@ class SaveWrappedStateDict(Rule):
             qual = self.context.qualified_name(value.func)
             if qual in WRAPPERS:
                 return qual.rsplit(".", 1)[1]
+        return None
+
+    def _wrapped_on_every_path(self, name: str) -> str | None:
+        """The wrapper when the statement that last binds ``name`` before the save (in the
+        save's block, or the blocks around it within the function) is an
+        ``if``/``elif``/``else`` whose every branch ends by wrapping it."""
+        ancestors = self.context.ancestors
+        for index in range(len(ancestors) - 1, 0, -1):
+            statement, block = ancestors[index], ancestors[index - 1]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+                continue
+            body = list(block.body)
+            position = next((i for i, s in enumerate(body) if s is statement), None)
+            if position is None:
+                continue
+            for previous in reversed(body[:position]):
+                if binds_anywhere(previous, name):
+                    return self._every_branch_wraps(previous, name) if isinstance(
+                        previous, cst.If) else None
+        return None
+
+    def _every_branch_wraps(self, node: cst.If, name: str) -> str | None:
+        found: list[str] = []
+        branch: cst.If | cst.Else | None = node
+        while branch is not None:
+            wrapper = self._ends_wrapping(branch.body, name)
+            if wrapper is None:
+                return None
+            found.append(wrapper)
+            if isinstance(branch, cst.Else):
+                return found[0]
+            branch = branch.orelse
+        return None  # no else: one path leaves it unwrapped
+
+    def _ends_wrapping(self, block: cst.BaseSuite, name: str) -> str | None:
+        for statement in reversed(list(getattr(block, "body", ()))):
+            if not binds_anywhere(statement, name):
+                continue
+            assign: cst.CSTNode = statement
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+                assign = statement.body[0]
+            if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(
+                        assign.targets[0].target, cst.Name) and (
+                    assign.targets[0].target.value == name):
+                return self._wrapper(assign.value)
+            return None
         return None
 
     def _wrapped_on_some_path(self, name: str, until: cst.CSTNode) -> str | None:

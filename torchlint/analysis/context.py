@@ -272,9 +272,16 @@ class FileContext:
     @property
     def is_test_file(self) -> bool:
         """``test_*.py``, ``*_test.py``, ``conftest.py``, or a file under a ``test``,
-        ``tests`` or ``testing`` folder: code that exercises behaviour on purpose."""
-        root = self.project.roots[0] if self.project is not None else os.getcwd()
-        return self.cached("is_test_file", lambda: _is_test_path(self.path, root))
+        ``tests`` or ``testing`` folder: code that exercises behaviour on purpose. Folders
+        count from the directory of the run when the file is inside it (so a package kept
+        in ``tests/``, such as ``tests/tests_pkg/helpers/models.py``, is tests), otherwise
+        from the folder above the file's outermost package."""
+        def compute() -> bool:
+            here = os.getcwd()
+            inside_run = os.path.abspath(self.path).startswith(os.path.join(here, ""))
+            root = here if inside_run or self.project is None else self.project.roots[0]
+            return _is_test_path(self.path, root)
+        return self.cached("is_test_file", compute)
 
     def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """A per-file memo for facts rules derive more than once (``key`` names the fact)."""

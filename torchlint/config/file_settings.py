@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from torchlint.analysis.options import Options
 from torchlint.codes import SYNTAX_ERROR
@@ -17,6 +17,14 @@ from torchlint.codes import SYNTAX_ERROR
 if TYPE_CHECKING:
     from torchlint.analysis.project import Project
     from torchlint.rule import Rule
+
+
+class SettingsSource(Protocol):
+    """Anything that gives each file its settings: one configuration's
+    :class:`~torchlint.config.settings.Settings`, or a run's
+    :class:`~torchlint.config.workspace.Workspace` (the nearest configuration per file)."""
+
+    def for_file(self, path: str) -> FileSettings: ...
 
 
 @dataclass(frozen=True)

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.project import Dependency
-from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA, UNUSED_NOQA_NAME
+from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, NodeEdit
 from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_error
 from torchlint.engine.positions import Locator
 from torchlint.engine.prefilter import rules_to_run
-from torchlint.engine.suppression import Suppressions, parse_suppressions
+from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
 from torchlint.engine.walk import rule_failure, run_rules
 from torchlint.fix.resolve import import_anchor, resolve_fix
 from torchlint.rule import Report, Rule
@@ -47,7 +47,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     rules: Sequence[type[Rule]] = settings.rules
     text = source.text
     # TL001 and TL002 are the engine's own; their rule classes only document them
-    rules = [r for r in rules if r.code not in ENGINE_CODES]
+    target = settings.options.target_torch
+    rules = [r for r in rules if r.code not in ENGINE_CODES and r.applies_to.includes(target)]
     if prefilter:
         rules = rules_to_run(rules, text, settings.options)
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
@@ -97,16 +98,12 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
             else:
                 diagnostics.append(diagnostic)
     if UNUSED_NOQA in enabled:
-        for directive in suppressions.lines.values():
-            if directive.codes is None:
-                continue
-            unused = sorted(c for c in directive.codes - directive.used if c in enabled)
-            if unused and not suppressions.is_suppressed(UNUSED_NOQA, directive.line):
-                diagnostics.append(Diagnostic(
-                    source.path, directive.line, directive.column, directive.line,
-                    directive.column + len("# noqa"), UNUSED_NOQA, UNUSED_NOQA_NAME,
-                    f"unused noqa directive: {', '.join(unused)} is not reported on this line",
-                ))
+        from torchlint.registry import rule_catalog
+
+        stale = stale_directives(source.path, source.text, suppressions, enabled,
+                                 rule_catalog())
+        diagnostics.extend(d if UNUSED_NOQA not in unfixable else replace(d, fix=None)
+                           for d in stale)
     diagnostics.sort(key=lambda d: d.sort_key)
     dependencies = sorted(context.project.dependencies.values(), key=lambda d: d.path) \
         if context.project is not None else []

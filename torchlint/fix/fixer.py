@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from torchlint.analysis.imports import import_bindings
 from torchlint.analysis.nodes import iter_nodes
+from torchlint.codes import UNUSED_NOQA
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, Edit, applicable
 from torchlint.engine.lint import LintResult, lint_source
 from torchlint.engine.parse import parse
+from torchlint.engine.suppression import NOQA_DIRECTIVE
 from torchlint.fix.text import apply_edits
 from torchlint.source import SourceFile
 
@@ -27,6 +30,7 @@ class FixOutcome:
     source: SourceFile  # the fixed source (same object as the input when nothing changed)
     result: LintResult  # lint of the fixed source: what remains
     fixed: int  # diagnostics fixed
+    fixed_codes: Counter[str] = field(default_factory=Counter)  # how many fixed per code
 
 
 def _conflicts(a: Edit, b: Edit) -> bool:
@@ -78,56 +82,70 @@ def _names(text: str) -> tuple[set[str], set[str]] | None:
     return imported, used
 
 
-def _comments(text: str) -> Counter[str]:
+def _comments(text: str, *, without_noqa: bool = False) -> Counter[str]:
+    """The comments of ``text``; ``without_noqa``: with ``# noqa`` directives taken out
+    (what a TL002 fix may change)."""
     try:
-        return Counter(
-            tok.string.rstrip()
-            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-            if tok.type == tokenize.COMMENT
-        )
+        comments = [tok.string.rstrip()
+                    for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if tok.type == tokenize.COMMENT]
     except (tokenize.TokenError, SyntaxError):
         return Counter()
+    if without_noqa:  # the words of each comment, directives and '#' marks aside
+        comments = [" ".join(re.sub(r"[#\s]+", " ", NOQA_DIRECTIVE.sub(" ", c)).split())
+                    for c in comments]
+        comments = [c for c in comments if c]
+    return Counter(comments)
 
 
 @dataclass
 class _Original:
+    text: str
     comments: Counter[str]
     imported: set[str]
 
 
-def _acceptable(original: _Original, candidate: str) -> bool:
-    """The candidate parses, keeps every comment, and uses no import a fix removed."""
+def _acceptable(original: _Original, candidate: str, *, noqa_edits: bool = False) -> bool:
+    """The candidate parses, keeps every comment (``noqa_edits``: every comment but its
+    ``# noqa`` directives), and uses no import a fix removed."""
     names = _names(candidate)
-    if names is None or original.comments - _comments(candidate):
+    if names is None:
+        return False
+    if noqa_edits:
+        if _comments(original.text, without_noqa=True) - _comments(candidate, without_noqa=True):
+            return False
+    elif original.comments - _comments(candidate):
         return False
     imported, used = names
     removed = original.imported - imported
     return not (removed & used)
 
 
-def _apply(text: str, chosen: list[Diagnostic]) -> tuple[str, int]:
-    """Apply ``chosen`` fixes; if that breaks the code or drops a comment, keep the good ones."""
+def _apply(text: str, chosen: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
+    """Apply ``chosen`` fixes; if that breaks the code or drops a comment, keep the good ones.
+    Returns the new text and the diagnostics whose fixes went in."""
     edits = [e for d in chosen for e in d.fix.resolved_edits()]  # type: ignore[union-attr]
     candidate = apply_edits(text, edits)
     names = _names(text)
-    before = _Original(_comments(text), names[0] if names else set())
-    if _acceptable(before, candidate):
-        return candidate, len(chosen)
+    before = _Original(text, _comments(text), names[0] if names else set())
+    if _acceptable(before, candidate, noqa_edits=any(d.code == UNUSED_NOQA for d in chosen)):
+        return candidate, list(chosen)
     kept: list[Edit] = []
-    count = 0
+    applied: list[Diagnostic] = []
     for diagnostic in chosen:
         trial = kept + list(diagnostic.fix.resolved_edits())  # type: ignore[union-attr]
-        if _acceptable(before, apply_edits(text, trial)):
+        noqa = diagnostic.code == UNUSED_NOQA or any(d.code == UNUSED_NOQA for d in applied)
+        if _acceptable(before, apply_edits(text, trial), noqa_edits=noqa):
             kept = trial
-            count += 1
-    return apply_edits(text, kept), count
+            applied.append(diagnostic)
+    return apply_edits(text, kept), applied
 
 
 def fix_source(source: SourceFile, settings: FileSettings, *, unsafe: bool = False,
                result: LintResult | None = None) -> FixOutcome:
     """Fix ``source`` to a fixed point. ``result`` may be a lint of ``source`` already made."""
     current = source
-    fixed = 0
+    fixed: Counter[str] = Counter()
     result = result or lint_source(current, settings)
     for _ in range(MAX_PASSES):
         if not result.parsed:
@@ -135,10 +153,10 @@ def fix_source(source: SourceFile, settings: FileSettings, *, unsafe: bool = Fal
         chosen = choose_fixes(result.diagnostics, unsafe)
         if not chosen:
             break
-        new_text, count = _apply(current.text, chosen)
-        if count == 0 or new_text == current.text:
+        new_text, applied = _apply(current.text, chosen)
+        if not applied or new_text == current.text:
             break
-        fixed += count
+        fixed.update(d.code for d in applied)
         current = current.with_text(new_text)
         result = lint_source(current, settings)
-    return FixOutcome(current, result, fixed)
+    return FixOutcome(current, result, sum(fixed.values()), fixed)

@@ -16,7 +16,25 @@ from torchlint.reporters.sources import Sources
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-INFORMATION_URI = "https://pypi.org/project/torchlint/"
+# labels of [project.urls] that point at torchlint's home, in order of preference
+_HOME_LABELS = ("documentation", "docs", "homepage", "home", "repository", "source")
+
+
+def information_uri() -> str | None:
+    """torchlint's home page as its package metadata declares it (``[project.urls]``), or
+    None: a URL is given only when one is declared, never guessed."""
+    try:
+        from importlib.metadata import PackageNotFoundError, metadata
+
+        declared = metadata("torchlint").get_all("Project-URL") or []
+    except (PackageNotFoundError, OSError, ValueError):
+        return None
+    urls: dict[str, str] = {}
+    for entry in declared:
+        label, _, url = entry.partition(",")
+        if url.strip().startswith(("https://", "http://")):
+            urls[label.strip().lower()] = url.strip()
+    return next((urls[label] for label in _HOME_LABELS if label in urls), None)
 
 
 def _artifact(path: str) -> dict[str, str]:
@@ -38,8 +56,8 @@ def _rules() -> list[dict[str, Any]]:
             "name": rule.name,
             "shortDescription": {"text": rule.summary() or rule.name},
             "fullDescription": {"text": " ".join(why.split()) or rule.summary() or rule.name},
+            # the whole documentation travels inline: no link that could go dead
             "help": {"text": doc or rule.name, "markdown": doc or rule.name},
-            "helpUri": f"{INFORMATION_URI}#{code.lower()}",
             "defaultConfiguration": {"enabled": bool(rule.default), "level": "error"},
             "properties": {"fixSafety": rule.fix_safety,
                            "tags": ["pytorch", tier(rule)]},
@@ -100,13 +118,16 @@ def sarif_log(diagnostics: Sequence[Diagnostic], sources: Sources | None = None
         if fixes and d.cell is None:
             result["fixes"] = fixes
         results.append(result)
+    driver: dict[str, Any] = {"name": "torchlint", "version": __version__,
+                              "semanticVersion": __version__, "rules": rules}
+    home = information_uri()
+    if home is not None:
+        driver["informationUri"] = home
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "torchlint", "version": __version__,
-                                "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
+            "tool": {"driver": driver},
             "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().resolve().as_uri().rstrip("/") + "/"}},
             "columnKind": "unicodeCodePoints",
             "results": results,

@@ -53,8 +53,10 @@ def render_statistics(diagnostics: Sequence[Diagnostic], stream: TextIO,
         return
     width = max(len(str(c.count)) for c in counts)
     code_width = max(len(c.code) for c in counts)
-    for c in counts:
+    for c in counts:  # data rows only: the legend is in the summary on stderr
         stream.write(f"{c.count:>{width}}\t{c.code:<{code_width}}\t{c.marker} {c.name}\n")
-    if any(c.marker != "[ ]" for c in counts):
-        stream.write(f"{'':>{width}}\t{'':<{code_width}}\t[*] fixable with --fix; "
-                     "[-] some fixable, or only with --fix --unsafe-fixes\n")
+
+
+LEGEND = ("[*] fixable with --fix; [-] some fixable, or only with --fix --unsafe-fixes; "
+          "[ ] no fix")
+FORMATS = ("concise", "json")  # what --statistics can print

@@ -8,9 +8,8 @@ the lint result of those bytes is stored (diagnostics with their resolved fixes)
 never a fixed text, so a fix run can never write something stale: it uses an entry
 only when that entry holds no fix it would apply.
 
-Entries are small JSON files under ``<cache_dir>/<2 hex>/<key>.json``, written
-atomically. Anything unreadable, corrupt or written for another key is ignored and
-rebuilt.
+Entries are small JSON files, one per file, written atomically (see :class:`Cache`).
+Anything unreadable, corrupt or written for another key is ignored and rebuilt.
 """
 
 from __future__ import annotations
@@ -19,8 +18,10 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, ImportNee
 if TYPE_CHECKING:
     from torchlint.analysis.project import Dependency
 
-FORMAT = 1
+FORMAT = 2
 _README = "Created by torchlint. Safe to delete at any time.\n"
 
 
@@ -153,9 +154,34 @@ def decode(path: str, rows: Iterable[object]) -> list[Diagnostic]:
 
 
 # ------------------------------------------------------------------ the store
+MARKER = "CACHEDIR.TAG"
+_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by torchlint.\n"
+        "# For information about cache directory tags see https://bford.info/cachedir/\n")
+FOLDER = "FOLDER"  # in each folder's entry directory: the source folder it stands for
+STALE_SECONDS = 7 * 24 * 3600  # a generation of entries unused this long is deleted
+_STAMP = "last-run"  # the run that last pruned this generation (its mtime: when)
+_PRUNE_AGAIN = 3600  # an unchanged run prunes again after this many seconds
+
+
+@lru_cache(maxsize=8192)
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@lru_cache(maxsize=4096)
+def _entry_folder(generation: str, folder: str, cwd: str) -> str:
+    """The entry directory of the source ``folder`` (as written, relative to ``cwd``)."""
+    return os.path.join(generation, _digest(os.path.normpath(os.path.join(cwd, folder))))
+
+
 @dataclass(frozen=True)
 class Cache:
-    """A directory of entries; ``basis`` is :func:`cache_basis` for this run."""
+    """A directory of entries; ``basis`` is :func:`cache_basis` for this run.
+
+    One entry per file: ``<dir>/<basis>/<folder digest>/<name digest>.json``, replaced when
+    the file or its settings change, so the cache holds at most one entry per file and
+    torchlint version. :meth:`prune` removes what a run no longer needs."""
 
     directory: str
     basis: str
@@ -168,14 +194,21 @@ class Cache:
         digest.update(data)
         return digest.hexdigest()
 
-    def _entry(self, key: str) -> str:
-        return os.path.join(self.directory, key[:2], key + ".json")
+    @property
+    def generation(self) -> str:
+        """The directory of this torchlint version's entries."""
+        return os.path.join(self.directory, self.basis[:16])
+
+    def _location(self, path: str) -> tuple[str, str]:
+        folder, name = os.path.split(path)
+        return _entry_folder(self.generation, folder, os.getcwd()), _digest(name) + ".json"
 
     def get(self, path: str, key: str) -> list[Diagnostic] | None:
         """The cached diagnostics, or None when missing, corrupt, foreign, or learned from
         a project file that has changed since."""
+        folder, name = self._location(path)
         try:
-            with open(self._entry(key), "rb") as handle:
+            with open(os.path.join(folder, name), "rb") as handle:
                 payload = json.loads(handle.read())
             if not isinstance(payload, dict) or payload.get("key") != key:
                 return None
@@ -185,9 +218,9 @@ class Cache:
         except (OSError, ValueError, TypeError, KeyError, UnicodeError, RecursionError):
             return None
 
-    def put(self, key: str, diagnostics: Iterable[Diagnostic],
+    def put(self, path: str, key: str, diagnostics: Iterable[Diagnostic],
             dependencies: Iterable[Dependency] = ()) -> bool:
-        """Store an entry atomically; a failure (read-only disk, ...) is silently skipped.
+        """Store ``path``'s entry atomically; a failure (read-only disk...) is skipped.
 
         ``dependencies``: the project's files the result learned from; the entry is valid
         only while each still has the content it was read with."""
@@ -198,32 +231,22 @@ class Cache:
                                  ensure_ascii=False, separators=(",", ":"))
         except (ValueError, TypeError):
             return False
-        entry = self._entry(key)
+        folder, name = self._location(path)
         try:
-            directory = os.path.dirname(entry)
-            if not os.path.isdir(directory):
-                os.makedirs(directory, exist_ok=True)
+            if not os.path.isdir(folder):
+                os.makedirs(folder, exist_ok=True)
                 self._mark_root()
-            import tempfile
-
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
-                    handle.write(payload)
-                os.replace(tmp, entry)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+                _write(os.path.join(folder, FOLDER),
+                       os.path.dirname(os.path.abspath(path)))
+            _write(os.path.join(folder, name), payload)
         except (OSError, UnicodeError):
             return False
         return True
 
     def _mark_root(self) -> None:
-        """A .gitignore and a note, so the cache never ends up in version control."""
-        for name, text in ((".gitignore", "*\n"), ("README", _README)):
+        """A .gitignore, a cache directory tag and a note, so the cache never ends up in
+        version control or backups."""
+        for name, text in ((".gitignore", "*\n"), (MARKER, _TAG), ("README", _README)):
             target = os.path.join(self.directory, name)
             if not os.path.exists(target):
                 try:
@@ -232,11 +255,72 @@ class Cache:
                 except OSError:
                     pass
 
+    def prune(self, touched: Iterable[str], walked: Iterable[str]) -> int:
+        """Delete what a run no longer needs; returns how many entries went.
 
-def open_cache(cache_dir: str | os.PathLike[str] | None) -> Cache | None:
-    if cache_dir is None:
-        return None
-    return Cache(os.path.abspath(os.fspath(cache_dir)), cache_basis())
+        ``touched``: the files of the run (their entries stay). ``walked``: the folders the
+        run searched whole: an entry for a file under them that the run did not touch
+        belongs to a file that was deleted, renamed or excluded. Entries of other
+        torchlint versions go once unused for a week. Never raises."""
+        touched = sorted({os.path.abspath(path) for path in touched})
+        roots = [os.path.abspath(w).rstrip(os.sep) + os.sep for w in walked]
+        run = hashlib.sha256("\0".join([*touched, "", *sorted(roots)]).encode(
+            "utf-8", "surrogatepass")).hexdigest()
+        stamp = os.path.join(self.generation, _STAMP)
+        try:
+            if _read(stamp) == run and time.time() - os.stat(stamp).st_mtime < _PRUNE_AGAIN:
+                return 0  # the same files as the last run: nothing can have gone stale
+        except OSError:
+            pass
+        keep: dict[str, set[str]] = {}
+        sources: dict[str, str] = {}
+        for path in touched:
+            location, name = self._location(path)
+            digest = os.path.basename(location)
+            keep.setdefault(digest, set()).add(name)
+            sources.setdefault(digest, os.path.dirname(path))
+        removed = 0
+        try:
+            subfolders = list(os.scandir(self.generation)) if roots else []
+        except OSError:
+            subfolders = []
+        for sub in subfolders:
+            if not sub.is_dir(follow_symlinks=False):
+                continue
+            source = sources.get(sub.name) or _read(os.path.join(sub.path, FOLDER))
+            covered = source is not None and any((source + os.sep).startswith(r)
+                                                 for r in roots)
+            if not covered:
+                continue
+            kept = keep.get(sub.name)
+            if kept is None:
+                removed += _remove_tree(sub.path)
+                continue
+            for entry in os.scandir(sub.path):
+                if entry.name.endswith(".json") and entry.name not in kept:
+                    removed += _remove(entry.path)
+        self._forget_old_generations(run)
+        return removed
+
+    def _forget_old_generations(self, run: str) -> None:
+        try:
+            os.makedirs(self.generation, exist_ok=True)
+            _write(os.path.join(self.generation, _STAMP), run)
+            others = [e for e in os.scandir(self.directory) if e.is_dir(follow_symlinks=False)
+                      and e.path != self.generation and len(e.name) in (2, 16)]
+        except OSError:
+            return
+        now = time.time()
+        for other in others:
+            if len(other.name) == 2:  # the layout before one entry per file
+                _remove_tree(other.path)
+                continue
+            try:
+                used = os.stat(os.path.join(other.path, _STAMP)).st_mtime
+            except OSError:
+                used = other.stat().st_mtime
+            if now - used > STALE_SECONDS:
+                _remove_tree(other.path)
 
 
 def _stamp(dependency: Dependency) -> list[object]:
@@ -260,3 +344,66 @@ def _unchanged(path: str, digest: str, mtime_ns: int, size: int) -> bool:
             return hashlib.sha256(handle.read()).hexdigest() == digest
     except OSError:
         return False
+
+
+def _write(target: str, text: str) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogatepass") as handle:
+            return handle.read()
+    except (OSError, UnicodeError):
+        return None
+
+
+def _remove(path: str) -> int:
+    try:
+        os.unlink(path)
+        return 1
+    except OSError:
+        return 0
+
+
+def _remove_tree(path: str) -> int:
+    import shutil
+
+    count = sum(1 for e in os.scandir(path) if e.name.endswith(".json"))
+    shutil.rmtree(path, ignore_errors=True)
+    return count
+
+
+def open_cache(cache_dir: str | os.PathLike[str] | None) -> Cache | None:
+    if cache_dir is None:
+        return None
+    return Cache(os.path.abspath(os.fspath(cache_dir)), cache_basis())
+
+
+def is_cache_dir(path: str) -> bool:
+    """Was the folder made by torchlint (so ``torchlint clean`` may delete it)?"""
+    tag = _read(os.path.join(path, MARKER)) or ""
+    readme = _read(os.path.join(path, "README")) or ""
+    return "torchlint" in tag or readme == _README
+
+
+def clean(path: str) -> bool:
+    """Delete the cache folder ``path`` if torchlint made it; True when it did."""
+    import shutil
+
+    if not os.path.isdir(path) or os.path.islink(path) or not is_cache_dir(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return not os.path.exists(path)

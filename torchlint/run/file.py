@@ -4,8 +4,7 @@ answer from the cache or lint it, and write the fixes back."""
 from __future__ import annotations
 
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
-from torchlint.config.file_settings import FileSettings
-from torchlint.config.settings import Settings
+from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.run.cache import Cache
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 from torchlint.source import DecodeError, SourceFile, write_atomic
@@ -27,15 +26,18 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
                            dependencies=result.dependencies)
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
+    codes = tuple(sorted(outcome.fixed_codes.items()))
     if mode.diff and changed:
         from torchlint.fix.text import unified_diff
 
         diff = unified_diff(source.text, outcome.source.text, path)
-        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff, error=error)
+        return FileOutcome(path, result.diagnostics, fixed=0, diff=diff, error=error,
+                           found=len(result.diagnostics), fixed_codes=codes)
     error = error or _failures(outcome.result.rule_failures)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
                        fixed_text=outcome.source.text if changed else None, error=error,
-                       dependencies=outcome.result.dependencies)
+                       dependencies=outcome.result.dependencies,
+                       found=len(result.diagnostics), fixed_codes=codes)
 
 
 def _failures(failures: list[str]) -> str | None:
@@ -50,7 +52,7 @@ def read_bytes(path: str) -> bytes:
         return handle.read()
 
 
-def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache | None
+def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: Cache | None
                         ) -> FileOutcome:
     """Read, lint, maybe fix and write one .py/.pyi file, through the cache when given."""
     try:
@@ -62,14 +64,14 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
     if cache is not None and key is not None:
         cached = cache.get(path, key)
         if cached is not None and cached_result_suffices(cached, mode):
-            return FileOutcome(path, cached)
+            return FileOutcome(path, cached, cached=True)
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
         enabled_tl001 = SYNTAX_ERROR in file_settings.codes
         diags = [syntax_error_at(path, exc.line, exc.column, str(exc))] if enabled_tl001 else []
         if cache is not None and key is not None:
-            cache.put(key, diags)
+            cache.put(path, key, diags)
         return FileOutcome(path, diags)
     outcome = lint_one(source, file_settings, mode)
     if mode.fix and not mode.diff and outcome.fixed_text is not None:
@@ -81,8 +83,8 @@ def process_python_file(path: str, settings: Settings, mode: Mode, cache: Cache 
                                error=f"cannot write the fixes: {exc}")
         if cache is not None:
             # what remains is the lint of the bytes now on disk
-            cache.put(cache.key(path, fixed_bytes, file_settings.fingerprint),
+            cache.put(path, cache.key(path, fixed_bytes, file_settings.fingerprint),
                       outcome.diagnostics, outcome.dependencies)
     elif cache is not None and key is not None and not outcome.error:
-        cache.put(key, outcome.diagnostics, outcome.dependencies)
+        cache.put(path, key, outcome.diagnostics, outcome.dependencies)
     return outcome

@@ -29,7 +29,11 @@ class FileOutcome:
     error: str | None = None  # the file could not be (fully) checked: said on one line
     # the project's files the result learned from (a cached result depends on them)
     dependencies: list[Dependency] = field(default_factory=list)
-
+    # with fixes: how many findings the first lint had (None: not known), and the codes fixed
+    found: int | None = None
+    fixed_codes: tuple[tuple[str, int], ...] = ()
+    cached: bool = False  # answered from the cache
+    seconds: float = 0.0  # time spent on the file (0 for a cache hit)
 
 
 def cached_result_suffices(diagnostics: list[Diagnostic], mode: Mode) -> bool:

@@ -1,10 +1,13 @@
-"""A progress bar for long runs: on a terminal only, never in pipes or CI."""
+"""A progress bar for long runs: on a terminal only, never in pipes, CI, quiet runs or
+machine-readable output. It advances as each file's result arrives, in whatever order the
+workers finish, so its count and its estimate of the time left stay true."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TextIO, TypeVar
+from types import TracebackType
+from typing import Any, TextIO, TypeVar
 
 T = TypeVar("T")
 
@@ -30,27 +33,61 @@ def wants_progress(total: int, stream: TextIO, environ: Mapping[str, str] | None
         return False
 
 
+class ProgressBar:
+    """``with ProgressBar(total, sys.stderr, enabled=...) as bar: ... bar.advance(n)``.
+
+    Draws (transient, on ``stream``) only when ``enabled`` and :func:`wants_progress`."""
+
+    def __init__(self, total: int, stream: TextIO, *, enabled: bool = True,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.total = total
+        self.shown = enabled and wants_progress(total, stream, environ)
+        self._stream = stream
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> ProgressBar:
+        if self.shown:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            columns = (TextColumn("checking"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+            self._progress = Progress(*columns, console=Console(file=self._stream),
+                                      transient=True, speed_estimate_period=10.0)
+            self._progress.__enter__()
+            self._task = self._progress.add_task("check", total=self.total)
+        return self
+
+    def advance(self, count: int = 1) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task, count)
+
+    def skip(self, count: int) -> None:
+        """``count`` files answered at once (from the cache): counted, but kept out of the
+        speed the time left is estimated from."""
+        if self._progress is not None and count:
+            done = self._progress.tasks[0].completed + count
+            self._progress.reset(self._task, total=self.total, completed=done)
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(kind, value, traceback)
+            self._progress = None
+
+
 def with_progress(items: Iterable[T], total: int, stream: TextIO,
                   environ: Mapping[str, str] | None = None) -> Iterator[T]:
-    """Yield ``items``, drawing a transient bar on ``stream`` when :func:`wants_progress`."""
-    if not wants_progress(total, stream, environ):
-        yield from items
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    console = Console(file=stream)
-    columns = (TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("check", total=total)
+    """Yield ``items``, advancing a bar (see :class:`ProgressBar`) by one for each."""
+    with ProgressBar(total, stream, environ=environ) as bar:
         for item in items:
             yield item
-            progress.advance(task)
+            bar.advance()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Union
 
-from torchlint.config.settings import Settings
+from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.registry import all_rules
 from torchlint.run.cache import Cache, open_cache
 from torchlint.run.file import process_python_file, read_bytes
@@ -20,21 +20,48 @@ if TYPE_CHECKING:
 # only when a file must be linted: a run answered from the cache never loads them.
 
 
-def process_file(path: str, settings: Settings, mode: Mode) -> FileOutcome:
+# Where each file's results are cached: one folder for every file, or a folder per file
+# (each configuration's own), or None for no cache.
+CacheDirs = Union[str, os.PathLike, Callable[[str], Union[str, None]], None]
+
+
+class Pinned:
+    """The settings of each file of a run, resolved once by the main process (workers
+    receive these instead of looking for configurations themselves)."""
+
+    def __init__(self, settings: dict[str, FileSettings]) -> None:
+        self.settings = settings
+
+    def for_file(self, path: str) -> FileSettings:
+        return self.settings[path]
+
+
+def process_file(path: str, settings: SettingsSource, mode: Mode) -> FileOutcome:
     """Read, lint, maybe fix and write one file. Never raises for a bad file."""
     return _process(path, settings, mode, None)
 
 
-def _process(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
+def _process(path: str, settings: SettingsSource, mode: Mode, cache: Cache | None
+             ) -> FileOutcome:
     if path.endswith(".ipynb"):
         from torchlint.run.notebook import process_notebook
 
-        return process_notebook(path, settings, mode)
+        return process_notebook(path, settings, mode)  # type: ignore[arg-type]
     return process_python_file(path, settings, mode, cache)
 
 
-def _guarded(path: str, settings: Settings, mode: Mode, cache: Cache | None) -> FileOutcome:
-    """:func:`_process`, turning a bug anywhere (a rule, the engine) into a one-line error."""
+def _guarded(path: str, settings: SettingsSource, mode: Mode, cache: Cache | None
+             ) -> FileOutcome:
+    """:func:`_process`, turning a bug anywhere (a rule, the engine) into a one-line error,
+    and timing it."""
+    started = time.perf_counter()
+    outcome = _guarded_run(path, settings, mode, cache)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _guarded_run(path: str, settings: SettingsSource, mode: Mode, cache: Cache | None
+                 ) -> FileOutcome:
     try:
         return _process(path, settings, mode, cache)
     except (KeyboardInterrupt, SystemExit):
@@ -60,9 +87,10 @@ def _innermost_frame(exc: BaseException) -> str:
 _SMALL_RUN = 4  # fewer files to compute than this: no worker processes
 
 
-def _worker_chunk(paths: list[str], settings: Settings, mode: Mode,
-                  cache: Cache | None) -> list[FileOutcome]:
-    return [_guarded(path, settings, mode, cache) for path in paths]
+def _worker_chunk(items: list[tuple[str, FileSettings, Cache | None]], mode: Mode
+                  ) -> list[FileOutcome]:
+    return [_guarded(path, Pinned({path: settings}), mode, cache)
+            for path, settings, cache in items]
 
 
 def _worker_start() -> None:
@@ -108,8 +136,9 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache | None,
-                  jobs: int) -> Iterator[tuple[str, FileOutcome]]:
+def _run_parallel(paths: list[str], settings: Pinned, mode: Mode,
+                  caches: dict[str, Cache | None], jobs: int
+                  ) -> Iterator[tuple[str, FileOutcome]]:
     """Outcomes of ``paths`` in completion order; a dying worker costs only its own file.
 
     When a worker dies, every unfinished chunk fails with it; those files are retried one
@@ -130,7 +159,8 @@ def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache
             workers = 1 if isolate else min(jobs, len(group))
             with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
                                      initializer=_worker_start) as pool:
-                futures = {pool.submit(_worker_chunk, chunk, settings, mode, cache): chunk
+                futures = {pool.submit(_worker_chunk, [(p, settings.for_file(p), caches[p])
+                                                       for p in chunk], mode): chunk
                            for chunk in group}
                 for future in as_completed(futures):
                     chunk = futures[future]
@@ -152,46 +182,93 @@ def _run_parallel(paths: list[str], settings: Settings, mode: Mode, cache: Cache
         pending = [[path] for chunk in broken for path in chunk]
 
 
-def run(paths: Iterable[str], settings: Settings, mode: Mode, *, jobs: int | None = None,
-        cache_dir: Path | None = None) -> Iterator[FileOutcome]:
+def run(paths: Iterable[str], settings: SettingsSource, mode: Mode, *,
+        jobs: int | None = None, cache_dir: CacheDirs = None,
+        progress: Callable[[int], None] | None = None,
+        answered: Callable[[int], None] | None = None,
+        walked: Sequence[str] | None = None) -> Iterator[FileOutcome]:
     """Outcomes in the order of ``paths``, whatever ``jobs`` is.
 
-    ``jobs``: worker processes (None: CPU count). ``cache_dir``: where per-file lint results
-    are cached (None: no cache). Cache hits are answered here without parsing; the rest go
-    to worker processes unless there are only a few.
+    ``settings``: each file's settings (a configuration's, or a workspace's nearest per
+    file), resolved here once. ``jobs``: worker processes (None: CPU count). ``cache_dir``:
+    where results are cached (see :data:`CacheDirs`). ``progress(n)`` is called as ``n``
+    more files are done, in whatever order they finish; ``answered(n)`` (default:
+    ``progress``) once for the ``n`` files the cache answers at the start. ``walked``: the folders searched
+    whole; once every outcome is known, each cache drops the entries of files under them
+    that the run did not meet. Cache hits are answered here without parsing; the rest go to
+    worker processes unless there are only a few.
     """
     paths = list(paths)
-    cache = open_cache(cache_dir) if paths else None
+    unique = list(dict.fromkeys(paths))
+    pinned = Pinned({path: settings.for_file(path) for path in unique})
+    caches = _caches(unique, cache_dir)
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     done: dict[str, FileOutcome] = {}
     todo: list[str] = []
-    queued: set[str] = set()
-    for path in paths:
-        if path in done or path in queued:
-            continue
-        queued.add(path)
-        hit = _from_cache(path, settings, mode, cache)
+    for path in unique:
+        hit = _from_cache(path, pinned, mode, caches[path])
         if hit is not None:
             done[path] = hit
         else:
             todo.append(path)
+    report_cached = answered or progress
+    if report_cached is not None and done:
+        report_cached(len(done))
     if todo:
         _load_engine()
     if jobs <= 1 or len(todo) < _SMALL_RUN:
         computed: Iterator[tuple[str, FileOutcome]] = (
-            (path, _guarded(path, settings, mode, cache)) for path in todo)
+            (path, _guarded(path, pinned, mode, caches[path])) for path in todo)
     else:
-        computed = _run_parallel(todo, settings, mode, cache, jobs)
+        computed = _run_parallel(todo, pinned, mode, caches, jobs)
     # yield in the order of ``paths`` as soon as each next outcome is known
     index = 0
     for path, outcome in computed:
         done[path] = outcome
+        if progress is not None:
+            progress(1)
         while index < len(paths) and paths[index] in done:
             yield done[paths[index]]
             index += 1
     while index < len(paths):
         yield done[paths[index]]
         index += 1
+    if walked is not None:
+        _prune(caches, walked)
+
+
+def _caches(paths: list[str], cache_dir: CacheDirs) -> dict[str, Cache | None]:
+    """Each file's cache (opened once per folder)."""
+    if cache_dir is None or not paths:
+        return dict.fromkeys(paths)
+    if not callable(cache_dir):
+        cache = open_cache(cache_dir)
+        return dict.fromkeys(paths, cache)
+    opened: dict[str, Cache | None] = {}
+    basis: str | None = None
+    caches: dict[str, Cache | None] = {}
+    for path in paths:
+        folder = cache_dir(path)
+        if folder is None:
+            caches[path] = None
+            continue
+        if folder not in opened:
+            if basis is None:
+                from torchlint.run.cache import cache_basis
+
+                basis = cache_basis()
+            opened[folder] = Cache(os.path.abspath(folder), basis)
+        caches[path] = opened[folder]
+    return caches
+
+
+def _prune(caches: dict[str, Cache | None], walked: Sequence[str]) -> None:
+    by_cache: dict[Cache, list[str]] = {}
+    for path, cache in caches.items():
+        if cache is not None:
+            by_cache.setdefault(cache, []).append(path)
+    for cache, touched in by_cache.items():
+        cache.prune(touched, walked)
 
 
 def _load_engine() -> None:
@@ -202,7 +279,7 @@ def _load_engine() -> None:
     all_rules()
 
 
-def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache | None
+def _from_cache(path: str, settings: Pinned, mode: Mode, cache: Cache | None
                 ) -> FileOutcome | None:
     if cache is None or path.endswith(".ipynb"):
         return None
@@ -213,4 +290,4 @@ def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache | None
     cached = cache.get(path, cache.key(path, data, settings.for_file(path).fingerprint))
     if cached is None or not cached_result_suffices(cached, mode):
         return None
-    return FileOutcome(path, cached)
+    return FileOutcome(path, cached, cached=True)

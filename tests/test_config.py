@@ -1,0 +1,235 @@
+"""Configuration files: the nearest one per file, in any argument order; extend; the file
+names and their precedence; --config FILE and KEY=VALUE; --isolated; the user-level file;
+errors that point at the line."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from torchlint.cli import main
+from torchlint.config.errors import ConfigError
+from torchlint.config.loading import resolve_settings
+
+LOAD = 'import torch\n\nstate = torch.load("a.pt")\n'
+MOVE = "import torch\n\nx = torch.ones(3).cuda()\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def check(cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["check", "--no-cache", *args], input=stdin,
+                                  env={"XDG_CONFIG_HOME": str(cwd / ".no-user-config"),
+                                       **(env or {})}, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def codes_by_file(output: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        path, _, rest = line.partition(":")
+        found.setdefault(path, []).append(rest.split(": ", 1)[1].split()[0])
+    return {k: sorted(v) for k, v in found.items()}
+
+
+@pytest.fixture
+def monorepo(tmp_path: Path) -> Path:
+    """The trial's layout: the root ignores TL602, scripts/ ignores TL601."""
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL602"]\n')
+    write(tmp_path / "scripts" / "pyproject.toml", '[tool.torchlint]\nignore = ["TL601"]\n')
+    write(tmp_path / "scripts" / "a.py", LOAD)
+    write(tmp_path / "src" / "b.py", LOAD)
+    write(tmp_path / "src" / "deep" / "c.py", LOAD)
+    return tmp_path
+
+
+def test_each_file_gets_its_nearest_configuration_in_any_argument_order(monorepo: Path
+                                                                        ) -> None:
+    expected = {"scripts/a.py": ["TL602"], "src/b.py": ["TL601"], "src/deep/c.py": ["TL601"]}
+    paths = list(expected)
+    for order in itertools.permutations(paths):
+        result = check(monorepo, *order)
+        assert codes_by_file(result.stdout) == expected, order
+    assert codes_by_file(check(monorepo).stdout) == expected  # the folder
+    assert codes_by_file(check(monorepo, "scripts", "src").stdout) == expected
+    inner = check(monorepo / "src", "../scripts/a.py", "b.py")  # from another folder
+    assert codes_by_file(inner.stdout) == {"../scripts/a.py": ["TL602"], "b.py": ["TL601"]}
+
+
+def test_stdin_and_the_language_server_use_the_same_nearest_configuration(monorepo: Path
+                                                                          ) -> None:
+    piped = check(monorepo, "--stdin-filename", "scripts/new.py", stdin=LOAD)
+    assert codes_by_file(piped.stdout) == {"scripts/new.py": ["TL602"]}
+    piped = check(monorepo, "-", "--stdin-filename", "src/new.py", stdin=LOAD)
+    assert codes_by_file(piped.stdout) == {"src/new.py": ["TL601"]}
+    # what torchlint/lsp.py calls for each document
+    assert "TL601" not in resolve_settings(monorepo / "scripts" / "a.py").for_file(
+        str(monorepo / "scripts" / "a.py")).codes
+    assert "TL602" not in resolve_settings(monorepo / "src" / "b.py").for_file(
+        str(monorepo / "src" / "b.py")).codes
+
+
+def test_flake8_plugin_uses_the_nearest_configuration(monorepo: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "scripts/a.py",
+                           "src/b.py"], cwd=monorepo, capture_output=True, text=True, timeout=120)
+    assert codes_by_file(done.stdout) == {"scripts/a.py": ["TL602"], "src/b.py": ["TL601"]}
+
+
+def test_extend_inherits_and_each_file_keeps_its_own_relative_paths(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", """\
+        [tool.torchlint]
+        ignore = ["TL602"]
+        extend-exclude = ["pkg/generated"]
+        [tool.torchlint.per-file-ignores]
+        "pkg/scripts/*" = ["TL301"]
+    """)
+    write(tmp_path / "pkg" / "torchlint.toml", """\
+        extend = "../pyproject.toml"
+        extend-ignore = ["TL601"]
+        extend-exclude = ["vendored"]
+    """)
+    for name in ("generated/g.py", "vendored/v.py", "scripts/s.py", "m.py"):
+        write(tmp_path / "pkg" / name, LOAD + MOVE.split("\n", 2)[2])
+    result = check(tmp_path, "pkg")
+    # the parent's globs stay relative to the parent's folder, the child's to its own
+    assert codes_by_file(result.stdout) == {"pkg/m.py": ["TL301"]}
+    assert "pkg/scripts/s.py" not in result.stdout
+    settings = check(tmp_path, "--show-settings", "pkg/m.py").stdout
+    assert "extends" in settings and "pyproject.toml" in settings
+    assert 'ignore              = ["TL602", "TL601"]' in settings
+
+
+def test_a_circular_extend_is_an_error(tmp_path: Path) -> None:
+    write(tmp_path / "a" / "torchlint.toml", 'extend = "../b/torchlint.toml"\n')
+    write(tmp_path / "b" / "torchlint.toml", 'extend = "../a/torchlint.toml"\n')
+    write(tmp_path / "a" / "x.py", MOVE)
+    result = check(tmp_path, "a")
+    assert result.exit_code == 2 and "circular configuration" in result.stderr
+
+
+def test_file_names_and_their_precedence_in_one_folder(tmp_path: Path) -> None:
+    write(tmp_path / "x.py", LOAD + MOVE.split("\n", 2)[2])
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL601"]\n')
+    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL601"]}
+    write(tmp_path / "torchlint.toml", 'select = ["TL602"]\n')
+    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL602"]}
+    write(tmp_path / ".torchlint.toml", 'select = ["TL301"]\n')
+    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL301"]}
+
+
+def test_a_pyproject_without_a_torchlint_table_is_not_a_configuration(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL301"]\n')
+    write(tmp_path / "sub" / "pyproject.toml", '[project]\nname = "sub"\n')
+    write(tmp_path / "sub" / "x.py", MOVE)
+    assert check(tmp_path, "sub").exit_code == 0
+
+
+def test_the_tool_table_in_torchlint_toml_is_an_error_that_says_why(tmp_path: Path) -> None:
+    write(tmp_path / "torchlint.toml", '[tool.torchlint]\nselect = ["TL3"]\n')
+    write(tmp_path / "x.py", MOVE)
+    result = check(tmp_path, "x.py")
+    assert result.exit_code == 2
+    assert "torchlint.toml:1:2: torchlint.toml takes its keys at the top level" in result.stderr
+
+
+def test_config_file_option_applies_to_every_file(monorepo: Path) -> None:
+    write(monorepo / "ci" / "strict.toml", 'select = ["TL601"]\n')
+    result = check(monorepo, "--config", "ci/strict.toml", "scripts/a.py", "src/b.py")
+    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL601"], "src/b.py": ["TL601"]}
+
+
+@pytest.mark.parametrize(("name", "body", "message"), [
+    ("pyproject.toml", '[project]\nname = "x"\n', "no [tool.torchlint] table"),
+    ("other.toml", '[tool.black]\nline-length = 99\n', "no [tool.torchlint] table"),
+    ("empty.toml", "", "holds no torchlint settings"),
+    ("typo.toml", 'selct = ["TL3"]\n', "typo.toml:1:1: unknown key 'selct' (did you mean "
+     "'select'?)"),
+])
+def test_config_file_option_rejects_a_file_with_no_torchlint_settings(
+        tmp_path: Path, name: str, body: str, message: str) -> None:
+    write(tmp_path / "cfg" / name, body)
+    write(tmp_path / "x.py", MOVE)
+    result = check(tmp_path, "--config", f"cfg/{name}", "x.py")
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_config_key_value_overrides_every_configuration(monorepo: Path) -> None:
+    result = check(monorepo, "--config", 'ignore = ["TL601", "TL602"]', "scripts/a.py", "src/b.py")
+    assert result.exit_code == 0, result.output
+    result = check(monorepo, "--config", "extend-select = ['TL306']", "--config",
+                   'target-torch = "2.1"', "--show-settings", "src/b.py")
+    assert 'target-torch        = "2.1"   # --config' in result.stdout
+    assert "TL306" in result.stdout
+    for bad, message in (("selct = 1", "unknown key 'selct'"),
+                         ("select = [", "neither a file nor"),
+                         ("extend = 'x.toml'", "unknown key 'extend'"),
+                         ("select = ['TL999']", "TL999")):
+        result = check(monorepo, "--config", bad, "src")
+        assert result.exit_code == 2 and message in result.stderr, (bad, result.stderr)
+
+
+def test_isolated_reads_no_configuration(monorepo: Path, tmp_path: Path) -> None:
+    result = check(monorepo, "--isolated", "scripts/a.py", "src/b.py")
+    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL601", "TL602"],
+                                            "src/b.py": ["TL601", "TL602"]}
+    assert check(monorepo, "--isolated", "--config", "pyproject.toml").exit_code == 2
+
+
+def test_user_configuration_only_where_no_project_configuration_exists(
+        monorepo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    home = tmp_path_factory.mktemp("home")
+    write(home / "torchlint" / "torchlint.toml", 'extend-ignore = ["TL301"]\n')
+    loose = tmp_path_factory.mktemp("loose")
+    write(loose / "script.py", MOVE)
+    env = {"XDG_CONFIG_HOME": str(home)}
+    assert check(loose, "script.py", env=env).exit_code == 0  # the user's file applies
+    shown = check(loose, "--show-settings", "script.py", env=env).stdout
+    assert str(home / "torchlint" / "torchlint.toml") in shown
+    write(monorepo / "src" / "move.py", MOVE)
+    assert check(monorepo, "src/move.py", env=env).exit_code == 1  # a project's file wins
+    assert check(loose, "--isolated", "script.py", env=env).exit_code == 1
+
+
+@pytest.mark.parametrize(("body", "where", "caret"), [
+    ('[tool.torchlint]\nselect = ["TL3"\nignore = []\n', "pyproject.toml:3:1: invalid TOML",
+     "3 | ignore = []\n  | ^"),
+    ('[tool.torchlint]\n\nselct = ["TL3"]\n', "pyproject.toml:3:1: unknown key 'selct'",
+     "3 | selct = [\"TL3\"]\n  | ^^^^^"),
+    ('[tool.torchlint]\n  preview = "yes"\n', "pyproject.toml:2:3: 'preview' must be true or false",
+     "  |   ^^^^^^^"),
+    ('[tool.torchlint]\ntarget-torch = 2.10\n', "pyproject.toml:2:1: 'target-torch' must be a "
+     "string", ""),
+    ("[tool.torchlint\n", "pyproject.toml:1:16: invalid TOML", "1 | [tool.torchlint"),
+])
+def test_configuration_errors_name_the_line_and_column_with_a_caret(
+        tmp_path: Path, body: str, where: str, caret: str) -> None:
+    write(tmp_path / "pyproject.toml", body)
+    write(tmp_path / "x.py", MOVE)
+    result = check(tmp_path, "x.py")
+    assert result.exit_code == 2
+    assert where in result.stderr
+    assert caret in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_resolve_settings_raises_a_config_error(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = "TL3\n')
+    with pytest.raises(ConfigError):
+        resolve_settings(tmp_path / "x.py")
