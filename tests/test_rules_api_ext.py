@@ -257,6 +257,24 @@ def test_totensor_fix_withheld_before_torchvision_0_16() -> None:
     assert finding.fix is None
     (finding,) = findings(V2ToTensor, text, target=(2, 1))
     assert finding.fix is not None and not finding.fix.is_safe
+    assert findings(V2ToTensor, text, target=(1, 13)) == []  # no transforms.v2 yet
+    assert findings(V2ToTensor, text)[0].fix is not None  # target unknown
+
+
+def test_release_facts_come_from_torch_releases() -> None:
+    """The rules read their releases from the shared table, whose torchvision entries are
+    the torch releases the torchvision facts name."""
+    from torchlint.analysis import torch_releases as releases
+
+    assert CheckpointWithoutUseReentrant.applies_to.since == (2, 1)
+    assert releases.CHECKPOINT_USE_REENTRANT.added == (1, 11)
+    assert PrivateDefaultCollate.applies_to.since == (1, 11)
+    assert TorchvisionPretrained.applies_to.since == TORCH_FOR_TORCHVISION[(0, 13)] == (1, 12)
+    assert V2ToTensor.applies_to.since == TORCH_FOR_TORCHVISION[(0, 15)] == (2, 0)
+    assert releases.TORCHVISION_V2_TO_TENSOR.replacement_added == (2, 1)
+    for rule in (CheckpointWithoutUseReentrant, PrivateDefaultCollate, TorchvisionPretrained,
+                 V2ToTensor):
+        assert "## Torch releases" in rule.doc()
 
 
 def test_totensor_imports_torch_and_v2_when_missing() -> None:

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.imports import ModuleIndex, index_for
 from torchlint.analysis.nodes import dotted_name, iter_nodes
+from torchlint.analysis.torch_releases import PUBLIC_DEFAULT_COLLATE, Releases
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import reference, removal_edit
 from torchlint.rule import Rule
@@ -12,7 +13,6 @@ PRIVATE = "torch.utils.data._utils.collate"
 PUBLIC = "torch.utils.data"
 # the private functions that torch.utils.data exports, as the same objects, since torch 1.11
 NAMES = ("default_collate", "default_convert")
-PUBLIC_SINCE = (1, 11)
 
 
 class PrivateDefaultCollate(Rule):
@@ -53,6 +53,8 @@ class PrivateDefaultCollate(Rule):
     patterns = (r"\b_utils\b", r"\bcollate\b", r"\bdefault_co(?:llate|nvert)\b")
     message = "{name} is imported from torch's private _utils.collate; use torch.utils.data.{name}"
     fix_safety = "safe"
+    applies_to = Releases(PUBLIC_DEFAULT_COLLATE.replacement_added, why="the public names exist "
+                          "from 1.11; for an older target the private module is the only one.")
     fix_title = "Use the public torch.utils.data name"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -75,11 +77,9 @@ class PrivateDefaultCollate(Rule):
                             name=alias.evaluated_name)
 
     def _skipped(self, node: cst.CSTNode) -> bool:
-        """Older targets have no public name; an assignment patches the private one; an old
-        torch fallback (``try: <public> except ImportError: <private>``) is deliberate."""
+        """An assignment patches the private name; an old torch fallback (``try: <public>
+        except ImportError: <private>``) is deliberate."""
         ctx = self.context
-        if ctx.options.targets_at_least(*PUBLIC_SINCE) is False:
-            return True
         parent = ctx.parent(node)
         if isinstance(parent, (cst.AssignTarget, cst.Del)) or (
                 isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node):

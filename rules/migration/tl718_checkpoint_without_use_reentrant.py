@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import has_keyword
+from torchlint.analysis.torch_releases import CHECKPOINT_USE_REENTRANT, Releases
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
@@ -11,10 +12,6 @@ CHECKPOINT = {
     "torch.utils.checkpoint.checkpoint": "checkpoint",
     "torch.utils.checkpoint.checkpoint_sequential": "checkpoint_sequential",
 }
-# torch 2.1 started warning on every call that omits use_reentrant (the keyword itself
-# exists since 1.11); 2.13 and 2.14 still warn and still default to the reentrant variant
-WARNS_SINCE = (2, 1)
-KEYWORD_SINCE = (1, 11)
 
 
 class CheckpointWithoutUseReentrant(Rule):
@@ -60,13 +57,15 @@ class CheckpointWithoutUseReentrant(Rule):
     patterns = (r"\bcheckpoint(?:_sequential)?\b", r"\btorch\b")
     message = "{name}() without use_reentrant=: torch warns and will change the default; pass use_reentrant=False"
     fix_safety = "unsafe"
+    # the keyword the fix adds exists from 1.11, older than the first release that warns
+    applies_to = Releases(CHECKPOINT_USE_REENTRANT.deprecated, why="torch warns from 2.1 when "
+                          "`use_reentrant` is left out; the rule does not fire for an older "
+                          "target.")
     fix_title = "Pass use_reentrant=False"
 
     def visit_Call(self, node: cst.Call) -> None:
         name = CHECKPOINT.get(self.context.qualified_name(node.func) or "")
         if name is None or has_keyword(node, "use_reentrant"):
             return  # an explicit choice, or **kwargs that may carry it
-        if self.context.options.targets_at_least(*WARNS_SINCE) is False:
-            return
         fixed = with_keywords(node, ("use_reentrant", cst.Name("False")))
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(fixed))), name=name)

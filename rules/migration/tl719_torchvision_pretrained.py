@@ -3,12 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import get_arg, string_value
+from torchlint.analysis.torch_releases import TORCHVISION_PRETRAINED, Releases
 from torchlint.analysis.torchvision_weights import (
     BY_ARGUMENT,
     PRETRAINED,
     PRETRAINED_BACKBONE,
-    PRETRAINED_DEPRECATED_IN,
-    TORCH_FOR_TORCHVISION,
 )
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
@@ -19,8 +18,6 @@ LEGACY = {
     "pretrained": ("weights", PRETRAINED),
     "pretrained_backbone": ("weights_backbone", PRETRAINED_BACKBONE),
 }
-# the torch release of the torchvision that deprecated the legacy arguments
-_TORCH_RELEASE = TORCH_FOR_TORCHVISION[PRETRAINED_DEPRECATED_IN]
 
 
 class TorchvisionPretrained(Rule):
@@ -68,12 +65,16 @@ class TorchvisionPretrained(Rule):
     patterns = (r"\bpretrained(?:_backbone)?\b", r"\btorchvision\b")
     message = "{param}= is deprecated since torchvision 0.13; use {replacement}"
     fix_safety = "safe"
+    # weights= arrived in the release that deprecated pretrained=: the fix is always there
+    applies_to = Releases(TORCHVISION_PRETRAINED.deprecated, why="torchvision 0.13 (built for "
+                          "torch 1.12) deprecated `pretrained=`; the rule does not fire for an "
+                          "older target.")
     fix_title = "Pass the weights enum"
 
     def visit_Call(self, node: cst.Call) -> None:
         legacy = [arg for arg in node.args
                   if arg.keyword is not None and arg.keyword.value in LEGACY]
-        if not legacy or self.context.options.targets_at_least(*_TORCH_RELEASE) is False:
+        if not legacy:
             return
         builder = builder_of(self.context, node.func)
         if builder is None:

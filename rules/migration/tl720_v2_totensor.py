@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.nodes import code, dotted_name
-from torchlint.analysis.torchvision_weights import TORCH_FOR_TORCHVISION, V2_TOIMAGE_SINCE
+from torchlint.analysis.torch_releases import TORCHVISION_V2_TO_TENSOR, Releases, fix_available
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
 from torchlint.fix.edits import import_cleanup, reference
 from torchlint.rule import Rule
@@ -14,8 +14,6 @@ V2 = "torchvision.transforms.v2"
 TO_TENSOR = {f"{V2}.ToTensor", f"{V2}._deprecated.ToTensor"}
 # the names the replacement uses, all from transforms.v2
 _NEEDED = ("Compose", "ToImage", "ToDtype")
-# ToImage and ToDtype(scale=) arrived in torchvision 0.16
-_TORCH_RELEASE = TORCH_FOR_TORCHVISION[V2_TOIMAGE_SINCE]
 
 
 class V2ToTensor(Rule):
@@ -56,6 +54,10 @@ class V2ToTensor(Rule):
     patterns = (r"\bToTensor\b", r"\bv2\b")
     message = "v2.ToTensor() is deprecated; use v2.ToImage() and v2.ToDtype(torch.float32, scale=True)"
     fix_safety = "unsafe"
+    applies_to = Releases(TORCHVISION_V2_TO_TENSOR.deprecated, why="`transforms.v2` arrived in "
+                          "torchvision 0.15 (built for torch 2.0) with `ToTensor` deprecated; "
+                          "its replacement needs torchvision 0.16 (torch 2.1): no fix for an "
+                          "older target.")
     fix_title = "Use v2.ToImage() and v2.ToDtype()"
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -64,7 +66,8 @@ class V2ToTensor(Rule):
         self.report(node, fix=self._fix(node))
 
     def _fix(self, node: cst.Call) -> Fix | None:
-        if node.args or self.context.options.targets_at_least(*_TORCH_RELEASE) is False:
+        target = self.context.options.target_torch
+        if node.args or fix_available(TORCHVISION_V2_TO_TENSOR, target) is False:
             return None
         torch = reference(self.context, "torch.float32")
         if torch is None:
