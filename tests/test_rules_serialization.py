@@ -58,12 +58,28 @@ def test_a_path_saved_elsewhere_is_still_reported(code: str) -> None:
             model.load_state_dict(torch.load(path))
 
         def resume(opt):
-            return torch.load("saved/gen_%d.pth" % opt.epoch)
+            return torch.load("saved/disc_%d.pth" % opt.epoch)
 
         def checkpoint(model, epoch):
             torch.save(model.state_dict(), "saved/gen_%d.pth" % epoch)
         """)
     assert [d.line for d in found] == [7, 10]
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_a_file_family_the_program_writes_is_its_own(code: str) -> None:
+    assert not _lint(code, """\
+        import torch
+
+        if opt.epoch != 0:
+            G.load_state_dict(torch.load("saved/%s/G_%d.pth" % (opt.dataset, opt.epoch)))
+            D.load_state_dict(torch.load("saved/D_{}.pth".format(opt.epoch)))
+            E.load_state_dict(torch.load(f"saved/E_{opt.epoch:03d}.pth"))
+        for epoch in range(opt.epoch, opt.n_epochs):
+            torch.save(G.state_dict(), "saved/%s/G_%d.pth" % (opt.dataset, epoch))
+            torch.save(D.state_dict(), "saved/D_{}.pth".format(epoch))
+            torch.save(E.state_dict(), f"saved/E_{epoch}.pth")
+        """)
 
 
 def test_tl602_leaves_tests_alone() -> None:

@@ -77,7 +77,9 @@ def test_tl002_fix_removes_stale_codes_and_keeps_the_words(tmp_path: Path) -> No
         # noqa: TL301
         z = 1  # noqa
     """
-    result = check(tmp_path, text, "--extend-select", "TL002", "--fix")
+    quiet = check(tmp_path, text, "--extend-select", "TL002")
+    assert (5, "TL002") not in codes(quiet)  # a blanket noqa is judged in preview only
+    result = check(tmp_path, text, "--extend-select", "TL002", "--preview", "--fix")
     assert result.exit_code == 1  # the blanket noqa's removal is unsafe: it remains
     assert (tmp_path / "a.py").read_text() == textwrap.dedent("""\
         import torch
@@ -86,6 +88,6 @@ def test_tl002_fix_removes_stale_codes_and_keeps_the_words(tmp_path: Path) -> No
         z = 1  # noqa
     """)
     assert codes(result) == [(4, "TL002")]
-    check(tmp_path, (tmp_path / "a.py").read_text(), "--extend-select", "TL002", "--fix",
-          "--unsafe-fixes")
+    check(tmp_path, (tmp_path / "a.py").read_text(), "--extend-select", "TL002", "--preview",
+          "--fix", "--unsafe-fixes")
     assert (tmp_path / "a.py").read_text().endswith("z = 1\n")

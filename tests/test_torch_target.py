@@ -58,6 +58,10 @@ def target_of(folder: Path) -> tuple[int, int] | None:
     ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.10"\ntorch = "^2.2"\n', (2, 2)),
     ("pyproject.toml", '[tool.poetry.dependencies]\ntorch = { version = ">=1.12" }\n', (1, 12)),
     ("setup.cfg", "[options]\ninstall_requires =\n    numpy\n    torch>=1.13\n", (1, 13)),
+    ("setup.py", '_deps = ["numpy", "torch>=2.6", "torchvision"]  # torch>=1.0 in a comment\n'
+     'setup(name="x", extras_require={"torch": [d for d in _deps if "torch" in d]})\n', (2, 6)),
+    ("setup.py", 'setup(name="x", install_requires=["torch"])\n', None),
+    ("setup.py", 'setup(name="x", install_requires=["torch>=1.13"]\n', None),  # does not parse
     ("environment.yml", "dependencies:\n  - python=3.10\n  - pytorch::pytorch=2.0.1\n", (2, 0)),
     ("environment.yml", "dependencies:\n  - pip\n  - pip:\n      - torch>=2.4\n", (2, 4)),
     ("environment.yaml", "dependencies:\n  - pytorch 1.12.* cuda*\n", (1, 12)),

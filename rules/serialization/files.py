@@ -8,6 +8,8 @@ program put them.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
@@ -25,10 +27,29 @@ def path_key(expr: cst.BaseExpression, scope: cst.CSTNode | None = None) -> str:
     value = string_value(expr)
     if value is not None:
         return "s:" + value
+    template = _template(expr)
+    if template is not None:  # "ckpt_%d.pth" % epoch: one family of files, whatever the epoch
+        return "t:" + template
     text = "".join(cst.Module([]).code_for_node(expr).split())
     if isinstance(expr, cst.Name):
         return f"n{id(scope)}:{text}"
     return "e:" + text
+
+
+def _template(expr: cst.BaseExpression) -> str | None:
+    """The naming template of a formatted path (``"g_%d.pth" % n``, ``"g_{}.pth".format(n)``,
+    ``f"g_{n}.pth"``), with every placeholder written ``{}``."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+        left = string_value(expr.left)
+        return None if left is None else re.sub(r"%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]", "{}", left)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value == "format":
+        left = string_value(expr.func.value)
+        return None if left is None else re.sub(r"\{[^{}]*\}", "{}", left)
+    if isinstance(expr, cst.FormattedString):
+        return "".join(part.value if isinstance(part, cst.FormattedStringText) else "{}"
+                       for part in expr.parts)
+    return None
 
 
 class _FileUses(cst.CSTVisitor):

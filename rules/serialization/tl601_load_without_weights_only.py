@@ -28,8 +28,9 @@ class LoadWithoutWeightsOnly(Rule):
     inside, so a downloaded or shared checkpoint can take over the machine. Passing
     `weights_only=False` on purpose is accepted as a conscious choice. A file that loads what
     it saved itself (`torch.save(..., path)` and `torch.load(path)` with the same path in the
-    same file, as when the best model is reloaded after training) reads no stranger's pickle
-    and is left alone.
+    same file, as when the best model is reloaded after training, or paths formatted from
+    the same template, as in `"G_%d.pth" % epoch` when a run resumes) reads no stranger's
+    pickle and is left alone.
 
     From torch 2.6 on, `weights_only=True` is the default, so the call is safe as written
     there: for a project whose oldest supported torch is 2.6 or newer the rule is silent.

@@ -23,8 +23,9 @@ class LoadWithoutMapLocation(Rule):
     a GPU the load fails outright. Loading to the CPU first and moving the model afterwards
     works everywhere.
 
-    A file that loads what it saved itself (the same path given to `torch.save` in the
-    same file: the best model reloaded after training, a dataset's processed cache) puts
+    A file that loads what it saved itself (the same path, or a path formatted from the
+    same template, given to `torch.save` in the same file: the best model reloaded after
+    training, a run resumed from its own epoch checkpoint, a dataset's processed cache) puts
     the tensors back where this program had them, and tests load their own artifacts on
     the machine that made them: both are left alone.
 

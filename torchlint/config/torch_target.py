@@ -2,10 +2,11 @@
 
 Read from a folder's ``pyproject.toml`` (``[project]`` dependencies and optional
 dependencies, Poetry's dependency tables), ``setup.cfg`` (``install_requires``,
-``extras_require``), ``requirements*.txt`` and ``requirements/**.txt``, and a conda
-``environment.yml``. Requirement specifiers are parsed by ``packaging``; conda and Poetry
-spellings are first turned into PEP 440 ones. Nothing is executed, and a file that does
-not mention torch is never parsed.
+``extras_require``), ``setup.py`` (its string literals that are torch requirements, such as
+``"torch>=2.6"`` in a dependency list; read with ``ast``, never run), ``requirements*.txt``
+and ``requirements/**.txt``, and a conda ``environment.yml``. Requirement specifiers are
+parsed by ``packaging``; conda and Poetry spellings are first turned into PEP 440 ones.
+Nothing is executed, and a file that does not mention torch is never parsed.
 """
 
 from __future__ import annotations
@@ -174,6 +175,19 @@ def _from_setup_cfg(text: str, label: str) -> Iterator[Declaration]:
         yield from _from_lines(value.splitlines(), label)
 
 
+def _from_setup_py(text: str, label: str) -> Iterator[Declaration]:
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    literals = [node.value for node in ast.walk(tree)
+                if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and len(node.value) < 200 and _MENTION.search(node.value.encode())]
+    yield from _from_lines(literals, label)
+
+
 def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
@@ -195,7 +209,7 @@ def _requirement_files(directory: str, names: frozenset[str]) -> list[str]:
 
 def declaration_files(directory: str, names: frozenset[str]) -> list[str]:
     """The files of ``directory`` that may declare a requirement (``names``: its entries)."""
-    found = [os.path.join(directory, n) for n in ("pyproject.toml", "setup.cfg",
+    found = [os.path.join(directory, n) for n in ("pyproject.toml", "setup.cfg", "setup.py",
                                                    "environment.yml", "environment.yaml")
              if n in names]
     found += [os.path.join(directory, n) for n in _requirement_files(directory, names)]
@@ -219,6 +233,10 @@ def declarations_in(directory: str, names: frozenset[str]) -> list[Declaration]:
         data = _read(os.path.join(directory, "setup.cfg"))
         if data and _MENTION.search(data):
             found += _from_setup_cfg(data.decode("utf-8", "replace"), "setup.cfg")
+    if "setup.py" in names:
+        data = _read(os.path.join(directory, "setup.py"))
+        if data and _MENTION.search(data):
+            found += _from_setup_py(data.decode("utf-8", "replace"), "setup.py")
     for name in _requirement_files(directory, names):
         data = _read(os.path.join(directory, name))
         if data and _MENTION.search(data):

@@ -101,7 +101,7 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
         from torchlint.registry import rule_catalog
 
         stale = stale_directives(source.path, source.text, suppressions, enabled,
-                                 rule_catalog())
+                                 rule_catalog(), blanket=settings.options.preview)
         diagnostics.extend(d if UNUSED_NOQA not in unfixable else replace(d, fix=None)
                            for d in stale)
     diagnostics.sort(key=lambda d: d.sort_key)

@@ -183,10 +183,12 @@ def _removal(text: str, starts: list[int], directive: Directive, keep: list[str]
 
 
 def stale_directives(path: str, text: str, suppressions: Suppressions,
-                     enabled: Collection[str], known: Collection[str]) -> list[Diagnostic]:
+                     enabled: Collection[str], known: Collection[str], *,
+                     blanket: bool = False) -> list[Diagnostic]:
     """TL002 findings: line directives naming torchlint codes (or prefixes) that suppressed
-    nothing although their rules ran, unknown torchlint codes, blanket ``# noqa`` comments
-    that suppressed nothing, and the same for ``# torchlint: noqa: CODES``. Each comes with
+    nothing although their rules ran, unknown torchlint codes, the same for
+    ``# torchlint: noqa: CODES``, and with ``blanket`` (a preview behaviour) blanket
+    ``# noqa`` comments that suppressed nothing. Each comes with
     the fix that removes the stale part (unsafe for a blanket noqa, which another tool may
     need, and for an unknown code, which a plugin not installed here may own)."""
     findings: list[Diagnostic] = []
@@ -202,8 +204,8 @@ def stale_directives(path: str, text: str, suppressions: Suppressions,
         if directive.codes is not None and directive.match(UNUSED_NOQA) is not None:
             continue  # `# noqa: TL002` keeps its own line quiet
         if directive.codes is None:
-            if directive.line in suppressions.suppressed_any:
-                continue
+            if not blanket or directive.line in suppressions.suppressed_any:
+                continue  # real code keeps blanket noqa comments for flake8 and Ruff
             problem, keep, safe = "unused blanket noqa directive: nothing is reported on " \
                 "this line", [], False
         else:

@@ -276,3 +276,23 @@ def torch_spelling(ctx: FileContext, func: cst.BaseExpression, qualname: str
     if root is not func and isinstance(root, cst.Name) and ctx.lookup(root.value) == "torch":
         return root.value + qualname[len("torch"):], None
     return reference(ctx, qualname)
+
+
+def sibling_reference(ctx: FileContext, func: cst.BaseExpression, qualname: str
+                      ) -> tuple[str, ImportNeed | None] | None:
+    """How to spell ``qualname`` in place of ``func``, a reference to a function of the
+    same module (or to a tensor method): ``F.log_softmax`` for ``F.softmax``,
+    ``x.log_softmax`` for ``x.softmax``, ``torch.log1p`` for ``torch.log``. A from-imported
+    name (``from torch import log``) becomes the new name, imported the same way unless
+    the file already has it; spelled as :func:`reference` would when that name is taken.
+    The import line to add comes with it."""
+    module, _, leaf = qualname.rpartition(".")
+    if isinstance(func, cst.Attribute):
+        return ctx.code(func.with_changes(attr=cst.Name(leaf))), None
+    if not isinstance(func, cst.Name):
+        return None
+    if ctx.lookup(leaf) == qualname:
+        return leaf, None
+    if ctx.is_free(leaf):
+        return leaf, ImportNeed(f"from {module} import {leaf}")
+    return reference(ctx, qualname)
