@@ -282,7 +282,7 @@ def test_rules_table_and_json() -> None:
     payload = json.loads(run("rules", "--format", "json").stdout)
     entry = next(r for r in payload if r["code"] == "TL301")
     assert entry == {"code": "TL301", "name": "create-then-move", "default": True, "preview": False,
-                     "fix": "safe", "summary": entry["summary"]}
+                     "fix": "sometimes", "summary": entry["summary"]}
     assert entry["summary"]
 
 

@@ -53,6 +53,12 @@ def _dropout_training(before: Namespace, after: Namespace) -> None:
     assert not torch.equal(before["eval_out"], before["deterministic"])
 
 
+def _same_layout(before: Namespace, after: Namespace) -> None:
+    same(before["result"], after["result"])
+    for a, b in zip(before["result"], after["result"]):
+        assert a.stride() == b.stride() and a.is_contiguous() == b.is_contiguous()
+
+
 def _reshape_where_view_failed(before: Namespace, after: Namespace) -> None:
     same(after["result"], after["expected"])
 
@@ -136,6 +142,17 @@ CASES: dict[str, list[Case]] = {
             ids = torch.tensor([1, 2, 3]).cuda()
             result = (mask, ids)
         """, cpu=True),
+        Case("TL301", """
+            import torch
+
+            device = torch.device("cpu")
+            labels = torch.zeros(3).long().cuda()
+            scale = torch.ones(4).view(1, 4, 1, 1).to(device)
+            pos = torch.arange(5).unsqueeze(0).float().to(device=device)
+            grid = torch.arange(6).view(2, 3).t().half().to(device)
+            filled = torch.empty(2).fill_(3).repeat(2).to(torch.int64).to(device)
+            result = (labels, scale, pos, grid, filled)
+        """, _same_layout, cpu=True),
     ],
     "TL302": [Case("TL302", """
         import torch

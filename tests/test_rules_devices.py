@@ -126,7 +126,7 @@ def test_tl306_chain_reported_once() -> None:
     source = """
     def train(model, loader, opt):
         for x in loader:
-            loss = model(x)
+            loss = model(x.cuda())
             loss.backward()
             values = loss.detach().cpu().numpy()
     """
@@ -137,13 +137,16 @@ def test_tl307_message_lists_both_options() -> None:
     source = """
     from torch.utils.data import DataLoader
 
-    def run(ds, device):
+    def run(ds, device="cuda"):
         loader = DataLoader(ds)
         for x, y in loader:
-            x = x.to(device)
+            x = x.to(device, non_blocking=True)
     """
     ((_, _, message),) = lint("TL307", source)
     assert "`num_workers` and `pin_memory`" in message
+    # without non_blocking copies, pinned memory would save little: only the workers
+    ((_, _, message),) = lint("TL307", source.replace(", non_blocking=True", ""))
+    assert "pin_memory" not in message
 
 
 def test_tl308_fix_is_idempotent() -> None:
@@ -183,3 +186,57 @@ def test_tl302_unpacked_batch_stays_silent_when_the_batch_was_rebound() -> None:
             inputs.cuda()
     """
     assert lint("TL302", source) == []
+
+
+def fix_safety(code: str, source: str) -> list[bool | None]:
+    rule = all_rules()[code]
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)),
+                         FileSettings.for_rules([rule], {code}))
+    return [d.fix.is_safe if d.fix else None for d in result.diagnostics]
+
+
+def test_tl302_fix_is_unsafe_when_a_module_built_here_takes_the_tensor() -> None:
+    source = """
+    import torch
+
+    def check(Net, moved):
+        net = Net()
+        x = torch.rand(2, 3)
+        x.cuda()
+        out = net(x)
+        other = Net()
+        other.cuda()
+        y = torch.rand(2, 3)
+        y.cuda()
+        return out, other(y)
+    """
+    assert fix_safety("TL302", source) == [False, True]
+
+
+def test_tl301_random_draws_get_an_unsafe_fix_and_deterministic_ones_a_safe_fix() -> None:
+    source = """
+    import torch
+
+    def make(device):
+        a = torch.zeros(3).to(device)
+        b = torch.randn(3).to(device)
+        c = torch.empty(3).normal_().cuda()
+        d = torch.arange(3).float().cuda()
+        return a, b, c, d
+    """
+    assert fix_safety("TL301", source) == [True, False, False, True]
+
+
+def test_tl301_a_seed_anywhere_in_the_function_keeps_random_draws_silent() -> None:
+    source = """
+    import torch
+    import lightning as L
+
+    def make(device, seed):
+        if seed is not None:
+            L.seed_everything(seed)
+        noise = torch.randn(3).to(device)
+        zeros = torch.zeros(3).to(device)
+        return noise, zeros
+    """
+    assert [line for line, _, _ in lint("TL301", source)] == [9]

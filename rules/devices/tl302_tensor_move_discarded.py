@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import iter_nodes, method_call, string_value
+from torchlint.analysis.nodes import (
+    code,
+    iter_nodes,
+    iter_scope,
+    method_call,
+    receiver,
+    string_value,
+)
+from torchlint.analysis.torch_facts import TENSOR_FACTORIES
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
@@ -11,7 +19,10 @@ from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
 class TensorMoveDiscarded(Rule):
     """## What it does
     Flags `x.cuda()`, `x.cpu()` or `x.to(...)` written as a statement on its own when `x` is
-    known to be a tensor, so the moved copy is thrown away.
+    known to be a tensor, so the moved copy is thrown away. It does not flag a `.to(...)`
+    whose every argument is the `dtype=`/`device=` the tensor's factory was given just before
+    (`bias.to(q.dtype)` after `bias = torch.zeros(..., dtype=q.dtype)`): that call returns the
+    tensor itself, so nothing is lost.
 
     ## Why is this bad?
     Unlike `nn.Module.to()`, which moves parameters in place, the tensor methods return a
@@ -47,6 +58,9 @@ class TensorMoveDiscarded(Rule):
     (`images.to(device)` right before `images = Variable(images.to(device))`), the
     statement is only dead code and the fix removes it instead, so that fixing both lines
     never leaves the same move twice. Other references to the old tensor are untouched.
+    Unsafe when the tensor is later passed to a module built in the same function that is
+    never moved (`D = Discriminator(); x.cuda(); D(x)`): today `D` gets a CPU tensor, after
+    the fix a CUDA one, and the call fails.
     For an item of a whole batch the move is stored back into the batch: safe for a string
     key (`batch["image"] = batch["image"].cuda()`, a dict), unsafe for an integer index
     (`batch[0] = ...` fails when the collate function returns a tuple).
@@ -79,6 +93,8 @@ class TensorMoveDiscarded(Rule):
         if isinstance(target, cst.Name):
             if not is_known_tensor_name(self.context, target, node):
                 return
+            if self._already_there(target, call, node):
+                return
             line = self._moved_again(target.value, attribute.attr.value)
             if line is not None:
                 # `x.to(d)` right before `x = ....x.to(d)...`: the statement is only dead code;
@@ -94,7 +110,10 @@ class TensorMoveDiscarded(Rule):
                             f"tensor that is discarded, and `{target.value}` is moved again "
                             "on the next use: remove this line")
                 return
-            fix = Fix.safe(NodeEdit(node, f"{target.value} = ", kind="insert_before"))
+            edit = NodeEdit(node, f"{target.value} = ", kind="insert_before")
+            # a module built here and never moved would then get a tensor on another device
+            fix = Fix.unsafe(edit) if self._feeds_unmoved_module(target.value, node) else (
+                Fix.safe(edit))
         elif batch_item(self.context, target, node):
             # batch["image"] of a dict batch can take the moved tensor back; batch[0] only
             # when the collate function made a list, not a tuple
@@ -108,6 +127,42 @@ class TensorMoveDiscarded(Rule):
             return
         name = self.context.code(target)
         self.report(call, fix=fix, name=name, method=attribute.attr.value)
+
+    def _already_there(self, name: cst.Name, call: cst.Call, at: cst.CSTNode) -> bool:
+        """``bias.to(q.dtype)`` right after ``bias = torch.zeros(..., dtype=q.dtype)``: every
+        argument of the move is what the factory was given, so it returns the tensor itself."""
+        bound = self.context.binding(name.value, at)
+        if bound is None or bound.kind != "assign" or not isinstance(bound.value, cst.Call):
+            return False
+        if self.context.qualified_name(bound.value.func) not in TENSOR_FACTORIES:
+            return False
+        given = {code(arg.value) for arg in bound.value.args
+                 if arg.keyword is not None and arg.keyword.value in ("dtype", "device")}
+        if attribute_name(call) != "to" or not call.args:
+            return False
+        return all(not arg.star and (arg.keyword is None or arg.keyword.value in (
+            "dtype", "device")) and code(arg.value) in given for arg in call.args)
+
+    def _feeds_unmoved_module(self, name: str, stmt: cst.CSTNode) -> bool:
+        """Later in the scope, ``name`` is passed to ``m(...)`` where ``m`` was built in this
+        scope (``m = Model(...)``) and is never moved to a device."""
+        scope = self.context.current_function or self.context.module
+        nodes = list(iter_scope(scope))
+        start = next((i for i, n in enumerate(nodes) if n is stmt), None)
+        if start is None:
+            return False
+        built = {t.value for n in nodes if isinstance(n, cst.Assign) and isinstance(
+            n.value, cst.Call) for t in (x.target for x in n.targets) if isinstance(t, cst.Name)}
+        moved = {r.value for n in nodes if isinstance(n, cst.Call) for r in [
+            receiver(n)] if method_call(n, "to", "cuda") is not None and isinstance(
+            r, cst.Name)}
+        for node in nodes[start + 1:]:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and (
+                    node.func.value in built - moved) and any(
+                    isinstance(arg.value, cst.Name) and arg.value.value == name
+                    for arg in node.args):
+                return True
+        return False
 
     def _moved_again(self, name: str, method: str) -> int | None:
         """Is the next statement of this block that reads ``name`` an assignment to it whose
@@ -142,3 +197,8 @@ class TensorMoveDiscarded(Rule):
                      and n.value == name]
             return index if moves and len(reads) == 1 else None
         return None
+
+
+def attribute_name(call: cst.Call) -> str | None:
+    attribute = method_call(call)
+    return attribute.attr.value if attribute is not None else None

@@ -6,14 +6,13 @@ import libcst as cst
 
 from torchlint.analysis.nodes import (
     has_keyword,
-    iter_nodes,
     iter_scope,
     last_name_part,
     method_call,
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
-from torchlint.rules.devices.cuda import is_cuda_string
+from torchlint.rules.devices.cuda import file_uses_cuda, is_device_move
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})
@@ -46,6 +45,14 @@ class CudaTimingWithoutSync(Rule):
     """## What it does
     Flags a `time.time()` / `time.perf_counter()` stop timestamp taken right after GPU work,
     in a file that uses CUDA, with no `torch.cuda.synchronize()` in between.
+
+    It does not flag a stop timestamp inside a loop (a running total for an ETA, or one step
+    of a loop that repeats the same work, where the launch queue fills and a step's wall
+    time is the GPU's), a loop that copies data to the device with a blocking `.to(device)`
+    each step (each copy waits for the previous step, so the stop is at most one step
+    early), a stop taken after something in the same statement already waited
+    (`f"{loss.item()} {time.time() - t0}"`, a tensor formatted in an earlier f-string
+    field), nor host-only work (another framework's `add_model`, building on the CPU).
 
     ## Why is this bad?
     CUDA kernels run asynchronously: a model call returns as soon as its kernels are queued,
@@ -96,30 +103,33 @@ class CudaTimingWithoutSync(Rule):
     message = ("stop timestamp `{clock}()` taken after CUDA work without "
                "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
 
-    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(context)
-        self._uses_cuda: bool | None = None
-
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.context.qualified_name(node.func)
         if qual not in _CLOCKS or not self._is_stop(node):
             return
+        if self.context.loops():
+            # stop inside a loop: either a running total since a start before the loop (an
+            # ETA), or one step of a loop that repeats the same work (once the launch queue
+            # is full, a step's wall time is the GPU's); both are faithful enough
+            return
         preceding = self._preceding(node)
         if preceding is None:
+            return
+        if self._synced_earlier_in_statement(node):
             return
         started = pending = synced = False
         for part in preceding:
             if self._contains_clock(part):
                 started, pending, synced = True, False, False
             elif started:
-                if self._contains_sync(part):
+                if self._contains_sync(part) or (
+                        isinstance(part, (cst.For, cst.While)) and self._copies_each_step(part)):
                     synced = True
                 elif self._contains_work(part):
                     pending = True
         # any wait for the GPU since the start (e.g. `loss.item()` every step) keeps the
         # measurement anchored; only a start-work-stop span with no wait at all is reported
-        if started and pending and not synced and not self._restarted_later_in_loop(node) \
-                and self._file_uses_cuda():
+        if started and pending and not synced and file_uses_cuda(self.context):
             self.report(node, clock=qual)
 
     def _is_stop(self, node: cst.Call) -> bool:
@@ -136,18 +146,24 @@ class CudaTimingWithoutSync(Rule):
         return name in self.context.cached(("subtracted_names", id(scope)),
                                            lambda: _subtracted_names(scope))
 
-    def _restarted_later_in_loop(self, node: cst.Call) -> bool:
-        """The innermost loop around ``node`` takes another timestamp after it: the real start
-        is then the previous iteration's, which this order-based analysis cannot follow."""
-        loop = self.context.current_loop()
-        if loop is None:
+    def _synced_earlier_in_statement(self, node: cst.Call) -> bool:
+        """In the statement that takes the stop time, something evaluated before it waits
+        for the GPU: ``f"{loss.item()} {time.time() - t0}"``, or a tensor formatted in an
+        earlier f-string field (``f"{loss:.4f} {time.time() - t0}"`` calls ``.item()``)."""
+        statement = next((a for a in reversed(self.context.ancestors)
+                          if isinstance(a, cst.BaseSmallStatement)), None)
+        if statement is None:
             return False
-        seen = False
-        for inner in iter_scope(loop.body):
+        enclosing = {id(a) for a in self.context.ancestors}
+        for inner in iter_scope(statement):
             if inner is node:
-                seen = True
-            elif seen and isinstance(inner, cst.Call) and \
-                    self.context.qualified_name(inner.func) in _CLOCKS:
+                return False
+            if id(inner) in enclosing:
+                continue  # print(..., clock() - t0) waits only after its arguments
+            if isinstance(inner, cst.FormattedStringExpression) and inner.format_spec and (
+                    isinstance(inner.expression, (cst.Name, cst.Attribute, cst.Subscript))):
+                return True
+            if isinstance(inner, cst.Call) and self._contains_sync(inner):
                 return True
         return False
 
@@ -208,6 +224,15 @@ class CudaTimingWithoutSync(Rule):
                 return True
         return False
 
+    def _copies_each_step(self, loop: cst.For | cst.While) -> bool:
+        """The loop copies data to the device with a blocking ``.to(device)``/``.cuda()``
+        every step: that copy waits for the previous step's kernels, so a stop timestamp after
+        the loop is at most one step early."""
+        for call in self._calls(loop.body):
+            if is_device_move(self.context, call) and not has_keyword(call, "non_blocking"):
+                return True
+        return False
+
     def _contains_work(self, node: cst.CSTNode) -> bool:
         ctx = self.context
         for call in self._calls(node):
@@ -227,28 +252,27 @@ class CudaTimingWithoutSync(Rule):
             name = last_name_part(call.func)
             if name is not None and isinstance(call.func, (cst.Name, cst.Attribute)):
                 # a model, or a module calling itself (``self(batch)`` in a LightningModule)
-                if name in ("self", "module") or is_model_name(name, ctx.options.model_names):
+                if name in ("self", "module") or (is_model_name(name, ctx.options.model_names)
+                                                   and not _handles_a_model(name)):
                     return True
             if is_loss_call(ctx, call):
                 return True
         return False
 
-    def _file_uses_cuda(self) -> bool:
-        if self._uses_cuda is None:
-            self._uses_cuda = any(_mentions_cuda(n) for n in iter_nodes(self.context.module))
-        return self._uses_cuda
+
+# first words of method names that put a model somewhere rather than run it
+# (``pipeline.add_model(model)``)
+_CONTAINER_VERBS = frozenset({"add", "append", "insert", "remove", "attach", "detach", "del",
+                              "delete", "pop", "replace", "swap", "parse", "find", "select"})
+
+
+def _handles_a_model(name: str) -> bool:
+    words = [w for w in name.lower().split("_") if w]
+    return len(words) > 1 and words[0] in _CONTAINER_VERBS
 
 
 def is_cpu(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.SimpleString) and node.value.strip("'\"").startswith("cpu")
-
-
-def _mentions_cuda(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.Attribute) and node.attr.value == "cuda":
-        return True
-    if isinstance(node, cst.SimpleString):
-        return is_cuda_string(node)
-    return False
 
 
 def _subtracted_names(scope: cst.CSTNode) -> frozenset[str]:

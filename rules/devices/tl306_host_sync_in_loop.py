@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import iter_scope, method_call
+from torchlint.analysis.nodes import children_of, iter_scope, method_call
 from torchlint.analysis.tensor_facts import is_numpy_array, is_tensor_expression
 from torchlint.analysis.torch_facts import is_loss_call
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import is_known_tensor_name
+from torchlint.rules.devices.cuda import file_uses_cuda
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 
@@ -14,7 +15,13 @@ _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 class HostSyncInLoop(Rule):
     """## What it does
     Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(tensor)` inside a training
-    loop (a loop whose body calls `.backward()`).
+    loop (a loop whose own body calls `.backward()`), in a file that puts tensors or modules
+    on a GPU. Only the first such read of a step is reported: once it has waited, the next
+    ones find the queue empty.
+
+    It does not flag reads in an epoch loop around the batch loop or in a validation loop
+    beside it (once per epoch), reads under `if step % N == 0:`, nor code that runs on the
+    CPU (no CUDA anywhere in the file, Intel's extension, CPU autocast).
 
     ## Why is this bad?
     Each of these copies a value from the GPU to the host, so Python has to wait until every
@@ -28,7 +35,7 @@ class HostSyncInLoop(Rule):
 
     def train(model, loader, optimizer, criterion):
         for inputs, targets in loader:
-            loss = criterion(model(inputs), targets)
+            loss = criterion(model(inputs.cuda()), targets.cuda())
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -41,7 +48,7 @@ class HostSyncInLoop(Rule):
 
     def train(model, loader, optimizer, criterion):
         for step, (inputs, targets) in enumerate(loader):
-            loss = criterion(model(inputs), targets)
+            loss = criterion(model(inputs.cuda()), targets.cuda())
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -64,6 +71,7 @@ class HostSyncInLoop(Rule):
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
         self._training: dict[int, bool] = {}
+        self._reported: set[int] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
@@ -79,8 +87,12 @@ class HostSyncInLoop(Rule):
             what = "`print(tensor)`"
         else:
             return
-        if self._in_training_loop():
-            self.report(node, what=what)
+        loop = self._training_loop()
+        if loop is None or id(loop) in self._reported or not file_uses_cuda(self.context):
+            return
+        # the first wait of a step drains the queue; later ones in the same step cost little
+        self._reported.add(id(loop))
+        self.report(node, what=what)
 
     def _inside_sync_chain(self, node: cst.Call) -> bool:
         """``x.cpu()`` inside ``x.cpu().numpy()``: report the chain once, at its outer call."""
@@ -107,28 +119,41 @@ class HostSyncInLoop(Rule):
                     return True
         return False
 
-    def _in_training_loop(self) -> bool:
+    def _training_loop(self) -> cst.For | cst.While | None:
+        """The innermost loop around the current node, when it is a training loop: its own
+        body (not a loop nested in it) calls ``.backward()``. A read in an epoch loop around
+        the batch loop, or in a validation loop beside it, happens once per epoch."""
         ancestors = self.context.ancestors
         for i in range(len(ancestors) - 2, -1, -1):
             anc = ancestors[i]
             if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return False
+                return None
             if isinstance(anc, cst.If) and _is_periodic(anc.test) and \
                     ancestors[i + 1] is not anc.test:
-                return False  # logging every N steps is the recommended pattern
+                return None  # logging every N steps is the recommended pattern
             if isinstance(anc, (cst.For, cst.While)) and ancestors[i + 1] is anc.body:
-                if self._is_training_loop(anc):
-                    return True
-        return False
+                return anc if self._is_training_loop(anc) else None
+        return None
 
     def _is_training_loop(self, loop: cst.For | cst.While) -> bool:
         key = id(loop)
         if key not in self._training:
             self._training[key] = any(
                 method_call(n, "backward", "manual_backward") is not None
-                for n in iter_scope(loop.body)
+                for n in _own_body(loop)
             )
         return self._training[key]
+
+
+def _own_body(loop: cst.For | cst.While):  # type: ignore[no-untyped-def]
+    """The nodes of a loop's body, not entering nested loops or scopes."""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(children_of(node))
 
 
 def _is_periodic(test: cst.BaseExpression) -> bool:

@@ -79,15 +79,11 @@ def _through_a_variable(ctx: FileContext, func: cst.Name | cst.Attribute) -> boo
 def make_fix(ctx: FileContext, change: ApiChange, edits: Sequence[NodeEdit],
              imports: Iterable[ImportNeed | None] = (), *, safe: bool = True) -> Fix | None:
     """The fix made of ``edits``: none when it would emit an API newer than the code's
-    target; unsafe when the target is unknown and the replacement is newer than the oldest
-    release torchlint knows (the code may still run on a release without it)."""
-    available = fix_available(change, ctx.options.target_torch)
-    if not edits or available is False:
+    target."""
+    if not edits or not fix_available(change, ctx.options.target_torch):
         return None
     needs = tuple(dict.fromkeys(need for need in imports if need is not None))
-    if safe and available:
-        return Fix.safe(*edits, imports=needs)
-    return Fix.unsafe(*edits, imports=needs)
+    return Fix.safe(*edits, imports=needs) if safe else Fix.unsafe(*edits, imports=needs)
 
 
 # ----------------------------------------------------------------- the rules' frame

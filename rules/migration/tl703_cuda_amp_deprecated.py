@@ -61,10 +61,9 @@ class CudaAmpDeprecated(Rule):
     The new call receives `"cuda"` as its device and every other argument unchanged
     (positional arguments of `autocast` are passed by keyword, since the new signature
     orders them differently). Imported names that no call uses any more are removed.
-    Safe when the code's target torch release is known (`target-torch`, or the declared
-    torch requirement) and has the new API: `torch.amp.autocast` exists from 1.12,
-    `torch.amp.GradScaler` from 2.3. When the target is unknown the fix is unsafe, since
-    on an older torch the new name would not exist.
+    Safe. The fix is offered only when the code's target torch release (`target-torch`, or
+    the declared torch requirement; a current torch when neither says) has the new API:
+    `torch.amp.autocast` exists from 1.12, `torch.amp.GradScaler` from 2.3.
     """
 
     code = "TL703"
@@ -75,7 +74,7 @@ class CudaAmpDeprecated(Rule):
     patterns = (r"\bamp\b", r"\b(?:autocast|GradScaler)\b", r"\btorch\b",
                 r"cuda[\s\\]*\.[\s\\]*amp\b|\bcuda[\s\\]+(?:as|import)\b")
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
-    fix_safety = "sometimes"
+    fix_safety = "safe"
     applies_to = Releases(CUDA_AMP_AUTOCAST.deprecated, why="`torch.cuda.amp` is deprecated "
                           "from 2.4; the rule does not fire for an older target.")
     fix_title = "Use torch.amp"
@@ -128,12 +127,9 @@ class CudaAmpDeprecated(Rule):
             if cleanup:
                 edits.extend(cleanup)
         change = CUDA_AMP_AUTOCAST if name == "autocast" else CUDA_AMP_GRAD_SCALER
-        available = fix_available(change, self.context.options.target_torch)
-        if available is False:
+        if not fix_available(change, self.context.options.target_torch):
             return None  # never emit an API newer than the target
-        imports = (need,) if need else ()
-        return Fix.safe(*edits, imports=imports) if available else Fix.unsafe(
-            *edits, imports=imports)
+        return Fix.safe(*edits, imports=(need,) if need else ())
 
     @staticmethod
     def _rewrite(node: cst.Call, name: str) -> cst.Call | None:

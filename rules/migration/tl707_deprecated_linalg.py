@@ -72,8 +72,7 @@ class DeprecatedLinalg(DeprecatedCallRule):
     (`get_infos=True` → `lu_factor_ex`), whose error reporting on singular input is not
     documented as identical. No fix for `torch.svd` and `torch.triangular_solve` (other
     results) or other forms. An import left unused is removed. No fix emits an API newer
-    than the code's target torch release; with no target known, a fix needing a release
-    newer than the oldest torchlint knows is offered as unsafe.
+    than the code's target torch release (with no target known, a current torch is assumed).
     """
 
     code = "TL707"

@@ -57,9 +57,8 @@ class DeprecatedNorm(DeprecatedCallRule):
     the same places, `p=` renamed `ord=` and `"fro"` written `2`. `p="nuc"` with a literal
     pair of dims becomes `torch.linalg.matrix_norm(x, ord="nuc", dim=...)`. No fix in a file
     that builds sparse tensors (`to_sparse`, `sparse_coo_tensor`, `sparse_csr_tensor`):
-    `torch.norm` takes another path for them. No fix emits an API newer than the code's target torch release; with no
-    target known, a fix needing a release newer than the oldest torchlint knows is
-    offered as unsafe.
+    `torch.norm` takes another path for them. No fix emits an API newer than the code's target torch release (with no
+    target known, a current torch is assumed).
     """
 
     code = "TL708"
@@ -68,7 +67,7 @@ class DeprecatedNorm(DeprecatedCallRule):
     # the call spells `norm` (or imports it from torch) and torch is imported
     patterns = (r"\bnorm\b", r"\btorch\b")
     message = "torch.norm is deprecated; use torch.linalg.vector_norm (or matrix_norm)"
-    fix_safety = "sometimes"
+    fix_safety = "safe"
     fix_title = "Use torch.linalg.vector_norm"
     apis = DEPRECATED
     applies_to = releases(*DEPRECATED.values(),

@@ -45,9 +45,8 @@ class DeprecatedWeightNorm(DeprecatedCallRule):
     `torch.nn.utils.parametrize.remove_parametrizations(m, name)` (`"weight"` by default).
     The parameters `weight_g`/`weight_v` become `parametrizations.weight.original0/1`:
     `state_dict` keys change, old checkpoints no longer load strictly, and code reading
-    `weight_g` breaks. No fix emits an API newer than the code's target torch release; with no
-    target known, a fix needing a release newer than the oldest torchlint knows is
-    offered as unsafe.
+    `weight_g` breaks. No fix emits an API newer than the code's target torch release (with no
+    target known, a current torch is assumed).
     """
 
     code = "TL709"

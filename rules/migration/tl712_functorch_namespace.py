@@ -49,9 +49,8 @@ class FunctorchNamespace(DeprecatedCallRule):
     `from functorch import ...` whose names are all among these becomes
     `from torch.func import ...`. An import left unused is removed. No fix for
     `make_functional*` and `combine_state_for_ensemble` (the replacements have another
-    API). No fix emits an API newer than the code's target torch release; with no
-    target known, a fix needing a release newer than the oldest torchlint knows is
-    offered as unsafe.
+    API). No fix emits an API newer than the code's target torch release (with no
+    target known, a current torch is assumed).
     """
 
     code = "TL712"
@@ -60,7 +59,7 @@ class FunctorchNamespace(DeprecatedCallRule):
     # functorch is imported: its name is spelled in the import
     patterns = (r"\bfunctorch\b",)
     message = "{api} is deprecated; use {replacement}{note}"
-    fix_safety = "sometimes"
+    fix_safety = "safe"
     fix_title = "Use torch.func"
     apis = DEPRECATED
     applies_to = releases(*DEPRECATED.values(),

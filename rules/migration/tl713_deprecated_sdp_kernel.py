@@ -60,9 +60,8 @@ class DeprecatedSdpKernel(DeprecatedCallRule):
     that is true or absent (absent means enabled), exactly the list `sdp_kernel` builds
     itself, and `from torch.nn.attention import SDPBackend, sdpa_kernel` is added. An import
     left unused is removed. No fix for other arguments, or when the names `sdpa_kernel` or
-    `SDPBackend` mean something else in the file. No fix emits an API newer than the code's target torch release; with no
-    target known, a fix needing a release newer than the oldest torchlint knows is
-    offered as unsafe.
+    `SDPBackend` mean something else in the file. No fix emits an API newer than the code's target torch release (with no
+    target known, a current torch is assumed).
     """
 
     code = "TL713"
@@ -72,7 +71,7 @@ class DeprecatedSdpKernel(DeprecatedCallRule):
     patterns = (r"\bsdp_kernel\b", r"\btorch\b")
     message = ("torch.backends.cuda.sdp_kernel is deprecated; use "
                "torch.nn.attention.sdpa_kernel with a list of SDPBackend members")
-    fix_safety = "sometimes"
+    fix_safety = "safe"
     fix_title = "Use torch.nn.attention.sdpa_kernel"
 
     apis = DEPRECATED

@@ -63,8 +63,7 @@ class DeprecatedDefaultTensorType(DeprecatedCallRule):
     `torch.cuda.DoubleTensor` in a statement of its own: `set_default_dtype(...)` followed by
     `torch.set_default_device("cuda")`, a different mechanism (a device context that
     applies to factory functions). No fix for other types. No fix emits an API newer
-    than the code's target torch release; with no target known, a fix needing a release
-    newer than the oldest torchlint knows is offered as unsafe.
+    than the code's target torch release (with no target known, a current torch is assumed).
     """
 
     code = "TL716"

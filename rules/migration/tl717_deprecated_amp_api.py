@@ -80,9 +80,8 @@ class DeprecatedAmpApi(DeprecatedCallRule):
     differently), `torch.cpu.amp.GradScaler(...)` becomes `torch.amp.GradScaler("cpu",
     ...)`, and the decorators become `@torch.amp.custom_fwd(device_type="cuda"[,
     cast_inputs=...])` and `@torch.amp.custom_bwd(device_type="cuda")`, which is what the
-    old ones call. An import left unused is removed. No fix emits an API newer than the code's target torch release; with no
-    target known, a fix needing a release newer than the oldest torchlint knows is
-    offered as unsafe.
+    old ones call. An import left unused is removed. No fix emits an API newer than the code's target torch release (with no
+    target known, a current torch is assumed).
     """
 
     code = "TL717"
@@ -92,7 +91,7 @@ class DeprecatedAmpApi(DeprecatedCallRule):
     patterns = (r"\b(?:autocast|GradScaler|custom_fwd|custom_bwd)\b", r"\bamp\b",
                 r"\btorch\b")
     message = "{api} is deprecated; use {replacement}"
-    fix_safety = "sometimes"
+    fix_safety = "safe"
     fix_title = "Use torch.amp"
     apis = DEPRECATED
     applies_to = releases(*DEPRECATED.values(),

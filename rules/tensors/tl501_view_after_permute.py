@@ -11,6 +11,7 @@ from torchlint.analysis.tensor_facts import (
 )
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.tensors.layouts import produced, view_rank
 
 # permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for
 _PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES))
@@ -18,9 +19,20 @@ _PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES)
 
 class ViewAfterPermute(Rule):
     """## What it does
-    Flags `.view(...)` applied to a tensor that is usually not contiguous: the result of
-    `.permute`, `.transpose`, `.t()`, `.T`, `.mT`, `.swapaxes`, `.swapdims`, `.movedim`,
-    `.expand`, `.expand_as` or `.narrow`, chained directly or through a local variable.
+    Flags `.view(...)` on the result of `.permute`, `.transpose`, `.t()`, `.T`, `.mT`,
+    `.swapaxes`, `.swapdims`, `.movedim`, `.expand` or `.narrow` (chained directly or
+    through a local variable) when the view provably has to merge dimensions that the
+    operation put out of order in memory: it asks for fewer dimensions than the tensor has
+    runs of dimensions that can still be merged. The rank comes from the operation
+    (`permute(0, 2, 1)` has three dimensions, `transpose(1, 2)` at least three), from what
+    the tensor was made by (`x.view(b, n, h, d)`, `x.flatten(2)`) or from an unpacking of its
+    shape (`B, H, L, D = out.shape`); permutations are followed through one another.
+
+    It does not flag views that only split a dimension or add or drop size-1 dimensions
+    (`x.transpose(1, 2).view(B, C, H, W)` from `[B, H*W, C]`), views that merge dimensions
+    the permutation kept next to each other and in order (`img.permute(1, 2, 0).view(h * w,
+    c)`), a permutation that undoes an earlier one, or views whose shape could be a no-op
+    (`x.t().view(n, -1)`).
 
     ## Why is this bad?
     `.view` never copies: it only reinterprets the existing strides. After a permutation or
@@ -64,7 +76,8 @@ class ViewAfterPermute(Rule):
                 r"\.[\s\\]*view[\s\\]*[(#)]|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*view[\s\\]*[(#)]",
                 r"\.[\s\\]*(?:" + _PRODUCERS + r")\b"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
-    message = ".view() on the non-contiguous result of {op}; use .reshape() or .contiguous()"
+    message = (".view() merges dimensions that {op} moved apart in memory; it raises at run "
+               "time: use .reshape() or .contiguous()")
     fix_safety = "safe"
     fix_title = "Use .reshape()"
 
@@ -74,9 +87,14 @@ class ViewAfterPermute(Rule):
             return
         if not self.context.cached("imports_torch", lambda: self.context.imports_from("torch")):
             return  # no torch in the file: the receiver is some other library's object
-        op = self._producer(attribute.value, node)
-        if op is None:
+        found = self._producer(attribute.value, node)
+        if found is None:
             return
+        op, producer, at = found
+        target = view_rank(node)
+        shape = produced(self.context, producer, at)
+        if target is None or shape is None or target >= shape.chunks():
+            return  # the view may only split dimensions or add and drop size-1 ones
         self.report(node, op=op, fix=Fix.safe(NodeEdit(attribute.attr, "reshape")))
 
     def _is_dtype_view(self, node: cst.Call) -> bool:
@@ -86,12 +104,16 @@ class ViewAfterPermute(Rule):
             return False
         return is_dtype_like(self.context, node.args[0].value)
 
-    def _producer(self, value: cst.BaseExpression, node: cst.Call) -> str | None:
+    def _producer(self, value: cst.BaseExpression, node: cst.Call
+                  ) -> tuple[str, cst.BaseExpression, cst.CSTNode] | None:
+        """The producer's name, its expression and where it is evaluated."""
         op = non_contiguous_producer(self.context, value)
         if op is not None:
-            return op
+            return op, value, node
         if isinstance(value, cst.Name) and not value.lpar:
             bound = self.context.binding(value.value, node)
             if bound is not None and bound.kind == "assign" and bound.value is not None:
-                return non_contiguous_producer(self.context, bound.value)
+                op = non_contiguous_producer(self.context, bound.value)
+                if op is not None:
+                    return op, bound.value, bound.node
         return None

@@ -128,15 +128,13 @@ class Releases:
 EVERY_RELEASE = Releases()
 
 
-def fix_available(change: ApiChange, target: Release | None) -> bool | None:
-    """Does the code's target have ``change``'s replacement? None when the target is not
-    known (a fix that needs a release newer than the oldest torchlint knows is then
-    offered as unsafe)."""
+def fix_available(change: ApiChange, target: Release | None) -> bool:
+    """Does the code's target have ``change``'s replacement? With no known target the code
+    is taken to run on a current torch, as the rules' messages assume: a project that
+    still supports an older release says so in its torch requirement or ``target-torch``."""
     needed = change.replacement_added or change.added
-    if needed is None or needed <= (0, 4):
+    if needed is None or target is None:
         return True
-    if target is None:
-        return None
     return target >= needed
 
 

@@ -1,0 +1,389 @@
+"""Memory layouts of tensors for TL501: which dimensions of a permuted, transposed, expanded
+or narrowed tensor can still be merged by ``.view()``.
+
+A layout lists, for each dimension of a tensor, the dimension of a contiguous base tensor it
+walks in memory (``None``: a broadcast dimension of stride 0 made by ``expand``), plus the
+base dimensions that ``narrow`` shortened. Two neighbouring dimensions can be merged by a
+view when they walk consecutive base dimensions in order (and the second one was not
+narrowed), or when both are broadcast. Merging any other pair fails unless one of them has
+size 1. A view to fewer dimensions than there are mergeable runs ("chunks") must merge two
+dimensions that cannot be merged: that is the one failure that can be shown without knowing
+the sizes. Splitting a dimension, or adding and dropping size-1 dimensions, always works.
+
+Sizes are never known here: the analysis assumes a tensor of unknown origin is contiguous
+(the usual case) and that its dimensions are larger than 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import iter_scope, method_call
+from torchlint.analysis.torch_facts import DTYPE_NAMES
+
+# Calls whose result is laid out like a fresh contiguous tensor of the rank their shape
+# arguments give.
+_SHAPED_METHODS = frozenset({"view", "reshape", "new_zeros", "new_ones", "new_empty"})
+_SHAPED_FACTORIES = frozenset(f"torch.{name}" for name in (
+    "zeros", "ones", "empty", "rand", "randn"))
+_MATMULS = frozenset({"torch.matmul", "torch.bmm"})
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+_SAME_LAYOUT_METHODS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool",
+                                  "detach", "clone", "contiguous"})
+_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Each dimension's base dimension (None: broadcast), the base dimensions that were
+    narrowed, and whether more trailing dimensions may follow (rank not known, only its
+    least value)."""
+
+    dims: tuple[int | None, ...]
+    narrowed: frozenset[int] = frozenset()
+    open: bool = False
+
+    @classmethod
+    def contiguous(cls, rank: int, *, open: bool = False) -> Layout:
+        return cls(tuple(range(rank)), frozenset(), open)
+
+    def at_least(self, rank: int) -> Layout | None:
+        """This layout with at least ``rank`` dimensions (extends an open one)."""
+        if len(self.dims) >= rank:
+            return self
+        if not self.open or any(d is None for d in self.dims):
+            return None
+        return Layout(tuple(range(rank)), self.narrowed, True) if self.dims == tuple(
+            range(len(self.dims))) else None
+
+    def chunks(self) -> int:
+        """How many runs of mergeable dimensions the layout has (a lower bound when open:
+        more trailing dimensions never join runs)."""
+        count = 1 if self.dims else 0
+        for left, right in zip(self.dims, self.dims[1:]):
+            if not _mergeable(left, right, self.narrowed):
+                count += 1
+        return count
+
+
+def _mergeable(left: int | None, right: int | None, narrowed: frozenset[int]) -> bool:
+    if left is None or right is None:
+        return left is None and right is None
+    return right == left + 1 and right not in narrowed
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What is known of a producer's result: its layout, or at least how many chunks any
+    layout it can have holds."""
+
+    layout: Layout | None
+    least_chunks: int
+
+    def chunks(self) -> int:
+        return self.layout.chunks() if self.layout is not None else self.least_chunks
+
+
+def produced(ctx: FileContext, producer: cst.BaseExpression, at: cst.CSTNode) -> Shape | None:
+    """The layout of ``producer`` (a ``.permute``/``.transpose``/``.T``/``.expand``/
+    ``.narrow``... expression already known to be a tensor's), None when it cannot be told."""
+    return _transformed(ctx, producer, at, _DEPTH)
+
+
+def _transformed(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode,
+                 depth: int) -> Shape | None:
+    if isinstance(node, cst.NamedExpr):
+        node = node.value
+    if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+        base = _base_layout(ctx, node.value, at, depth)
+        if node.attr.value == "T":
+            if base is None or base.open:
+                return Shape(None, 2)  # rank >= 2 reversed (a no-op only in 1-D)
+            return Shape(Layout(tuple(reversed(base.dims)), base.narrowed), 0)
+        if base is None or base.open or len(base.dims) < 2:
+            return Shape(None, 2)
+        dims = list(base.dims)
+        dims[-1], dims[-2] = dims[-2], dims[-1]
+        return Shape(Layout(tuple(dims), base.narrowed), 0)
+    if not isinstance(node, cst.Call):
+        return None
+    qual = ctx.qualified_name(node.func)
+    if qual is not None:  # torch.transpose(x, 0, 1), torch.movedim(x, 1, 3)...
+        if not qual.startswith("torch.") or qual.count(".") != 1:
+            return None
+        if not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        receiver: cst.BaseExpression = node.args[0].value
+        name = qual.rsplit(".", 1)[1]
+        args = node.args[1:]
+    else:
+        attribute = method_call(node)
+        if attribute is None:
+            return None
+        receiver, name, args = attribute.value, attribute.attr.value, node.args
+    if any(arg.star or arg.keyword is not None for arg in args):
+        return None
+    values = [arg.value for arg in args]
+    base = _base_layout(ctx, receiver, at, depth)
+    if name == "t":
+        if base is not None and not base.open and len(base.dims) == 2:
+            return Shape(Layout((base.dims[1], base.dims[0]), base.narrowed), 0)
+        return Shape(None, 2)
+    if name == "permute":
+        order = _ints(values[0].elements if len(values) == 1 and isinstance(
+            values[0], (cst.Tuple, cst.List)) else values)
+        if order is None or sorted(order) != list(range(len(order))):
+            return None
+        start = base.at_least(len(order)) if base is not None else Layout.contiguous(len(order))
+        if start is None or len(start.dims) != len(order):
+            return None
+        return Shape(Layout(tuple(start.dims[i] for i in order), start.narrowed), 0)
+    if name in ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis"):
+        pair = _ints(values)
+        if pair is None or len(pair) != 2:
+            return None
+        first, second = pair
+        if first < 0 or second < 0:
+            # transpose(-1, -2) swaps two dimensions of any tensor of rank >= 2
+            both = first < 0 and second < 0 and first != second
+            return Shape(None, 2 if both and name not in ("movedim", "moveaxis") else 1)
+        start = (base or Layout.contiguous(0, open=True)).at_least(max(first, second) + 1)
+        if start is None:
+            return None
+        dims = list(start.dims)
+        if name in ("movedim", "moveaxis"):
+            dims.insert(second, dims.pop(first))
+        else:
+            dims[first], dims[second] = dims[second], dims[first]
+        return Shape(Layout(tuple(dims), start.narrowed, start.open), 0)
+    if name == "narrow":
+        dim = _ints(values[:1])
+        if dim is None or dim[0] < 0:
+            return None
+        start = (base or Layout.contiguous(0, open=True)).at_least(dim[0] + 1)
+        if start is None:
+            return None
+        origin = start.dims[dim[0]]
+        narrowed = start.narrowed | {origin} if origin is not None and dim[0] > 0 else (
+            start.narrowed)
+        return Shape(Layout(start.dims, narrowed, start.open), 0)
+    if name == "expand":
+        if len(values) == 1 and not isinstance(values[0], (cst.Tuple, cst.List)) and (
+                _int(values[0]) is None):
+            return None  # expand(other.size()): any rank
+        sizes = values[0].elements if len(values) == 1 and isinstance(
+            values[0], (cst.Tuple, cst.List)) else values
+        expanded = [v.value if isinstance(v, cst.Element) else v for v in sizes]
+        kept = len(base.dims) if base is not None and not base.open else None
+        dims: list[int | None] = []
+        for index, size in enumerate(expanded):
+            offset = index - (len(expanded) - kept) if kept is not None else None
+            if _is_minus_one(size):
+                if offset is not None and offset >= 0 and base is not None:
+                    dims.append(base.dims[offset])
+                elif kept is None:
+                    dims.append(index)  # an unknown receiver: keep its own dimension
+                else:
+                    return None
+            else:
+                dims.append(None)
+        if kept is None:
+            dims = _renumber(dims)
+        narrowed = base.narrowed if base is not None else frozenset()
+        return Shape(Layout(tuple(dims), narrowed), 0)
+    return None
+
+
+def _renumber(dims: list[int | None]) -> list[int | None]:
+    """Kept dimensions of an unknown receiver walk consecutive base dimensions."""
+    out: list[int | None] = []
+    counter = 0
+    for dim in dims:
+        if dim is None:
+            out.append(None)
+        else:
+            out.append(counter)
+            counter += 1
+    return out
+
+
+def _base_layout(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode,
+                 depth: int) -> Layout | None:
+    """The layout of a tensor a producer is applied to, when it can be told: a fresh
+    contiguous tensor of known rank (``x.view(b, n, c)``, ``x.flatten(2)``, a name unpacked
+    as ``b, n, c = x.shape``), or the result of another producer (layouts compose)."""
+    if depth <= 0:
+        return None
+    if isinstance(node, cst.Name):
+        bound = ctx.binding(node.value, at)
+        if bound is None:
+            return None
+        if bound.kind == "assign" and bound.value is not None:
+            found = _base_layout(ctx, bound.value, bound.node, depth - 1)
+            if found is not None:
+                return found
+        rank = _unpacked_rank(ctx, node.value, at,
+                              None if bound.kind == "param" else bound.node)
+        return Layout.contiguous(rank) if rank is not None else None
+    shape = _transformed(ctx, node, at, depth - 1)
+    if shape is not None:
+        return shape.layout
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        return _product_layout(ctx, (node.left, node.right), at, depth)
+    if not isinstance(node, cst.Call):
+        return None
+    qual = ctx.qualified_name(node.func)
+    if qual in _MATMULS:
+        return _product_layout(ctx, [a.value for a in node.args[:2] if a.keyword is None],
+                               at, depth)
+    if qual == "torch.nn.functional.scaled_dot_product_attention":
+        # the output broadcasts the batch dimensions of query, key and value
+        return _product_layout(ctx, [a.value for a in node.args[:3] if a.keyword is None],
+                               at, depth)
+    if qual in _CONCATENATIONS and node.args and isinstance(
+            node.args[0].value, (cst.List, cst.Tuple)):
+        for element in node.args[0].value.elements:
+            if not isinstance(element, cst.StarredElement):
+                found = _base_layout(ctx, element.value, at, depth - 1)
+                if found is not None:
+                    return Layout.contiguous(len(found.dims), open=found.open)
+        return None
+    if qual in _SHAPED_FACTORIES:
+        rank = _shape_rank([a for a in node.args if a.keyword is None])
+        return Layout.contiguous(rank) if rank is not None else None
+    attribute = method_call(node)
+    if attribute is None or qual is not None:
+        return None
+    name = attribute.attr.value
+    if name in _SHAPED_METHODS:
+        if name == "view" and len(node.args) == 1 and _looks_like_dtype(node.args[0].value):
+            return None
+        rank = _shape_rank(list(node.args))
+        return Layout.contiguous(rank) if rank is not None else None
+    if name == "flatten":
+        if not node.args:
+            return Layout.contiguous(1)
+        first = _ints([node.args[0].value]) if len(node.args) == 1 and (
+            node.args[0].keyword in (None,) or node.args[0].keyword.value == "start_dim") else None
+        return Layout.contiguous(first[0] + 1) if first is not None and first[0] >= 0 else None
+    if name in _SAME_LAYOUT_METHODS and not node.args:
+        inner = _base_layout(ctx, attribute.value, at, depth - 1)
+        if name == "contiguous":  # (clone and casts keep the strides of a dense tensor)
+            return Layout.contiguous(len(inner.dims)) if inner is not None and not inner.open \
+                else None
+        return inner
+    return None
+
+
+def _product_layout(ctx: FileContext, operands: Sequence[cst.BaseExpression],
+                    at: cst.CSTNode, depth: int) -> Layout | None:
+    """``a @ b`` (or attention over query, key and value): a fresh contiguous tensor with at
+    least the rank of each operand (batch dimensions broadcast)."""
+    ranks = [len(layout.dims) for layout in (
+        _base_layout(ctx, operand, at, depth - 1) for operand in operands) if layout]
+    return Layout.contiguous(max(ranks), open=True) if ranks else None
+
+
+def _unpacked_rank(ctx: FileContext, name: str, at: cst.CSTNode,
+                   bound_at: cst.CSTNode | None) -> int | None:
+    """``3`` when ``b, n, c = name.shape`` (or ``name.size()``) comes, in the same scope,
+    after the binding of ``name`` in use at ``at`` and before ``at``."""
+    scope = ctx.current_function or ctx.module
+    order = ctx.cached(("preorder", id(scope)),
+                       lambda: {id(n): i for i, n in enumerate(iter_scope(scope))})
+    here = order.get(id(at))
+    if here is None:
+        return None
+    since = order.get(id(bound_at), -1) if bound_at is not None else -1
+    for stmt, rank in ctx.cached(("shape_unpacks", id(scope), name),
+                                 lambda: _shape_unpacks(scope, name)):
+        position = order.get(id(stmt))
+        if position is not None and since < position < here:
+            return rank
+    return None
+
+
+def _shape_unpacks(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, int]]:
+    found = []
+    for node in iter_scope(scope):
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or any(
+                isinstance(e, cst.StarredElement) for e in target.elements):
+            continue
+        value = node.value
+        if isinstance(value, cst.Call) and not value.args:
+            value = value.func
+            if not (isinstance(value, cst.Attribute) and value.attr.value == "size"):
+                continue
+        elif not (isinstance(value, cst.Attribute) and value.attr.value == "shape"):
+            continue
+        if isinstance(value.value, cst.Name) and value.value.value == name:
+            found.append((node, len(target.elements)))
+    return found
+
+
+def view_rank(call: cst.Call) -> int | None:
+    """How many dimensions ``x.view(...)`` asks for (None: a shape held in a variable)."""
+    return _shape_rank(list(call.args))
+
+
+def _shape_rank(args: Sequence[cst.Arg]) -> int | None:
+    if any(arg.star or arg.keyword is not None for arg in args):
+        return None
+    if len(args) == 1:
+        value = args[0].value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return None
+            return len(value.elements)
+        if isinstance(value, (cst.Integer, cst.UnaryOperation)) or (
+                isinstance(value, cst.BinaryOperation) and _is_product(value)):
+            return 1
+        return None  # view(shape), view((b, -1) + x.shape[2:]): any rank
+    return len(args)
+
+
+def _is_product(node: cst.BaseExpression) -> bool:
+    """``n * m`` / ``n // 2``: a number, not a tuple built with ``+`` or ``*``."""
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, (cst.Multiply, cst.FloorDivide)) and all(
+            _is_product(side) for side in (node.left, node.right))
+    return isinstance(node, (cst.Name, cst.Integer, cst.Attribute, cst.Subscript)) or (
+        isinstance(node, cst.Call) and not isinstance(node.func, cst.Attribute)) or (
+        isinstance(node, cst.Call) and node.func.attr.value in ("size", "numel") and bool(
+            node.args))
+
+
+def _looks_like_dtype(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value in DTYPE_NAMES
+
+
+def _ints(values: Sequence[cst.BaseExpression]) -> list[int] | None:
+    found = []
+    for value in values:
+        if isinstance(value, cst.Element):
+            value = value.value
+        number = _int(value)
+        if number is None:
+            return None
+        found.append(number)
+    return found
+
+
+def _int(node: cst.BaseExpression) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _int(node.expression)
+        return -inner if inner is not None else None
+    return None
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    return _int(node) == -1
