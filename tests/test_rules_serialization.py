@@ -100,3 +100,53 @@ def test_tl602_leaves_alone_data_read_straight_into_numpy() -> None:
         def load_mask(filename):
             return torch.load(filename).numpy()
         """)
+
+
+def test_tl601_leaves_alone_a_load_under_an_allow_list() -> None:
+    assert not _lint("TL601", """\
+        import torch
+
+        with torch.serialization.safe_globals([torch.nn.Conv2d]):
+            model = torch.load(f)
+        """)
+    assert len(_lint("TL601", """\
+        import torch
+
+        with open(path, "rb") as f:
+            model = torch.load(f)
+        """)) == 1
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_a_path_named_once_then_saved_is_the_files_own(code: str) -> None:
+    assert not _lint(code, """\
+        import os
+        import torch
+
+        if resume:
+            ckpt_path = os.path.join(out_dir, "ckpt.pt")
+            checkpoint = torch.load(ckpt_path)
+        for step in range(10):
+            torch.save(checkpoint, os.path.join(out_dir, "ckpt.pt"))
+        """)
+
+
+@pytest.mark.parametrize("code", ["TL601", "TL602"])
+def test_numpy_data_is_left_alone(code: str) -> None:
+    assert not _lint(code, """\
+        import torch
+
+        def load_bounds(path, n_units):
+            bounds = torch.load(path)
+            return torch.from_numpy(bounds[n_units])
+
+        series = torch.load("traindata.pt")
+        inputs = torch.from_numpy(series[3:, :-1])
+        """)
+    assert len(_lint(code, """\
+        import torch
+
+        def load_bounds(path, n_units):
+            bounds = torch.load(path)
+            return bounds[n_units]
+        """)) == 1

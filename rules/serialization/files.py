@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import get_arg, string_value
+from torchlint.analysis.nodes import get_arg, iter_nodes, semantic_children, string_value
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "bz2.open",
@@ -52,51 +52,34 @@ def _template(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-class _FileUses(cst.CSTVisitor):
-    """Paths given to ``torch.save`` in one module, seeing through ``with open(path) as f``."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self.saved: set[str] = set()
-        # names bound by enclosing ``with open(...) as name`` items: name -> path keys
-        self.handles: list[dict[str, str]] = []
-        self.functions: list[cst.FunctionDef] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
-
-    @property
-    def scope(self) -> cst.FunctionDef | None:
-        return self.functions[-1] if self.functions else None
-
-    def visit_With(self, node: cst.With) -> None:
-        bound: dict[str, str] = {}
-        for item in node.items:
-            opened = file_opened(self.ctx, item.item)
-            if opened is not None and item.asname is not None and isinstance(
-                    item.asname.name, cst.Name):
-                bound[item.asname.name.value] = path_key(opened, self.scope)
-        self.handles.append(bound)
-
-    def leave_With(self, original_node: cst.With) -> None:
-        self.handles.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualified_name(node.func) not in SAVE_FUNCTIONS:
-            return
-        target = get_arg(node, "f", 1)
-        if target is not None:
-            self.saved.add(self.key(target.value))
-
-    def key(self, expr: cst.BaseExpression) -> str:
-        if isinstance(expr, cst.Name):
-            for bound in reversed(self.handles):
-                if expr.value in bound:
-                    return bound[expr.value]
-        return path_key(expr, self.scope)
+def _saved_keys(ctx: FileContext) -> set[str]:
+    """Path keys given to ``torch.save`` in the module, seeing through
+    ``with open(path) as f``: one pass over the syntax nodes, each carrying its function
+    and the file handles bound around it (name -> path key)."""
+    saved: set[str] = set()
+    Handles = dict[str, str]
+    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None, Handles]] = [(ctx.module, None, {})]
+    while stack:
+        node, scope, handles = stack.pop()
+        if isinstance(node, cst.FunctionDef):
+            scope = node
+        elif isinstance(node, cst.With):
+            handles = dict(handles)
+            for item in node.items:
+                opened = file_opened(ctx, item.item)
+                if opened is not None and item.asname is not None and isinstance(
+                        item.asname.name, cst.Name):
+                    handles[item.asname.name.value] = path_key(opened, scope)
+        elif isinstance(node, cst.Call) and ctx.qualified_name(node.func) in SAVE_FUNCTIONS:
+            target = get_arg(node, "f", 1)
+            if target is not None:
+                expr = target.value
+                if isinstance(expr, cst.Name) and expr.value in handles:
+                    saved.add(handles[expr.value])
+                else:
+                    saved.add(path_key(expr, scope))
+        stack.extend((child, scope, handles) for child in semantic_children(node))
+    return saved
 
 
 def file_opened(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -113,9 +96,7 @@ def file_opened(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpressio
 
 def saved_paths(ctx: FileContext) -> frozenset[str]:
     def compute() -> frozenset[str]:
-        uses = _FileUses(ctx)
-        ctx.module.visit(uses)
-        return frozenset(uses.saved)
+        return frozenset(_saved_keys(ctx))
     return ctx.cached("torch-saved-paths", compute)
 
 
@@ -139,4 +120,38 @@ def loads_own_save(ctx: FileContext, load: cst.Call) -> bool:
                             and isinstance(item.asname.name, cst.Name)
                             and item.asname.name.value == expr.value):
                         return path_key(opened, scope) in saved
+        bound = ctx.binding(expr.value)  # ckpt = os.path.join(out, "ckpt.pt"); load(ckpt)
+        if bound is not None and bound.kind == "assign" and bound.value is not None \
+                and path_key(bound.value, scope) in saved:
+            return True
     return path_key(expr, scope) in saved
+
+
+_HOST_READS = frozenset({"numpy"})
+_FROM_NUMPY = frozenset({"torch.from_numpy", "torch.as_tensor"})
+
+
+def holds_numpy(ctx: FileContext, load: cst.Call) -> bool:
+    """Whether what a ``torch.load`` call returns is NumPy data, not tensors:
+    ``torch.load(f).numpy()``, or ``data = torch.load(f)`` read by
+    ``torch.from_numpy(data[...])`` in the same scope. Such a file has no tensors to place
+    on a device, and the weights-only unpickler would refuse its arrays."""
+    parent = ctx.parent(load)
+    if isinstance(parent, cst.Attribute) and parent.value is load:
+        return parent.attr.value in _HOST_READS
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    scope: cst.CSTNode = ctx.current_function or ctx.module
+    for call in iter_nodes(scope):
+        if not isinstance(call, cst.Call):
+            continue
+        if ctx.qualified_name(call.func) not in _FROM_NUMPY or not call.args:
+            continue
+        value = call.args[0].value
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        if isinstance(value, cst.Name) and value.value == name:
+            return True
+    return False

@@ -13,9 +13,11 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
-from torchlint.rules.serialization.files import loads_own_save
+from torchlint.rules.serialization.files import holds_numpy, loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
+# allow-lists for the weights-only unpickler: a load inside one counts on weights_only=True
+SAFE_GLOBALS = frozenset({"torch.serialization.safe_globals"})
 
 
 class LoadWithoutWeightsOnly(Rule):
@@ -26,11 +28,14 @@ class LoadWithoutWeightsOnly(Rule):
     A checkpoint file is a pickle. Before torch 2.6, `torch.load` unpickles it whole unless
     told `weights_only=True`, and unpickling may run any Python code the file's author put
     inside, so a downloaded or shared checkpoint can take over the machine. Passing
-    `weights_only=False` on purpose is accepted as a conscious choice. A file that loads what
+    `weights_only=False` on purpose is accepted as a conscious choice, and so is a load
+    inside `with torch.serialization.safe_globals([...])`, which only serves the
+    weights-only unpickler. A file that loads what
     it saved itself (`torch.save(..., path)` and `torch.load(path)` with the same path in the
     same file, as when the best model is reloaded after training, or paths formatted from
     the same template, as in `"G_%d.pth" % epoch` when a run resumes) reads no stranger's
-    pickle and is left alone.
+    pickle and is left alone, as is a file of NumPy arrays (the result read by
+    `torch.from_numpy` or `.numpy()`), which the weights-only unpickler would refuse.
 
     From torch 2.6 on, `weights_only=True` is the default, so the call is safe as written
     there: for a project whose oldest supported torch is 2.6 or newer the rule is silent.
@@ -76,7 +81,8 @@ class LoadWithoutWeightsOnly(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
-        if has_keyword(node, "weights_only") or loads_own_save(self.context, node):
+        if has_keyword(node, "weights_only") or loads_own_save(self.context, node) \
+                or self._under_safe_globals() or holds_numpy(self.context, node):
             return
         fix = None
         if get_arg(node, "pickle_module", 2) is None and not has_star_args(node):
@@ -86,3 +92,9 @@ class LoadWithoutWeightsOnly(Rule):
         before = f"on torch {show(target)}" if target else (
             f"before torch {show(LOAD_WEIGHTS_ONLY_BY_DEFAULT)}")
         self.report(node, fix=fix, before=before)
+
+    def _under_safe_globals(self) -> bool:
+        return any(isinstance(anc, cst.With) and any(
+            isinstance(item.item, cst.Call)
+            and self.context.qualified_name(item.item.func) in SAFE_GLOBALS
+            for item in anc.items) for anc in self.context.ancestors)

@@ -7,7 +7,7 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
-from torchlint.rules.serialization.files import loads_own_save
+from torchlint.rules.serialization.files import holds_numpy, loads_own_save
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 
@@ -27,7 +27,8 @@ class LoadWithoutMapLocation(Rule):
     same template, given to `torch.save` in the same file: the best model reloaded after
     training, a run resumed from its own epoch checkpoint, a dataset's processed cache) puts
     the tensors back where this program had them, and tests load their own artifacts on
-    the machine that made them: both are left alone.
+    the machine that made them: both are left alone. So is a file of NumPy data (the
+    result read by `torch.from_numpy` or `.numpy()`): it holds no device tensors.
 
     ## Example
     ```python
@@ -65,22 +66,11 @@ class LoadWithoutMapLocation(Rule):
             return
         if has_star_args(node) or self.context.is_test_file or loads_own_save(self.context, node):
             return
-        if _read_on_host(self.context, node):
+        if holds_numpy(self.context, node):
             return
         new = _with_map_location(node)
         self.report(node, fix=Fix.unsafe(NodeEdit(node, self.context.code(new))))
 
-
-
-_HOST_READS = frozenset({"numpy"})
-
-
-def _read_on_host(ctx, node: cst.Call) -> bool:
-    """``torch.load(f).numpy()``: data that can only be CPU tensors (``.numpy()`` refuses
-    device tensors), so there is nothing to remap."""
-    attribute = ctx.parent(node)
-    return (isinstance(attribute, cst.Attribute) and attribute.value is node
-            and attribute.attr.value in _HOST_READS)
 
 
 def _with_map_location(node: cst.Call) -> cst.Call:

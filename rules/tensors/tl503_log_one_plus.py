@@ -15,8 +15,8 @@ class LogOnePlus(Rule):
     `x` not a literal itself). Not `torch.log(x + eps)`, `torch.log(2 + x)`, `math.log`,
     `np.log`, nor the method form `(1 + x).log()`.
 
-    Opt-in: a precision improvement, not a bug. Preview: on real code all 6 findings were
-    logarithms of counts (`log(1 + n)` with `n` a whole number), where `log1p` gains nothing.
+    Opt-in: a precision improvement, not a bug (on real code all 6 findings were
+    logarithms of counts, `log(1 + n)` with `n` a whole number, where `log1p` gains nothing).
 
     ## Why is this bad?
     In floating point `1 + x` rounds away every digit of `x` smaller than the precision
@@ -48,7 +48,6 @@ class LogOnePlus(Rule):
     code = "TL503"
     name = "log-one-plus"
     default = False
-    preview = True
     triggers = ("log",)
     patterns = (torch_function("log"), r"\b1\b")
     message = "torch.log(1 + x) loses precision for small x; use torch.log1p(x)"

@@ -32,9 +32,9 @@ class CatAccumulatedInLoop(Rule):
     growing sequence back to the model, which needs it), a single concatenation after
     the loop.
 
-    Opt-in: a performance issue, not a bug. Preview: on real code 9 of 13 findings were
-    loops over a handful of items (levels, heads, chunks), where the copies cost nothing;
-    one file cannot tell those loops from long ones.
+    Opt-in: a performance issue, not a bug (on real code 9 of 13 findings were loops over
+    a handful of items, levels, heads or chunks, where the copies cost nothing; one file
+    cannot tell those loops from long ones).
 
     ## Why is this bad?
     Each concatenation allocates a new tensor and copies everything gathered so far, so a
@@ -72,7 +72,6 @@ class CatAccumulatedInLoop(Rule):
     code = "TL506"
     name = "cat-accumulated-in-loop"
     default = False
-    preview = True
     triggers = ("cat", "stack")
     patterns = (r"\b(?:cat|concat|concatenate|stack)\b", r"\b(?:for|while)\b")
     message = ("'{name}' is rebuilt by torch.{function} on every iteration, copying all "
