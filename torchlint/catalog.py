@@ -76,7 +76,11 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL715": ("deprecated-range", True, False),
     "TL716": ("deprecated-default-tensor-type", True, False),
     "TL717": ("deprecated-amp-api", True, False),
+    "TL718": ("checkpoint-without-use-reentrant", True, False),
+    "TL719": ("torchvision-pretrained", True, False),
+    "TL720": ("v2-totensor", True, False),
     "TL721": ("functional-sigmoid-tanh", False, False),
     "TL801": ("data-parallel", True, True),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
+    "TL902": ("private-default-collate", True, False),
 }

@@ -12,6 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torchlint.analysis.torchvision_weights import (
+    PRETRAINED_DEPRECATED_IN,
+    TORCH_FOR_TORCHVISION,
+    V2_INTRODUCED_IN,
+    V2_TOIMAGE_SINCE,
+)
+
 Release = tuple[int, int]  # (major, minor)
 
 
@@ -62,6 +69,28 @@ LEGACY_CUDA_TENSOR_TYPES = ApiChange("torch.cuda.FloatTensor(...) and siblings",
                                      replacement='torch.tensor(..., device="cuda")',
                                      replacement_added=(0, 4))
 
+# torch.utils.checkpoint: `use_reentrant=` exists from 1.11; from 2.1 each call of
+# checkpoint/checkpoint_sequential that leaves it out warns that the default will change.
+CHECKPOINT_USE_REENTRANT = ApiChange("torch.utils.checkpoint.checkpoint(use_reentrant=...)",
+                                     added=(1, 11), deprecated=(2, 1))
+# default_collate/default_convert: public in torch.utils.data from 1.11 (the private
+# torch.utils.data._utils.collate names are the same objects and do not warn).
+PUBLIC_DEFAULT_COLLATE = ApiChange("torch.utils.data._utils.collate.default_collate",
+                                   replacement="torch.utils.data.default_collate",
+                                   replacement_added=(1, 11))
+# torchvision, by the torch release each torchvision release was built for
+# (torchvision_weights.py): `pretrained=` deprecated in 0.13 (torch 1.12) together with the
+# arrival of `weights=`; transforms.v2.ToTensor deprecated since v2 arrived in 0.15 (torch
+# 2.0), its replacement ToImage + ToDtype(scale=True) from 0.16 (torch 2.1).
+TORCHVISION_PRETRAINED = ApiChange(
+    "torchvision model builders' pretrained=/pretrained_backbone=",
+    deprecated=TORCH_FOR_TORCHVISION[PRETRAINED_DEPRECATED_IN], replacement="weights=",
+    replacement_added=TORCH_FOR_TORCHVISION[PRETRAINED_DEPRECATED_IN])
+TORCHVISION_V2_TO_TENSOR = ApiChange(
+    "torchvision.transforms.v2.ToTensor", added=TORCH_FOR_TORCHVISION[V2_INTRODUCED_IN],
+    deprecated=TORCH_FOR_TORCHVISION[V2_INTRODUCED_IN],
+    replacement="v2.ToImage() + v2.ToDtype(torch.float32, scale=True)",
+    replacement_added=TORCH_FOR_TORCHVISION[V2_TOIMAGE_SINCE])
 # Learning-rate schedulers: from 1.1, `scheduler.step()` belongs after `optimizer.step()`
 # (before 1.1 the documented order was the reverse); stepping first warns from then on.
 SCHEDULER_STEP_AFTER_OPTIMIZER: Release = (1, 1)
