@@ -18,8 +18,8 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 ROOT = Path(__file__).resolve().parents[1]
-BAD = "import torch\n\nx = torch.ones(3).cuda()\n"
-GOOD = 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+BAD = "import torch\n\nx = torch.autograd.Variable(torch.ones(3))\n"
+GOOD = "import torch\n\nx = torch.ones(3)\n"
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed")
@@ -127,12 +127,12 @@ def test_the_github_action_installs_checks_annotates_and_writes_sarif(tmp_path: 
     assert runner.env["TORCHLINT"].startswith(str(temp / "torchlint-venv"))
     assert sarif.returncode == 0, sarif.stderr
     report = json.loads((workspace / "torchlint.sarif").read_text())
-    assert report["runs"][0]["results"][0]["ruleId"] == "TL301"
+    assert report["runs"][0]["results"][0]["ruleId"] == "TL704"
     (upload,) = runner.used
     assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
     assert upload["sarif_file"] == "torchlint.sarif"
     assert check.returncode == 1  # findings remain: the step fails the job
-    assert check.stdout.startswith("::error title=torchlint (TL301),file=src/train.py,line=3,col=5")
+    assert check.stdout.startswith("::error title=torchlint (TL704),file=src/train.py,line=3,col=5")
     # a clean tree passes, and without sarif no report is written or uploaded
     (workspace / "src" / "train.py").write_text(GOOD)
     (workspace / "torchlint.sarif").unlink()
@@ -155,7 +155,7 @@ def test_the_gitlab_job_publishes_a_valid_code_quality_report(tmp_path: Path) ->
     job = _gitlab_job()
     project = tmp_path / "project"
     (project / "pkg").mkdir(parents=True)
-    (project / "pkg" / "train.py").write_text(BAD + "y = torch.zeros(2).cuda()\n" * 2)
+    (project / "pkg" / "train.py").write_text(BAD + "y = torch.autograd.Variable(torch.zeros(2))\n" * 2)
     (project / "pkg" / "notes.py").write_text(GOOD)
     env = {**_clean_environment(), "CI": "true", "GITLAB_CI": "true",
            **{k: str(v) for k, v in job.get("variables", {}).items()},

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from torchlint.cli import main
 
-BAD = "import torch\n\nx = torch.ones(3).cuda()\n"
-GOOD = "import torch\n\nx = torch.ones(3, device='cuda')\n"
+BAD = "import torch\n\nx = torch.autograd.Variable(torch.ones(3))\n"
+GOOD = "import torch\n\nx = torch.ones(3)\n"
 
 
 def run(*args: str, cwd: Path | None = None, stdin: str | None = None):
@@ -46,8 +46,8 @@ def test_finding_line_format_and_exit_1(project: Path) -> None:
     result = run("check", "--no-cache", "a.py", cwd=project)
     assert result.exit_code == 1
     assert result.stdout == (
-        "a.py:3:5: TL301 [*] tensor created on the CPU, then moved to \"cuda\"; "
-        "pass device= to the factory\n"
+        "a.py:3:5: TL704 [*] torch.autograd.Variable is deprecated; "
+        "tensors track gradients themselves\n"
     )
     assert "Found 1 error." in result.stderr
     assert "1 fixable with the `--fix` option" in result.stderr
@@ -65,23 +65,25 @@ def test_exit_zero_and_quiet(project: Path) -> None:
     write(project / "a.py", BAD)
     result = run("check", "--no-cache", "--exit-zero", "--quiet", "a.py", cwd=project)
     assert result.exit_code == 0
-    assert result.stdout.startswith("a.py:3:5: TL301")
+    assert result.stdout.startswith("a.py:3:5: TL704")
     assert result.stderr == ""
 
 
 def test_output_is_sorted_by_path_line_column(project: Path) -> None:
     write(project / "b.py", BAD)
-    write(project / "a" / "z.py", "import torch\ny = torch.zeros(1).cuda(); z = torch.ones(1).cuda()\n")
+    write(project / "a" / "z.py",
+          "import torch\ny = torch.autograd.Variable(torch.zeros(1)); "
+          "z = torch.autograd.Variable(torch.ones(1))\n")
     result = run("check", "--no-cache", ".", cwd=project)
     locations = [line.split(": ")[0] for line in result.stdout.splitlines()]
-    assert locations == ["a/z.py:2:5", "a/z.py:2:32", "b.py:3:5"]
+    assert locations == ["a/z.py:2:5", "a/z.py:2:50", "b.py:3:5"]
 
 
 def test_fix_writes_and_reports(project: Path) -> None:
     target = write(project / "a.py", BAD)
     result = run("check", "--no-cache", "--fix", "a.py", cwd=project)
     assert result.exit_code == 0
-    assert target.read_text() == 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+    assert target.read_text() == 'import torch\n\nx = torch.ones(3)\n'
     assert "1 fixed, 0 remaining" in result.stderr
 
 
@@ -90,16 +92,16 @@ def test_diff_writes_nothing(project: Path) -> None:
     result = run("check", "--no-cache", "--diff", "a.py", cwd=project)
     assert target.read_text() == BAD
     assert result.exit_code == 1
-    assert "-x = torch.ones(3).cuda()" in result.stdout
-    assert '+x = torch.ones(3, device="cuda")' in result.stdout
+    assert "-x = torch.autograd.Variable(torch.ones(3))" in result.stdout
+    assert '+x = torch.ones(3)' in result.stdout
 
 
 def test_select_ignore_extend_select(project: Path) -> None:
     write(project / "a.py", BAD)
-    assert run("check", "--no-cache", "--ignore", "TL301", "a.py", cwd=project).exit_code == 0
-    assert run("check", "--no-cache", "--ignore", "TL3", "a.py", cwd=project).exit_code == 0
+    assert run("check", "--no-cache", "--ignore", "TL704", "a.py", cwd=project).exit_code == 0
+    assert run("check", "--no-cache", "--ignore", "TL7", "a.py", cwd=project).exit_code == 0
     assert run("check", "--no-cache", "--select", "TL001", "a.py", cwd=project).exit_code == 0
-    assert run("check", "--no-cache", "--select", "TL001", "--extend-select", "TL301", "a.py",
+    assert run("check", "--no-cache", "--select", "TL001", "--extend-select", "TL704", "a.py",
                cwd=project).exit_code == 1
     assert run("check", "--no-cache", "--select", "ALL", "a.py", cwd=project).exit_code == 1
 
@@ -114,12 +116,12 @@ def test_unknown_code_on_the_command_line_exits_2(project: Path) -> None:
 def test_config_file_settings(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", textwrap.dedent("""
         [tool.torchlint]
-        ignore = ["TL301"]
+        ignore = ["TL704"]
     """))
     write(tmp_path / "pkg" / "a.py", BAD)
     assert run("check", "--no-cache", "pkg", cwd=tmp_path).exit_code == 0
     # the command line overrides the file
-    assert run("check", "--no-cache", "--select", "TL301", "pkg", cwd=tmp_path).exit_code == 1
+    assert run("check", "--no-cache", "--select", "TL704", "pkg", cwd=tmp_path).exit_code == 1
 
 
 def test_extend_module_bases_and_model_names(tmp_path: Path) -> None:
@@ -154,7 +156,7 @@ def test_extend_module_bases_and_model_names(tmp_path: Path) -> None:
 
 
 def test_config_is_found_from_a_subdirectory(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL301"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL704"]\n')
     write(tmp_path / "pkg" / "a.py", BAD)
     assert run("check", "--no-cache", "a.py", cwd=tmp_path / "pkg").exit_code == 0
 
@@ -164,7 +166,7 @@ def test_per_file_ignores_and_exclude(tmp_path: Path) -> None:
         [tool.torchlint]
         extend-exclude = ["generated"]
         [tool.torchlint.per-file-ignores]
-        "scripts/*.py" = ["TL3"]
+        "scripts/*.py" = ["TL7"]
     """))
     write(tmp_path / "scripts" / "a.py", BAD)
     write(tmp_path / "generated" / "b.py", BAD)
@@ -174,7 +176,7 @@ def test_per_file_ignores_and_exclude(tmp_path: Path) -> None:
 
 
 def test_unfixable(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nunfixable = ["TL301"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nunfixable = ["TL704"]\n')
     target = write(tmp_path / "a.py", BAD)
     result = run("check", "--no-cache", "--fix", "a.py", cwd=tmp_path)
     assert result.exit_code == 1
@@ -184,9 +186,9 @@ def test_unfixable(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ('[tool.torchlint]\nselct = ["TL3"]\n', "selct"),
+        ('[tool.torchlint]\nselct = ["TL7"]\n', "selct"),
         ('[tool.torchlint]\nselect = ["TL999"]\n', "TL999"),
-        ('[tool.torchlint]\nignore = "TL301"\nunfixable = [1]\n', "unfixable"),
+        ('[tool.torchlint]\nignore = "TL704"\nunfixable = [1]\n', "unfixable"),
         ("[tool.torchlint\n", "invalid TOML"),
     ],
 )
@@ -202,11 +204,11 @@ def test_bad_config_exits_2_naming_the_problem(tmp_path: Path, body: str, messag
 def test_noqa_comments(project: Path) -> None:
     write(project / "a.py", textwrap.dedent("""
         import torch
-        a = torch.ones(1).cuda()  # noqa
-        b = torch.ones(1).cuda()  # noqa: TL301
-        c = torch.ones(1).cuda()  # noqa:TL501, TL301
-        d = torch.ones(1).cuda()  # noqa: TL501
-        e = torch.ones(1).cuda()  # NOQA
+        a = torch.autograd.Variable(torch.ones(1))  # noqa
+        b = torch.autograd.Variable(torch.ones(1))  # noqa: TL704
+        c = torch.autograd.Variable(torch.ones(1))  # noqa:TL501, TL704
+        d = torch.autograd.Variable(torch.ones(1))  # noqa: TL501
+        e = torch.autograd.Variable(torch.ones(1))  # NOQA
     """))
     result = run("check", "--no-cache", "a.py", cwd=project)
     assert [line.split(":")[1] for line in result.stdout.splitlines()] == ["6"]
@@ -218,14 +220,14 @@ def test_file_level_noqa(project: Path) -> None:
 
 
 def test_fixer_leaves_suppressed_findings_alone(project: Path) -> None:
-    text = "import torch\nx = torch.ones(3).cuda()  # noqa: TL301\n"
+    text = "import torch\nx = torch.autograd.Variable(torch.ones(3))  # noqa: TL704\n"
     target = write(project / "a.py", text)
     run("check", "--no-cache", "--fix", "a.py", cwd=project)
     assert target.read_text() == text
 
 
 def test_unused_noqa_is_opt_in(project: Path) -> None:
-    write(project / "a.py", "import torch\nx = torch.ones(3, device='cuda')  # noqa: TL301\n")
+    write(project / "a.py", "import torch\nx = torch.ones(3)  # noqa: TL704\n")
     assert run("check", "--no-cache", "a.py", cwd=project).exit_code == 0
     result = run("check", "--no-cache", "--extend-select", "TL002", "a.py", cwd=project)
     assert result.exit_code == 1
@@ -239,7 +241,7 @@ def test_syntax_error_is_a_finding_and_other_files_go_on(project: Path) -> None:
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("a.py:1:") and "TL001" in lines[0]
-    assert lines[1].startswith("b.py:3:5: TL301")
+    assert lines[1].startswith("b.py:3:5: TL704")
 
 
 def test_undecodable_file_is_a_finding(project: Path) -> None:
@@ -267,12 +269,12 @@ def test_stdin_with_filename(project: Path) -> None:
     result = run("check", "--no-cache", "--stdin-filename", "model.py", "-", cwd=project,
                  stdin=BAD)
     assert result.exit_code == 1
-    assert result.stdout.startswith("model.py:3:5: TL301")
+    assert result.stdout.startswith("model.py:3:5: TL704")
 
 
 def test_stdin_fix_prints_the_fixed_source(project: Path) -> None:
     result = run("check", "--no-cache", "--fix", "-", cwd=project, stdin=BAD)
-    assert result.stdout == 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+    assert result.stdout == 'import torch\n\nx = torch.ones(3)\n'
     assert result.exit_code == 0
 
 
@@ -281,7 +283,7 @@ def test_rules_table_and_json() -> None:
     assert table.exit_code == 0 and "TL301" in table.stdout and "create-then-move" in table.stdout
     payload = json.loads(run("rules", "--format", "json").stdout)
     entry = next(r for r in payload if r["code"] == "TL301")
-    assert entry == {"code": "TL301", "name": "create-then-move", "default": True, "preview": False,
+    assert entry == {"code": "TL301", "name": "create-then-move", "default": True, "preview": True,
                      "fix": "sometimes", "summary": entry["summary"]}
     assert entry["summary"]
 
@@ -296,21 +298,21 @@ def test_explain_and_unknown_code() -> None:
 
 # ---------------------------------------------------------------- preservation
 def test_fix_keeps_crlf_bom_and_missing_final_newline(project: Path) -> None:
-    data = b"\xef\xbb\xbfimport torch\r\n# note\r\nx = torch.ones(3).cuda()"
+    data = b"\xef\xbb\xbfimport torch\r\n# note\r\nx = torch.autograd.Variable(torch.ones(3))"
     target = project / "a.py"
     target.write_bytes(data)
     run("check", "--no-cache", "--fix", "a.py", cwd=project)
     assert target.read_bytes() == (
-        b'\xef\xbb\xbfimport torch\r\n# note\r\nx = torch.ones(3, device="cuda")')
+        b'\xef\xbb\xbfimport torch\r\n# note\r\nx = torch.ones(3)')
 
 
 def test_fix_keeps_latin1_encoding(project: Path) -> None:
-    text = "# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.ones(3).cuda()\n"
+    text = "# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.autograd.Variable(torch.ones(3))\n"
     target = project / "a.py"
     target.write_bytes(text.encode("latin-1"))
     run("check", "--no-cache", "--fix", "a.py", cwd=project)
     assert target.read_bytes() == text.replace(
-        "torch.ones(3).cuda()", 'torch.ones(3, device="cuda")').encode("latin-1")
+        "torch.autograd.Variable(torch.ones(3))", 'torch.ones(3)').encode("latin-1")
 
 
 def test_fix_keeps_file_mode(project: Path) -> None:
@@ -326,7 +328,7 @@ def test_real_process_exit_codes_and_streams(project: Path) -> None:
     cmd = [sys.executable, "-m", "torchlint", "check", "--no-cache", "a.py"]
     proc = subprocess.run(cmd, cwd=project, capture_output=True, text=True, check=False)
     assert proc.returncode == 1
-    assert proc.stdout.startswith("a.py:3:5: TL301")
+    assert proc.stdout.startswith("a.py:3:5: TL704")
     assert "Found 1 error." in proc.stderr
     proc = subprocess.run([*cmd[:-1], "missing.py"], cwd=project, capture_output=True,
                           text=True, check=False)
@@ -346,27 +348,27 @@ def test_console_script_runs_the_demo() -> None:
 
 
 def test_diff_marks_a_missing_final_newline_on_the_right_line(project: Path) -> None:
-    write(project / "a.py", "import torch\nx = torch.ones(3).cuda()")
+    write(project / "a.py", "import torch\nx = torch.autograd.Variable(torch.ones(3))")
     result = run("check", "--no-cache", "--diff", "a.py", cwd=project)
     assert result.stdout.endswith(
-        "-x = torch.ones(3).cuda()\n\\ No newline at end of file\n"
-        '+x = torch.ones(3, device="cuda")\n\\ No newline at end of file\n')
+        "-x = torch.autograd.Variable(torch.ones(3))\n\\ No newline at end of file\n"
+        '+x = torch.ones(3)\n\\ No newline at end of file\n')
     assert result.stdout.startswith("--- a/a.py\n+++ b/a.py\n")
 
 
 def test_a_crashing_rule_is_an_error_line_and_exit_2(project: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A rule that fails on a file never lets the run say "All checks passed!"."""
-    from torchlint.rules.devices.tl301_create_then_move import CreateThenMove
+    from torchlint.rules.migration.tl704_autograd_variable import AutogradVariable
 
     def boom(self, node):  # type: ignore[no-untyped-def]
         raise ValueError("boom")
 
-    monkeypatch.setattr(CreateThenMove, "visit_Call", boom)
+    monkeypatch.setattr(AutogradVariable, "visit_Call", boom)
     write(project / "a.py", BAD + "y = torch.load(f)\n")
     result = run("check", "--no-cache", "--jobs", "1", "a.py", cwd=project)
     assert result.exit_code == 2
-    assert "a.py: internal error in TL301: ValueError: boom" in result.stderr
+    assert "a.py: internal error in TL704: ValueError: boom" in result.stderr
     assert "TL601" in result.stdout  # the other rules still report
     write(project / "b.py", BAD)
     alone = run("check", "--no-cache", "--jobs", "1", "b.py", cwd=project)

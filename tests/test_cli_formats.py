@@ -19,8 +19,8 @@ SOURCE = (
     "\n"
     "\n"
     "def build(device):\n"
-    "    mask = torch.ones(3).cuda()\n"
-    "    grid = torch.zeros(2).to(device)\n"
+    "    mask = torch.autograd.Variable(torch.ones(3))\n"
+    "    grid = torch.autograd.Variable(torch.zeros(2)).to(device)\n"
     "    return mask, grid\n"
 )
 
@@ -36,7 +36,7 @@ def _check(cwd: Path, *args: str) -> Result:
     os.chdir(cwd)
     try:
         # pinned rules: rules added later must not change these exact expectations
-        return CliRunner().invoke(main, ["check", "--no-cache", "--select", "TL001,TL301",
+        return CliRunner().invoke(main, ["check", "--no-cache", "--select", "TL001,TL704",
                                          *args])
     finally:
         os.chdir(previous)
@@ -62,13 +62,13 @@ def test_json(project: Path) -> None:
     assert set(first) == {"code", "name", "message", "filename", "cell", "location",
                           "end_location", "fix"}
     assert (first["code"], first["name"], first["filename"], first["cell"]) == (
-        "TL301", "create-then-move", "train.py", None)
+        "TL704", "autograd-variable", "train.py", None)
     assert first["location"] == {"row": 5, "column": 12}
-    assert first["end_location"] == {"row": 5, "column": 32}
+    assert first["end_location"] == {"row": 5, "column": 50}
     assert first["fix"]["applicability"] == "safe"
-    assert first["fix"]["edits"] == [{"content": 'torch.ones(3, device="cuda")',
+    assert first["fix"]["edits"] == [{"content": 'torch.ones(3)',
                                       "location": {"row": 5, "column": 12},
-                                      "end_location": {"row": 5, "column": 32}}]
+                                      "end_location": {"row": 5, "column": 50}}]
     positions = [("train.py", f["location"]["row"], f["location"]["column"], f["code"])
                  for f in found]
     assert positions == _concise_positions(project)
@@ -104,9 +104,9 @@ def test_sarif_is_valid_and_matches_check(project: Path, tmp_path: Path) -> None
     assert log["version"] == "2.1.0"
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert {r["id"] for r in rules} >= {"TL001", "TL301"}
-    tl301 = next(r for r in rules if r["id"] == "TL301")
-    assert tl301["name"] == "create-then-move" and tl301["shortDescription"]["text"]
+    assert {r["id"] for r in rules} >= {"TL001", "TL704"}
+    tl704 = next(r for r in rules if r["id"] == "TL704")
+    assert tl704["name"] == "autograd-variable" and tl704["shortDescription"]["text"]
     positions = []
     for res in run["results"]:
         location = res["locations"][0]["physicalLocation"]
@@ -116,9 +116,9 @@ def test_sarif_is_valid_and_matches_check(project: Path, tmp_path: Path) -> None
                           region["startColumn"], res["ruleId"]))
     assert positions == _concise_positions(project)
     fix = run["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
-    assert fix["insertedContent"]["text"] == 'torch.ones(3, device="cuda")'
+    assert fix["insertedContent"]["text"] == 'torch.ones(3)'
     # the help travels inline; no URL unless the package metadata declares one
-    assert "## Why is this bad?" in tl301["help"]["markdown"]
+    assert "## Why is this bad?" in tl704["help"]["markdown"]
     assert "helpUri" not in json.dumps(log)
 
 
@@ -149,7 +149,9 @@ def test_sarif_with_a_notebook_is_valid(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks" / "train.ipynb"
     (tmp_path / "nb dir").mkdir()
     (tmp_path / "nb dir" / "train.ipynb").write_bytes(fixture.read_bytes())
-    log = json.loads(_check(tmp_path, "--output-format", "sarif").stdout)
+    # the notebook fixture's findings are TL301's, a preview rule
+    log = json.loads(_check(tmp_path, "--preview", "--extend-select", "TL301",
+                            "--output-format", "sarif").stdout)
     jsonschema.Draft4Validator(schema).validate(log)
     result = log["runs"][0]["results"][0]
     assert result["properties"]["cell"] == 3
@@ -160,9 +162,9 @@ def test_sarif_with_a_notebook_is_valid(tmp_path: Path) -> None:
 def test_github(project: Path) -> None:
     lines = _check(project, "--output-format", "github").stdout.splitlines()
     assert lines[0] == (
-        "::error title=torchlint (TL301),file=train.py,line=5,col=12,endLine=5,endColumn=32::"
-        'train.py:5:12: TL301 tensor created on the CPU, then moved to "cuda"; '
-        "pass device= to the factory")
+        "::error title=torchlint (TL704),file=train.py,line=5,col=12,endLine=5,endColumn=50::"
+        "train.py:5:12: TL704 torch.autograd.Variable is deprecated; "
+        "tensors track gradients themselves")
 
 
 def test_gitlab(project: Path) -> None:
@@ -170,7 +172,7 @@ def test_gitlab(project: Path) -> None:
     assert [i["location"] for i in issues] == [
         {"path": "train.py", "lines": {"begin": 5, "end": 5}},
         {"path": "train.py", "lines": {"begin": 6, "end": 6}}]
-    assert all(i["check_name"] == "TL301" and i["severity"] for i in issues)
+    assert all(i["check_name"] == "TL704" and i["severity"] for i in issues)
     assert len({i["fingerprint"] for i in issues}) == 2
     again = json.loads(_check(project, "--output-format", "gitlab").stdout)
     assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in issues]
@@ -178,21 +180,21 @@ def test_gitlab(project: Path) -> None:
 
 def test_pylint(project: Path) -> None:
     lines = _check(project, "--output-format", "pylint").stdout.splitlines()
-    assert lines[0].startswith("train.py:5: [TL301(create-then-move), ] tensor created")
+    assert lines[0].startswith("train.py:5: [TL704(autograd-variable), ] torch.autograd.Variable is deprecated")
 
 
 def test_full_without_colour_when_piped(project: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
-                           "--select", "TL301", "--output-format", "full", "train.py"], cwd=project,
+                           "--select", "TL704", "--output-format", "full", "train.py"], cwd=project,
                           capture_output=True, text=True, timeout=120,
                           env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"})
     out = done.stdout
     assert "\x1b[" not in out
-    assert "train.py:5:12: TL301 [*] tensor created" in out
-    assert "5 |     mask = torch.ones(3).cuda()" in out
-    assert "  |            " + "^" * 20 + " TL301" in out
-    assert '    +    mask = torch.ones(3, device="cuda")' in out
-    assert "torchlint explain TL301" in out
+    assert "train.py:5:12: TL704 [*] torch.autograd.Variable is deprecated" in out
+    assert "5 |     mask = torch.autograd.Variable(torch.ones(3))" in out
+    assert "  |            " + "^" * 38 + " TL704" in out
+    assert '    +    mask = torch.ones(3)' in out
+    assert "torchlint explain TL704" in out
 
 
 def _full_on_a_terminal(project: Path, **env: str) -> str:
@@ -226,20 +228,20 @@ def _full_on_a_terminal(project: Path, **env: str) -> str:
 def test_full_colours_a_terminal_unless_no_color(project: Path) -> None:
     assert "\x1b[" in _full_on_a_terminal(project)
     plain = _full_on_a_terminal(project, NO_COLOR="1")
-    assert "\x1b[" not in plain and "TL301" in plain
+    assert "\x1b[" not in plain and "TL704" in plain
 
 
 def test_statistics(project: Path, tmp_path: Path) -> None:
-    (project / "more.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    (project / "more.py").write_text("import torch\nx = torch.autograd.Variable(torch.ones(1))\n")
     result = _check(project, "--statistics")
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[0] == "3\tTL301\t[*] create-then-move"
+    assert result.stdout.splitlines()[0] == "3\tTL704\t[*] autograd-variable"
     as_json = json.loads(_check(project, "--statistics", "--output-format", "json").stdout)
-    assert as_json == [{"code": "TL301", "name": "create-then-move", "count": 3,
+    assert as_json == [{"code": "TL704", "name": "autograd-variable", "count": 3,
                         "fixable": 3, "unsafe_fixable": 0}]
     out = tmp_path / "stats.txt"
     _check(project, "--statistics", "-o", str(out))
-    assert out.read_text().startswith("3\tTL301\t[*]")
+    assert out.read_text().startswith("3\tTL704\t[*]")
 
 
 def test_output_file_keeps_summary_on_stderr(project: Path, tmp_path: Path) -> None:
@@ -247,7 +249,7 @@ def test_output_file_keeps_summary_on_stderr(project: Path, tmp_path: Path) -> N
     result = _check(project, "--output-file", str(out))
     assert result.stdout == ""
     assert "Found 2 errors." in result.stderr
-    assert out.read_text().startswith("train.py:5:12: TL301")
+    assert out.read_text().startswith("train.py:5:12: TL704")
 
 
 def test_output_file_error_is_reported(project: Path, tmp_path: Path) -> None:
@@ -268,7 +270,7 @@ def test_stdin_formats_use_the_stdin_text(project: Path) -> None:
     previous = os.getcwd()
     os.chdir(project)
     try:
-        result = CliRunner().invoke(main, ["check", "--select", "TL301", "--output-format",
+        result = CliRunner().invoke(main, ["check", "--select", "TL704", "--output-format",
                                            "json", "-",
                                            "--stdin-filename", "piped.py"], input=SOURCE)
     finally:

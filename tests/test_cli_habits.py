@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from torchlint.cli import main
 
-BAD = "import torch\n\nx = torch.ones(3).cuda()\n"
-FIXED = 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+BAD = "import torch\n\nx = torch.autograd.Variable(torch.ones(3))\n"
+FIXED = "import torch\n\nx = torch.ones(3)\n"
 UNSAFE = 'import torch\n\nstate = torch.load("a.pt", map_location="cpu")\n'
 
 
@@ -45,8 +45,8 @@ def test_stdin_filename_alone_reads_stdin_not_the_folder(tmp_path: Path) -> None
     result = check(tmp_path, "--stdin-filename", "editor/buffer.py", stdin=BAD)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        'editor/buffer.py:3:5: TL301 [*] tensor created on the CPU, then moved to "cuda"; '
-        "pass device= to the factory"]
+        "editor/buffer.py:3:5: TL704 [*] torch.autograd.Variable is deprecated; "
+        "tensors track gradients themselves"]
     fixed = check(tmp_path, "--fix", "--stdin-filename", "editor/buffer.py", stdin=BAD)
     assert fixed.exit_code == 0 and fixed.stdout == FIXED
     assert not (tmp_path / "editor").exists()
@@ -92,7 +92,7 @@ def test_diff_exits_0_when_there_is_nothing_to_change(tmp_path: Path) -> None:
     assert check(tmp_path, "--diff", "--unsafe-fixes", ".").exit_code == 1
     write(tmp_path / "c.py")
     changes = check(tmp_path, "--diff", ".")
-    assert changes.exit_code == 1 and "+x = torch.ones(3, device=\"cuda\")" in changes.stdout
+    assert changes.exit_code == 1 and "+x = torch.ones(3)\n" in changes.stdout
     assert "Would fix 1 error" in changes.stderr
 
 
@@ -105,7 +105,7 @@ def test_statistics_rows_are_data_only(tmp_path: Path) -> None:
     assert counts == [1, 1, 2]  # sort/awk can rely on it
     assert "[*] fixable with --fix" in result.stderr  # the legend is in the summary
     as_json = json.loads(check(tmp_path, "--statistics", "--output-format", "json").stdout)
-    assert {row["code"] for row in as_json} == {"TL301", "TL601", "TL602"}
+    assert {row["code"] for row in as_json} == {"TL704", "TL601", "TL602"}
     for fmt in ("sarif", "github", "gitlab", "json-lines", "full", "pylint"):
         rejected = check(tmp_path, "--statistics", "--output-format", fmt)
         assert rejected.exit_code == 2 and "--statistics" in rejected.stderr, fmt
@@ -115,7 +115,7 @@ def test_statistics_rows_are_data_only(tmp_path: Path) -> None:
 def test_concise_marks_what_fix_would_fix(tmp_path: Path) -> None:
     write(tmp_path / "a.py", BAD + 'state = torch.load("a.pt", map_location="cpu")\n')
     lines = check(tmp_path, ".").stdout.splitlines()
-    assert lines[0].startswith("a.py:3:5: TL301 [*] tensor created")
+    assert lines[0].startswith("a.py:3:5: TL704 [*] torch.autograd.Variable is deprecated")
     assert lines[1].startswith("a.py:4:9: TL601 torch.load()")  # unsafe: no mark
     unsafe = check(tmp_path, "--unsafe-fixes", ".").stdout.splitlines()
     assert unsafe[1].startswith("a.py:4:9: TL601 [*] torch.load()")
@@ -126,14 +126,14 @@ def test_concise_colour_follows_no_color_and_force_color(tmp_path: Path) -> None
     plain = check(tmp_path, ".").stdout
     assert "\x1b[" not in plain  # not a terminal
     forced = check(tmp_path, ".", env={"FORCE_COLOR": "1"}).stdout
-    assert "\x1b[1m\x1b[31mTL301\x1b[0m" in forced and "\x1b[36m[*]\x1b[0m" in forced
+    assert "\x1b[1m\x1b[31mTL704\x1b[0m" in forced and "\x1b[36m[*]\x1b[0m" in forced
     assert "\x1b[" not in check(tmp_path, ".", env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
 
 
 def test_concise_summary_points_to_explain_and_the_full_format(tmp_path: Path) -> None:
     write(tmp_path / "a.py")
     result = check(tmp_path, ".")
-    assert "`torchlint explain TL301`" in result.stderr
+    assert "`torchlint explain TL704`" in result.stderr
     assert "--output-format full" in result.stderr
     assert "explain" not in check(tmp_path, "--output-format", "full", ".").stderr.split(
         "\n")[-2]
@@ -146,8 +146,8 @@ def test_rules_piped_is_one_plain_line_per_rule() -> None:
     lines = listing.splitlines()
     assert all(re.fullmatch(r"TL\d{3}\t[a-z0-9-]+\t[a-z, ()-]+\t[a-z/-]+\t.+", line)
                for line in lines)
-    family = [line for line in lines if "TL3" in line.split("\t")[0]]
-    assert len(family) == len([line for line in lines if line.startswith("TL3")]) >= 8
+    family = [line for line in lines if "TL7" in line.split("\t")[0]]
+    assert len(family) == len([line for line in lines if line.startswith("TL7")]) >= 8
     tl103 = next(line for line in lines if line.startswith("TL103"))
     assert "`nn.ModuleList([...])`" in tl103  # square brackets survive
     table = subprocess.run([sys.executable, "-m", "torchlint", "rules", "--format", "table"],
@@ -169,7 +169,7 @@ def test_fix_only_show_fixes_and_exit_non_zero_on_fix(tmp_path: Path) -> None:
     target = write(tmp_path / "a.py", BAD + 'torch.load("a.pt")\n')
     result = check(tmp_path, "--fix-only", "--show-fixes", "a.py")
     assert result.exit_code == 0 and result.stdout == ""  # remaining findings not reported
-    assert "Fixed 1 error:\n- a.py:\n    1 × TL301 (create-then-move)" in result.stderr
+    assert "Fixed 1 error:\n- a.py:\n    1 × TL704 (autograd-variable)" in result.stderr
     assert target.read_text().startswith(FIXED)
     write(tmp_path / "b.py")
     strict = check(tmp_path, "--fix", "--exit-non-zero-on-fix", "--ignore", "TL6", "b.py")
@@ -179,14 +179,14 @@ def test_fix_only_show_fixes_and_exit_non_zero_on_fix(tmp_path: Path) -> None:
 
 
 def test_fixable_unfixable_and_extend_fixable(tmp_path: Path) -> None:
-    target = write(tmp_path / "a.py", BAD + "y = torch.zeros(2).cuda()\n")
-    assert check(tmp_path, "--fix", "--unfixable", "TL301", "a.py").exit_code == 1
+    target = write(tmp_path / "a.py", BAD + "y = torch.autograd.Variable(torch.zeros(2))\n")
+    assert check(tmp_path, "--fix", "--unfixable", "TL704", "a.py").exit_code == 1
     assert target.read_text().startswith(BAD)
     assert check(tmp_path, "--fix", "--fixable", "TL6", "a.py").exit_code == 1
     assert target.read_text().startswith(BAD)
-    assert check(tmp_path, "--fix", "--fixable", "TL6", "--extend-fixable", "TL301",
+    assert check(tmp_path, "--fix", "--fixable", "TL6", "--extend-fixable", "TL704",
                  "a.py").exit_code == 0
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nunfixable = ["TL3"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nunfixable = ["TL7"]\n')
     again = write(tmp_path / "b.py")
     old = os.getcwd()
     os.chdir(tmp_path)
@@ -205,11 +205,11 @@ def test_silent_verbose_and_the_narrowing_options(tmp_path: Path) -> None:
     verbose = check(tmp_path, "-v", ".")
     assert "[torchlint] configuration none (--isolated)" in verbose.stderr
     assert "checked" in verbose.stderr and "found 2 files" in verbose.stderr
-    assert check(tmp_path, "--extend-ignore", "TL301", ".").exit_code == 0
-    narrowed = check(tmp_path, "--per-file-ignores", "tests/*:TL301", ".")
+    assert check(tmp_path, "--extend-ignore", "TL704", ".").exit_code == 0
+    narrowed = check(tmp_path, "--per-file-ignores", "tests/*:TL704", ".")
     assert narrowed.stdout.startswith("a.py:") and "tests/t.py" not in narrowed.stdout
-    assert check(tmp_path, "--per-file-ignores", "tests/*:TL301", "--extend-per-file-ignores",
-                 "a.py:TL3", ".").exit_code == 0
+    assert check(tmp_path, "--per-file-ignores", "tests/*:TL704", "--extend-per-file-ignores",
+                 "a.py:TL7", ".").exit_code == 0
     assert check(tmp_path, "-q", "-s", ".").exit_code == 2
 
 
@@ -217,8 +217,8 @@ def test_add_noqa_adopts_an_existing_code_base(tmp_path: Path) -> None:
     source = textwrap.dedent('''\
         import torch
 
-        x = torch.ones(3).cuda()  # a comment stays
-        y = torch.zeros(2).cuda()  # noqa: E501
+        x = torch.autograd.Variable(torch.ones(3))  # a comment stays
+        y = torch.autograd.Variable(torch.zeros(2))  # noqa: E501
         z = torch.load(
             "a.pt")
         doc = torch.tensor(
@@ -230,8 +230,8 @@ def test_add_noqa_adopts_an_existing_code_base(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Added 4 noqa directives." in result.stderr
     text = target.read_text()
-    assert "x = torch.ones(3).cuda()  # a comment stays  # noqa: TL301\n" in text
-    assert "y = torch.zeros(2).cuda()  # noqa: E501, TL301\n" in text
+    assert "x = torch.autograd.Variable(torch.ones(3))  # a comment stays  # noqa: TL704\n" in text
+    assert "y = torch.autograd.Variable(torch.zeros(2))  # noqa: E501, TL704\n" in text
     assert 'z = torch.load(  # noqa: TL601, TL602\n' in text
     assert '.pt""")  # noqa: TL601, TL602\n' in text  # after the multi-line string
     assert check(tmp_path, "a.py").exit_code == 0  # everything is suppressed now
@@ -278,7 +278,7 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
             (tmp_path / "a.py").write_text(BAD + "\n" * attempt)
             if read_until_quickly("File change detected"):
                 break
-        assert read_until("TL301"), output
+        assert read_until("TL704"), output
         assert "File change detected (a.py)" in output
     finally:
         proc.terminate()

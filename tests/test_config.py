@@ -19,7 +19,7 @@ from torchlint.config.errors import ConfigError
 from torchlint.config.loading import resolve_settings
 
 LOAD = 'import torch\n\nstate = torch.load("a.pt")\n'
-MOVE = "import torch\n\nx = torch.ones(3).cuda()\n"
+MOVE = "import torch\n\nx = torch.autograd.Variable(torch.ones(3))\n"
 
 
 def write(path: Path, text: str) -> Path:
@@ -96,7 +96,7 @@ def test_extend_inherits_and_each_file_keeps_its_own_relative_paths(tmp_path: Pa
         ignore = ["TL602"]
         extend-exclude = ["pkg/generated"]
         [tool.torchlint.per-file-ignores]
-        "pkg/scripts/*" = ["TL301"]
+        "pkg/scripts/*" = ["TL704"]
     """)
     write(tmp_path / "pkg" / "torchlint.toml", """\
         extend = "../pyproject.toml"
@@ -107,7 +107,7 @@ def test_extend_inherits_and_each_file_keeps_its_own_relative_paths(tmp_path: Pa
         write(tmp_path / "pkg" / name, LOAD + MOVE.split("\n", 2)[2])
     result = check(tmp_path, "pkg")
     # the parent's globs stay relative to the parent's folder, the child's to its own
-    assert codes_by_file(result.stdout) == {"pkg/m.py": ["TL301"]}
+    assert codes_by_file(result.stdout) == {"pkg/m.py": ["TL704"]}
     assert "pkg/scripts/s.py" not in result.stdout
     settings = check(tmp_path, "--show-settings", "pkg/m.py").stdout
     assert "extends" in settings and "pyproject.toml" in settings
@@ -128,12 +128,12 @@ def test_file_names_and_their_precedence_in_one_folder(tmp_path: Path) -> None:
     assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL601"]}
     write(tmp_path / "torchlint.toml", 'select = ["TL602"]\n')
     assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL602"]}
-    write(tmp_path / ".torchlint.toml", 'select = ["TL301"]\n')
-    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL301"]}
+    write(tmp_path / ".torchlint.toml", 'select = ["TL704"]\n')
+    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL704"]}
 
 
 def test_a_pyproject_without_a_torchlint_table_is_not_a_configuration(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL301"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL704"]\n')
     write(tmp_path / "sub" / "pyproject.toml", '[project]\nname = "sub"\n')
     write(tmp_path / "sub" / "x.py", MOVE)
     assert check(tmp_path, "sub").exit_code == 0
@@ -195,7 +195,7 @@ def test_isolated_reads_no_configuration(monorepo: Path, tmp_path: Path) -> None
 def test_user_configuration_only_where_no_project_configuration_exists(
         monorepo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     home = tmp_path_factory.mktemp("home")
-    write(home / "torchlint" / "torchlint.toml", 'extend-ignore = ["TL301"]\n')
+    write(home / "torchlint" / "torchlint.toml", 'extend-ignore = ["TL704"]\n')
     loose = tmp_path_factory.mktemp("loose")
     write(loose / "script.py", MOVE)
     env = {"XDG_CONFIG_HOME": str(home)}

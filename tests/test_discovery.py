@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from torchlint.cli import main
 
-BAD = "import torch\n\nx = torch.ones(3).cuda()\n"
-FIXED = 'import torch\n\nx = torch.ones(3, device="cuda")\n'
+BAD = "import torch\n\nx = torch.autograd.Variable(torch.ones(3))\n"
+FIXED = "import torch\n\nx = torch.ones(3)\n"
 
 
 def write(path: Path, text: str = BAD) -> Path:

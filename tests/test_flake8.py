@@ -15,10 +15,10 @@ SOURCE = (
     "\n"
     "\n"
     "def build(device):\n"
-    "    mask = torch.ones(3).cuda()\n"
-    "    steps = torch.arange(4).to(device)  # noqa: TL301\n"
-    "    grid = torch.zeros(2).cuda()  # noqa\n"
-    "    fine = torch.zeros(2, device=device)  # noqa: TL301\n"
+    "    mask = torch.autograd.Variable(torch.ones(3))\n"
+    "    steps = torch.autograd.Variable(torch.arange(4)).to(device)  # noqa: TL704\n"
+    "    grid = torch.autograd.Variable(torch.zeros(2))  # noqa\n"
+    "    fine = torch.zeros(2, device=device)  # noqa: TL704\n"
     "    return mask, steps, grid, fine\n"
 )
 
@@ -46,14 +46,14 @@ def project(tmp_path: Path) -> Path:
 def test_same_lines_and_columns_as_check(project: Path) -> None:
     flake8 = _run(project, "--select", "TL")
     assert flake8 == _check(project)
-    assert [line for line in flake8 if ": TL301 " in line] == ["mod.py:5:12: TL301 tensor created on the CPU, then moved to \"cuda\"; "
-                      "pass device= to the factory"]
+    assert [line for line in flake8 if ": TL704 " in line] == ["mod.py:5:12: TL704 torch.autograd.Variable is deprecated; "
+                      "tensors track gradients themselves"]
 
 
 def test_plugin_is_on_by_default_and_noqa_works(project: Path) -> None:
     lines = _run(project)
-    assert [line.split(": ", 1)[1][:5] for line in lines if ": TL301" in line] == ["TL301"]
-    assert not any("TL301" in line for line in _run(project, "--ignore", "TL301"))
+    assert [line.split(": ", 1)[1][:5] for line in lines if ": TL704" in line] == ["TL704"]
+    assert not any("TL704" in line for line in _run(project, "--ignore", "TL704"))
 
 
 def test_opt_in_rules_only_when_selected(project: Path) -> None:
@@ -64,12 +64,12 @@ def test_opt_in_rules_only_when_selected(project: Path) -> None:
         project, "--extend-select", "TL002")[1:]
     assert any(line.startswith("mod.py:8:43: TL002") for line in extended)
     assert not any("TL002" in line for line in selected)
-    assert any("TL002" in line for line in _run(project, "--select", "TL002,TL301"))
+    assert any("TL002" in line for line in _run(project, "--select", "TL002,TL704"))
 
 
 def test_disable_noqa_shows_suppressed_findings(project: Path) -> None:
-    honoured = [line for line in _run(project, "--select", "TL") if ": TL301 " in line]
+    honoured = [line for line in _run(project, "--select", "TL") if ": TL704 " in line]
     disabled = [line for line in _run(project, "--select", "TL", "--disable-noqa")
-                if ": TL301 " in line]
+                if ": TL704 " in line]
     assert len(honoured) == 1
     assert len(disabled) == 3  # both `# noqa` lines show up too

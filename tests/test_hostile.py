@@ -19,8 +19,8 @@ from torchlint.run.outcome import Mode
 from torchlint.run.runner import process_file, run
 from torchlint.source import write_atomic
 
-MOVE = b"x = torch.ones(3).cuda()"
-FIXED = b'x = torch.ones(3, device="cuda")'
+MOVE = b"x = torch.autograd.Variable(torch.ones(3))"
+FIXED = b"x = torch.ones(3)"
 SETTINGS = Settings(select=("ALL",))
 
 
@@ -68,7 +68,7 @@ def test_unknown_coding_cookie_is_a_syntax_error(tmp_path: Path) -> None:
 def test_latin1_with_coding_cookie_is_read_and_fixed_in_latin1(tmp_path: Path) -> None:
     head = b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9t\xe9'\n"
     path = _write(tmp_path, "latin.py", head + MOVE + b"\n")
-    assert _codes(path) == ["TL301"]
+    assert _codes(path) == ["TL704"]
     process_file(path, SETTINGS, Mode(fix=True))
     assert Path(path).read_bytes() == head + FIXED + b"\n"
 
@@ -76,14 +76,14 @@ def test_latin1_with_coding_cookie_is_read_and_fixed_in_latin1(tmp_path: Path) -
 def test_bom_is_kept(tmp_path: Path) -> None:
     path = _write(tmp_path, "bom.py", b"\xef\xbb\xbfimport torch\n" + MOVE + b"\n")
     diags = process_file(path, SETTINGS, Mode()).diagnostics
-    assert [(d.code, d.line, d.column) for d in diags] == [("TL301", 2, 5)]
+    assert [(d.code, d.line, d.column) for d in diags] == [("TL704", 2, 5)]
     process_file(path, SETTINGS, Mode(fix=True))
     assert Path(path).read_bytes() == b"\xef\xbb\xbfimport torch\n" + FIXED + b"\n"
 
 
 def test_crlf_is_kept(tmp_path: Path) -> None:
     path = _write(tmp_path, "crlf.py", b"import torch\r\n" + MOVE + b"\r\ny = 2\r\n")
-    assert _codes(path) == ["TL301"]
+    assert _codes(path) == ["TL704"]
     process_file(path, SETTINGS, Mode(fix=True))
     assert Path(path).read_bytes() == b"import torch\r\n" + FIXED + b"\r\ny = 2\r\n"
 
@@ -95,7 +95,7 @@ def test_crlf_is_kept(tmp_path: Path) -> None:
 ])
 def test_mixed_newlines(tmp_path: Path, data: bytes) -> None:
     path = _write(tmp_path, "mixed.py", data)
-    assert "TL301" in _codes(path)
+    assert "TL704" in _codes(path)
     process_file(path, SETTINGS, Mode(fix=True))
     after = Path(path).read_bytes()
     assert FIXED in after
@@ -108,7 +108,7 @@ def test_tabs(tmp_path: Path) -> None:
     data = b"import torch\nif True:\n\t" + MOVE + b"\n\tif x:\n\t\ty = 1\n"
     path = _write(tmp_path, "tabs.py", data)
     diags = process_file(path, SETTINGS, Mode()).diagnostics
-    assert [(d.code, d.line, d.column) for d in diags] == [("TL301", 3, 6)]
+    assert [(d.code, d.line, d.column) for d in diags] == [("TL704", 3, 6)]
     process_file(path, SETTINGS, Mode(fix=True))
     assert Path(path).read_bytes() == data.replace(MOVE, FIXED)
 
@@ -122,11 +122,11 @@ def test_inconsistent_tabs_are_a_syntax_error(tmp_path: Path) -> None:
 def test_five_megabyte_file(tmp_path: Path) -> None:
     blob = "# " + "x" * 98 + "\n"
     body = "import torch\n" + '"""' + blob * 50_000 + '"""\n'
-    body += "def f(i):\n    return torch.ones(i).cuda()\n" * 200
+    body += "def f(i):\n    return torch.autograd.Variable(torch.ones(i))\n" * 200
     path = _write(tmp_path, "big.py", body.encode())
     assert os.path.getsize(path) >= 5_000_000
     codes = _codes(path)
-    assert codes.count("TL301") == 200
+    assert codes.count("TL704") == 200
 
 
 @pytest.mark.parametrize("text", [
@@ -151,7 +151,7 @@ def test_deep_but_valid_nesting_is_linted(tmp_path: Path) -> None:
     path = _write(tmp_path, "deep.py", ("import torch\n" + blocks + "\n").encode())
     outcome = process_file(path, SETTINGS, Mode())
     assert outcome.error is None
-    assert [d.code for d in outcome.diagnostics] in (["TL301"], ["TL001"])
+    assert [d.code for d in outcome.diagnostics] in (["TL704"], ["TL001"])
 
 
 def test_deep_nesting_through_the_cli_in_parallel(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_deep_nesting_through_the_cli_in_parallel(tmp_path: Path) -> None:
     _write(tmp_path, "deep.py", ("x = " + "(" * 5000 + ")" * 5000 + "\n").encode())
     result = _cli(str(tmp_path), "--jobs", "2")
     assert result.returncode == 1
-    assert result.stdout.count("TL301") == 6 and "deep.py:1:1: TL001" in result.stdout
+    assert result.stdout.count("TL704") == 6 and "deep.py:1:1: TL001" in result.stdout
 
 
 # ------------------------------------------------------------------ the file system
@@ -170,7 +170,7 @@ def test_symlink_loop_in_the_tree(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     os.symlink("..", tmp_path / "sub" / "up")  # a directory loop: not followed
     result = _cli(str(tmp_path))
-    assert "ok.py:2:5: TL301" in result.stdout
+    assert "ok.py:2:5: TL704" in result.stdout
     assert result.stderr.count("loop.py") <= 1
 
 
@@ -185,7 +185,7 @@ def test_directory_symlink_loop_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     os.symlink("..", tmp_path / "sub" / "up")
     result = _cli(str(tmp_path))
-    assert result.returncode == 1 and result.stdout.count("TL301") == 1
+    assert result.returncode == 1 and result.stdout.count("TL704") == 1
 
 
 def test_unreadable_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,7 +213,7 @@ def test_unreadable_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if "secret.py" in line]
     assert lines == [f"torchlint: error: {path}: cannot read: Permission denied"]
-    assert "ok.py:2:5: TL301" in result.stdout
+    assert "ok.py:2:5: TL704" in result.stdout
 
 
 def test_file_deleted_while_the_run_is_going(tmp_path: Path) -> None:

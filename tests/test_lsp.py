@@ -45,7 +45,7 @@ def fresh(tmp_path: Path) -> Any:
 @pytest.fixture(autouse=True)
 def pinned_rules(tmp_path: Path) -> None:
     # rules added later must not change these exact expectations
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\npreview = true\nselect = ["TL301"]\n')
 
 
 def test_diagnostics_on_open_change_and_save(session: Client, tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_diagnostics_on_open_change_and_save(session: Client, tmp_path: Path) ->
 
 
 def test_a_syntax_error_is_an_error(session: Client, tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL001", "TL301"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\npreview = true\nselect = ["TL001", "TL301"]\n')
     uri = open_document(session, tmp_path / "bad.py", "def f(:\n")
     (found,) = session.diagnostics(uri)
     assert (found["code"], found["severity"]) == ("TL001", 1)
@@ -147,10 +147,10 @@ def test_hover_shows_the_rule(session: Client, tmp_path: Path) -> None:
 
 
 def test_honours_project_config(session: Client, tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL301"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\npreview = true\nignore = ["TL301"]\n')
     uri = open_document(session, tmp_path / "quiet.py", SOURCE)
     assert session.diagnostics(uri) == []
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301", "TL0"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\npreview = true\nselect = ["TL301", "TL0"]\n')
     session.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert [d["code"] for d in session.diagnostics(uri)] == ["TL301"]
 

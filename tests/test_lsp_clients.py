@@ -24,7 +24,7 @@ PULL = {"textDocument": {"diagnostic": {"dynamicRegistration": False},
 
 @pytest.fixture
 def start(tmp_path: Path) -> Any:
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL301", "TL704"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\npreview = true\nselect = ["TL301", "TL704"]\n')
     clients: list[Client] = []
 
     def started(capabilities: dict[str, Any], options: Any = None
@@ -121,14 +121,15 @@ def test_editor_settings_and_who_wins(start: Any, tmp_path: Path) -> None:
     # editorOnly with an inline configuration: the project's file is not read
     client.notify("workspace/didChangeConfiguration", {"settings": {"torchlint": {
         "configurationPreference": "editorOnly",
-        "configuration": {"select": ["TL3"], "per-file-ignores": {"other.py": ["TL3"]}}}}})
+        "configuration": {"preview": True, "select": ["TL3"],
+                          "per-file-ignores": {"other.py": ["TL3"]}}}}})
     assert [d["code"] for d in client.diagnostics(uri)] == ["TL301"]
 
 
 def test_a_file_without_project_configuration_takes_the_editors(start: Any,
                                                                  tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").unlink()
-    client, _ = start(PUSH, {"settings": {"ignore": ["TL301"]}})
+    client, _ = start(PUSH, {"settings": {"ignore": ["TL301"], "preview": True}})
     uri = open_document(client, tmp_path / "t.py", SOURCE)
     assert [d["code"] for d in client.diagnostics(uri)] == ["TL704"]
 

@@ -46,7 +46,7 @@ def _published(client: Client, uris: list[str]) -> dict[str, list[dict[str, Any]
 
 @pytest.fixture
 def client(tmp_path: Path) -> Any:
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL001", "TL301"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\npreview = true\nselect = ["TL001", "TL301"]\n')
     started = Client(tmp_path)
     result = started.initialize(tmp_path, CAPABILITIES)
     assert result["capabilities"]["notebookDocumentSync"]["notebookSelector"] == [

@@ -27,7 +27,7 @@ class Net(nn.Module):
         self.layers = [nn.Linear(4, 4) for _ in range(2)]
 
 
-x = torch.ones(3).cuda()
+x = torch.autograd.Variable(torch.ones(3))
 """
 
 
@@ -47,7 +47,7 @@ def _nvim() -> str | None:
 
 @pytest.mark.skipif(_nvim() is None, reason="Neovim is not installed")
 def test_neovim_with_the_readme_configuration(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL101", "TL301"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL101", "TL704"]\n')
     (tmp_path / "train.py").write_text(SAMPLE)
     (tmp_path / "config.lua").write_text(readme_neovim_config())
     env = dict(os.environ, TORCHLINT_README_LUA=str(tmp_path / "config.lua"),
@@ -65,7 +65,7 @@ def test_neovim_with_the_readme_configuration(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert [line for line in lines if line.startswith("DIAGNOSTIC")] == [
         "DIAGNOSTIC 8 9 TL101 torchlint 2",
-        "DIAGNOSTIC 11 5 TL301 torchlint 2",
+        "DIAGNOSTIC 11 5 TL704 torchlint 2",
     ], output
     assert "QUICKFIX         self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])" \
         in lines
@@ -73,6 +73,6 @@ def test_neovim_with_the_readme_configuration(tmp_path: Path) -> None:
     assert "\n".join(fixed) + "\n" == SAMPLE.replace(
         "[nn.Linear(4, 4) for _ in range(2)]",
         "nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])").replace(
-        "torch.ones(3).cuda()", 'torch.ones(3, device="cuda")')
+        "torch.autograd.Variable(torch.ones(3))", "torch.ones(3)")
     assert lines[-1] == "CLEAN"
     assert (tmp_path / "train.py").read_text() == SAMPLE  # the buffer, never the file

@@ -19,10 +19,10 @@ pytestmark = pytest.mark.skipif(
     not Path(PRE_COMMIT).exists() or shutil.which("git") is None,
     reason="pre-commit and git are needed")
 
-BAD = "import torch\n\nmask = torch.ones(3).cuda()\n"
+BAD = "import torch\n\nmask = torch.autograd.Variable(torch.ones(3))\n"
 LOAD = 'import torch\n\nstate = torch.load("a.pt")\n'
 NOTEBOOK = ('{"cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, '
-            '"outputs": [], "source": ["import torch\\n", "x = torch.zeros(2).cuda()"]}], '
+            '"outputs": [], "source": ["import torch\\n", "x = torch.autograd.Variable(torch.zeros(2))"]}], '
             '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
 
 
@@ -56,7 +56,7 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     _git(project, "init", "-q")
     (project / "train.py").write_text(BAD)
     (project / "explore.ipynb").write_text(NOTEBOOK)
-    (project / "notes.txt").write_text("torch.ones(3).cuda()\n")
+    (project / "notes.txt").write_text("torch.autograd.Variable(torch.ones(3))\n")
     # nested configurations: each file gets its nearest one, whatever order pre-commit uses
     (project / "pyproject.toml").write_text(
         '[tool.torchlint]\nignore = ["TL602"]\nextend-exclude = ["vendored"]\n')
@@ -78,19 +78,19 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     # the config try-repo writes lists the hooks in manifest order: check, then fix
     check_part, _, fix_part = output.partition("torchlint (fix)")
     assert fix_part, output
-    assert "train.py:3:8: TL301" in check_part
-    assert "explore.ipynb:cell 1:2:5: TL301" in check_part
+    assert "train.py:3:8: TL704" in check_part
+    assert "explore.ipynb:cell 1:2:5: TL704" in check_part
     assert "notes.txt" not in output
     assert "src/load.py:3:9: TL601" in check_part and "src/load.py:3:9: TL602" not in check_part
     assert "scripts/load.py:3:9: TL602" in check_part and "scripts/load.py:3:9: TL601" not in output
     assert "vendored" not in output and (project / "vendored" / "lib.py").read_text() == BAD
     assert "files were modified by this hook" in fix_part
     assert (project / "train.py").read_text() == (
-        'import torch\n\nmask = torch.ones(3, device="cuda")\n')
+        "import torch\n\nmask = torch.ones(3)\n")
     notebook = (project / "explore.ipynb").read_text()
-    assert 'torch.zeros(2, device=\\"cuda\\")' in notebook
-    assert notebook.replace('torch.zeros(2, device=\\"cuda\\")',
-                            "torch.zeros(2).cuda()") == NOTEBOOK
+    assert '"x = torch.zeros(2)"' in notebook
+    assert notebook.replace('"x = torch.zeros(2)"',
+                            '"x = torch.autograd.Variable(torch.zeros(2))"') == NOTEBOOK
 
 
 def test_the_readme_snippet_installs_the_hook_from_the_clone(tmp_path: Path) -> None:
@@ -124,5 +124,5 @@ def test_the_readme_snippet_installs_the_hook_from_the_clone(tmp_path: Path) -> 
     assert "torchlint (fix)" in output and "files were modified by this hook" in output
     assert done.returncode == 1  # the hook changed a file: the commit would stop for review
     assert (project / "train.py").read_text() == (
-        'import torch\n\nmask = torch.ones(3, device="cuda")\n')
+        "import torch\n\nmask = torch.ones(3)\n")
     assert (project / ".git" / "hooks" / "pre-commit").exists()

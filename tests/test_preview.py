@@ -66,5 +66,7 @@ def test_cli_warns_about_a_named_preview_rule(preview_tl201: None, tmp_path: Pat
 
 
 def test_catalog_records_the_tier() -> None:
-    entry = registry.rule_catalog()["TL301"]
-    assert isinstance(entry, CatalogEntry) and entry.preview is False and entry.default
+    catalog = registry.rule_catalog()
+    stable, preview = catalog["TL704"], catalog["TL301"]
+    assert isinstance(stable, CatalogEntry) and stable.preview is False and stable.default
+    assert isinstance(preview, CatalogEntry) and preview.preview is True and preview.default

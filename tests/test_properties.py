@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if not p.name.endswith(".fixed.py"))
 TEXTS = [p.read_text(encoding="utf-8") for p in FIXTURES] or ["import torch\n"]
 RULES = list(all_rules().values())
-ALL = Settings(select=("ALL",))
+ALL = Settings(select=("ALL",), preview=True)  # the preview tier's fixes too (TL301's among them)
 PROFILE = settings(max_examples=60, deadline=None,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

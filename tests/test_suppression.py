@@ -31,12 +31,12 @@ def codes(result) -> list[tuple[int, str]]:
 def test_a_prefix_suppresses_its_family(tmp_path: Path) -> None:
     result = check(tmp_path, """\
         import torch
-        a = torch.ones(3).cuda()  # noqa: TL3
-        b = torch.ones(3).cuda()  # noqa: TL30
-        c = torch.ones(3).cuda()  # noqa: TL6
+        a = torch.autograd.Variable(torch.ones(3))  # noqa: TL7
+        b = torch.autograd.Variable(torch.ones(3))  # noqa: TL70
+        c = torch.autograd.Variable(torch.ones(3))  # noqa: TL6
         d = torch.load("x.pt")  # noqa: tl6
     """)
-    assert codes(result) == [(4, "TL301")]
+    assert codes(result) == [(4, "TL704")]
 
 
 def test_a_directive_at_the_end_of_a_multi_line_string_covers_it(tmp_path: Path) -> None:
@@ -56,9 +56,9 @@ def test_a_directive_at_the_end_of_a_multi_line_string_covers_it(tmp_path: Path)
 
 def test_unused_and_unknown_codes_of_the_file_directive(tmp_path: Path) -> None:
     text = """\
-        # torchlint: noqa: TL301, TL401, TL999
+        # torchlint: noqa: TL704, TL401, TL999
         import torch
-        x = torch.ones(3).cuda()
+        x = torch.autograd.Variable(torch.ones(3))
     """
     result = check(tmp_path, text, "--extend-select", "TL002")
     assert result.stdout.splitlines() == [  # no [*]: removing an unknown code is unsafe
@@ -66,7 +66,7 @@ def test_unused_and_unknown_codes_of_the_file_directive(tmp_path: Path) -> None:
         "TL999 is not a torchlint code"]
     fixed = check(tmp_path, text, "--extend-select", "TL002", "--fix", "--unsafe-fixes")
     assert fixed.exit_code == 0, fixed.output
-    assert (tmp_path / "a.py").read_text().startswith("# torchlint: noqa: TL301\n")
+    assert (tmp_path / "a.py").read_text().startswith("# torchlint: noqa: TL704\n")
 
 
 def test_tl002_fix_removes_stale_codes_and_keeps_the_words(tmp_path: Path) -> None:
