@@ -366,7 +366,7 @@ def test_a_crashing_rule_is_an_error_line_and_exit_2(project: Path,
 
     monkeypatch.setattr(AutogradVariable, "visit_Call", boom)
     write(project / "a.py", BAD + "y = torch.load(f)\n")
-    result = run("check", "--no-cache", "--jobs", "1", "a.py", cwd=project)
+    result = run("check", "--no-cache", "--preview", "--jobs", "1", "a.py", cwd=project)
     assert result.exit_code == 2
     assert "a.py: internal error in TL704: ValueError: boom" in result.stderr
     assert "TL601" in result.stdout  # the other rules still report

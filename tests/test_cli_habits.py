@@ -87,9 +87,9 @@ def test_empty_values_exit_2_instead_of_turning_rules_off(tmp_path: Path,
 def test_diff_exits_0_when_there_is_nothing_to_change(tmp_path: Path) -> None:
     write(tmp_path / "a.py", FIXED)
     write(tmp_path / "b.py", UNSAFE)  # a finding with only an unsafe fix
-    result = check(tmp_path, "--diff", ".")
+    result = check(tmp_path, "--preview", "--diff", ".")
     assert result.exit_code == 0 and result.stdout == ""
-    assert check(tmp_path, "--diff", "--unsafe-fixes", ".").exit_code == 1
+    assert check(tmp_path, "--preview", "--diff", "--unsafe-fixes", ".").exit_code == 1
     write(tmp_path / "c.py")
     changes = check(tmp_path, "--diff", ".")
     assert changes.exit_code == 1 and "+x = torch.ones(3)\n" in changes.stdout
@@ -98,13 +98,14 @@ def test_diff_exits_0_when_there_is_nothing_to_change(tmp_path: Path) -> None:
 
 def test_statistics_rows_are_data_only(tmp_path: Path) -> None:
     write(tmp_path / "a.py", BAD + UNSAFE.split("\n", 2)[2] + "torch.load('b.pt')\n")
-    result = check(tmp_path, "--statistics", ".")
+    result = check(tmp_path, "--preview", "--statistics", ".")
     rows = result.stdout.splitlines()
     assert rows and all(re.fullmatch(r"\s*\d+\tTL\d{3}\t\[[* -]\] [a-z-]+", row) for row in rows)
     counts = sorted(int(row.split("\t")[0]) for row in rows)
     assert counts == [1, 1, 2]  # sort/awk can rely on it
     assert "[*] fixable with --fix" in result.stderr  # the legend is in the summary
-    as_json = json.loads(check(tmp_path, "--statistics", "--output-format", "json").stdout)
+    as_json = json.loads(check(tmp_path, "--preview", "--statistics", "--output-format",
+                               "json").stdout)
     assert {row["code"] for row in as_json} == {"TL704", "TL601", "TL602"}
     for fmt in ("sarif", "github", "gitlab", "json-lines", "full", "pylint"):
         rejected = check(tmp_path, "--statistics", "--output-format", fmt)
@@ -114,10 +115,10 @@ def test_statistics_rows_are_data_only(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the concise line
 def test_concise_marks_what_fix_would_fix(tmp_path: Path) -> None:
     write(tmp_path / "a.py", BAD + 'state = torch.load("a.pt", map_location="cpu")\n')
-    lines = check(tmp_path, ".").stdout.splitlines()
+    lines = check(tmp_path, "--preview", ".").stdout.splitlines()
     assert lines[0].startswith("a.py:3:5: TL704 [*] torch.autograd.Variable is deprecated")
     assert lines[1].startswith("a.py:4:9: TL601 torch.load()")  # unsafe: no mark
-    unsafe = check(tmp_path, "--unsafe-fixes", ".").stdout.splitlines()
+    unsafe = check(tmp_path, "--preview", "--unsafe-fixes", ".").stdout.splitlines()
     assert unsafe[1].startswith("a.py:4:9: TL601 [*] torch.load()")
 
 
@@ -226,7 +227,7 @@ def test_add_noqa_adopts_an_existing_code_base(tmp_path: Path) -> None:
         .pt""")
     ''')
     target = write(tmp_path / "a.py", source)
-    result = check(tmp_path, "--add-noqa", "a.py")
+    result = check(tmp_path, "--preview", "--add-noqa", "a.py")
     assert result.exit_code == 0, result.output
     assert "Added 4 noqa directives." in result.stderr
     text = target.read_text()

@@ -18,8 +18,8 @@ from torchlint.cli import main
 from torchlint.config.errors import ConfigError
 from torchlint.config.loading import resolve_settings
 
-LOAD = 'import torch\n\nstate = torch.load("a.pt")\n'
-MOVE = "import torch\n\nx = torch.autograd.Variable(torch.ones(3))\n"
+LOAD = "import torch\n\nstate = torch.autograd.Variable(torch.FloatTensor(3))\n"
+MOVE = "import torch\n\ntorch.nn.utils.clip_grad_norm(params, 1.0)\n"
 
 
 def write(path: Path, text: str) -> Path:
@@ -49,9 +49,10 @@ def codes_by_file(output: str) -> dict[str, list[str]]:
 
 @pytest.fixture
 def monorepo(tmp_path: Path) -> Path:
-    """The trial's layout: the root ignores TL602, scripts/ ignores TL601."""
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL602"]\n')
-    write(tmp_path / "scripts" / "pyproject.toml", '[tool.torchlint]\nignore = ["TL601"]\n')
+    """The trial's layout (with two default rules): the root ignores TL705, scripts/
+    ignores TL704."""
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL705"]\n')
+    write(tmp_path / "scripts" / "pyproject.toml", '[tool.torchlint]\nignore = ["TL704"]\n')
     write(tmp_path / "scripts" / "a.py", LOAD)
     write(tmp_path / "src" / "b.py", LOAD)
     write(tmp_path / "src" / "deep" / "c.py", LOAD)
@@ -60,7 +61,7 @@ def monorepo(tmp_path: Path) -> Path:
 
 def test_each_file_gets_its_nearest_configuration_in_any_argument_order(monorepo: Path
                                                                         ) -> None:
-    expected = {"scripts/a.py": ["TL602"], "src/b.py": ["TL601"], "src/deep/c.py": ["TL601"]}
+    expected = {"scripts/a.py": ["TL705"], "src/b.py": ["TL704"], "src/deep/c.py": ["TL704"]}
     paths = list(expected)
     for order in itertools.permutations(paths):
         result = check(monorepo, *order)
@@ -68,50 +69,50 @@ def test_each_file_gets_its_nearest_configuration_in_any_argument_order(monorepo
     assert codes_by_file(check(monorepo).stdout) == expected  # the folder
     assert codes_by_file(check(monorepo, "scripts", "src").stdout) == expected
     inner = check(monorepo / "src", "../scripts/a.py", "b.py")  # from another folder
-    assert codes_by_file(inner.stdout) == {"../scripts/a.py": ["TL602"], "b.py": ["TL601"]}
+    assert codes_by_file(inner.stdout) == {"../scripts/a.py": ["TL705"], "b.py": ["TL704"]}
 
 
 def test_stdin_and_the_language_server_use_the_same_nearest_configuration(monorepo: Path
                                                                           ) -> None:
     piped = check(monorepo, "--stdin-filename", "scripts/new.py", stdin=LOAD)
-    assert codes_by_file(piped.stdout) == {"scripts/new.py": ["TL602"]}
+    assert codes_by_file(piped.stdout) == {"scripts/new.py": ["TL705"]}
     piped = check(monorepo, "-", "--stdin-filename", "src/new.py", stdin=LOAD)
-    assert codes_by_file(piped.stdout) == {"src/new.py": ["TL601"]}
+    assert codes_by_file(piped.stdout) == {"src/new.py": ["TL704"]}
     # what torchlint/lsp.py calls for each document
-    assert "TL601" not in resolve_settings(monorepo / "scripts" / "a.py").for_file(
+    assert "TL704" not in resolve_settings(monorepo / "scripts" / "a.py").for_file(
         str(monorepo / "scripts" / "a.py")).codes
-    assert "TL602" not in resolve_settings(monorepo / "src" / "b.py").for_file(
+    assert "TL705" not in resolve_settings(monorepo / "src" / "b.py").for_file(
         str(monorepo / "src" / "b.py")).codes
 
 
 def test_flake8_plugin_uses_the_nearest_configuration(monorepo: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "scripts/a.py",
                            "src/b.py"], cwd=monorepo, capture_output=True, text=True, timeout=120)
-    assert codes_by_file(done.stdout) == {"scripts/a.py": ["TL602"], "src/b.py": ["TL601"]}
+    assert codes_by_file(done.stdout) == {"scripts/a.py": ["TL705"], "src/b.py": ["TL704"]}
 
 
 def test_extend_inherits_and_each_file_keeps_its_own_relative_paths(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", """\
         [tool.torchlint]
-        ignore = ["TL602"]
+        ignore = ["TL705"]
         extend-exclude = ["pkg/generated"]
         [tool.torchlint.per-file-ignores]
-        "pkg/scripts/*" = ["TL704"]
+        "pkg/scripts/*" = ["TL702"]
     """)
     write(tmp_path / "pkg" / "torchlint.toml", """\
         extend = "../pyproject.toml"
-        extend-ignore = ["TL601"]
+        extend-ignore = ["TL704"]
         extend-exclude = ["vendored"]
     """)
     for name in ("generated/g.py", "vendored/v.py", "scripts/s.py", "m.py"):
         write(tmp_path / "pkg" / name, LOAD + MOVE.split("\n", 2)[2])
     result = check(tmp_path, "pkg")
     # the parent's globs stay relative to the parent's folder, the child's to its own
-    assert codes_by_file(result.stdout) == {"pkg/m.py": ["TL704"]}
+    assert codes_by_file(result.stdout) == {"pkg/m.py": ["TL702"]}
     assert "pkg/scripts/s.py" not in result.stdout
     settings = check(tmp_path, "--show-settings", "pkg/m.py").stdout
     assert "extends" in settings and "pyproject.toml" in settings
-    assert 'ignore              = ["TL602", "TL601"]' in settings
+    assert 'ignore              = ["TL705", "TL704"]' in settings
 
 
 def test_a_circular_extend_is_an_error(tmp_path: Path) -> None:
@@ -124,16 +125,16 @@ def test_a_circular_extend_is_an_error(tmp_path: Path) -> None:
 
 def test_file_names_and_their_precedence_in_one_folder(tmp_path: Path) -> None:
     write(tmp_path / "x.py", LOAD + MOVE.split("\n", 2)[2])
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL601"]\n')
-    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL601"]}
-    write(tmp_path / "torchlint.toml", 'select = ["TL602"]\n')
-    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL602"]}
-    write(tmp_path / ".torchlint.toml", 'select = ["TL704"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL704"]\n')
     assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL704"]}
+    write(tmp_path / "torchlint.toml", 'select = ["TL705"]\n')
+    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL705"]}
+    write(tmp_path / ".torchlint.toml", 'select = ["TL702"]\n')
+    assert codes_by_file(check(tmp_path, "x.py").stdout) == {"x.py": ["TL702"]}
 
 
 def test_a_pyproject_without_a_torchlint_table_is_not_a_configuration(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL704"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["TL702"]\n')
     write(tmp_path / "sub" / "pyproject.toml", '[project]\nname = "sub"\n')
     write(tmp_path / "sub" / "x.py", MOVE)
     assert check(tmp_path, "sub").exit_code == 0
@@ -148,9 +149,9 @@ def test_the_tool_table_in_torchlint_toml_is_an_error_that_says_why(tmp_path: Pa
 
 
 def test_config_file_option_applies_to_every_file(monorepo: Path) -> None:
-    write(monorepo / "ci" / "strict.toml", 'select = ["TL601"]\n')
+    write(monorepo / "ci" / "strict.toml", 'select = ["TL704"]\n')
     result = check(monorepo, "--config", "ci/strict.toml", "scripts/a.py", "src/b.py")
-    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL601"], "src/b.py": ["TL601"]}
+    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL704"], "src/b.py": ["TL704"]}
 
 
 @pytest.mark.parametrize(("name", "body", "message"), [
@@ -171,7 +172,7 @@ def test_config_file_option_rejects_a_file_with_no_torchlint_settings(
 
 
 def test_config_key_value_overrides_every_configuration(monorepo: Path) -> None:
-    result = check(monorepo, "--config", 'ignore = ["TL601", "TL602"]', "scripts/a.py", "src/b.py")
+    result = check(monorepo, "--config", 'ignore = ["TL704", "TL705"]', "scripts/a.py", "src/b.py")
     assert result.exit_code == 0, result.output
     result = check(monorepo, "--config", "extend-select = ['TL306']", "--config",
                    'target-torch = "2.1"', "--show-settings", "src/b.py")
@@ -187,15 +188,15 @@ def test_config_key_value_overrides_every_configuration(monorepo: Path) -> None:
 
 def test_isolated_reads_no_configuration(monorepo: Path, tmp_path: Path) -> None:
     result = check(monorepo, "--isolated", "scripts/a.py", "src/b.py")
-    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL601", "TL602"],
-                                            "src/b.py": ["TL601", "TL602"]}
+    assert codes_by_file(result.stdout) == {"scripts/a.py": ["TL704", "TL705"],
+                                            "src/b.py": ["TL704", "TL705"]}
     assert check(monorepo, "--isolated", "--config", "pyproject.toml").exit_code == 2
 
 
 def test_user_configuration_only_where_no_project_configuration_exists(
         monorepo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     home = tmp_path_factory.mktemp("home")
-    write(home / "torchlint" / "torchlint.toml", 'extend-ignore = ["TL704"]\n')
+    write(home / "torchlint" / "torchlint.toml", 'extend-ignore = ["TL702"]\n')
     loose = tmp_path_factory.mktemp("loose")
     write(loose / "script.py", MOVE)
     env = {"XDG_CONFIG_HOME": str(home)}

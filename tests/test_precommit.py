@@ -59,13 +59,13 @@ def test_try_repo_check_then_fix(tmp_path: Path) -> None:
     (project / "notes.txt").write_text("torch.autograd.Variable(torch.ones(3))\n")
     # nested configurations: each file gets its nearest one, whatever order pre-commit uses
     (project / "pyproject.toml").write_text(
-        '[tool.torchlint]\nignore = ["TL602"]\nextend-exclude = ["vendored"]\n')
+        '[tool.torchlint]\npreview = true\nignore = ["TL602"]\nextend-exclude = ["vendored"]\n')
     for folder, ignored in (("scripts", "TL601"), ("src", None)):
         (project / folder).mkdir()
         (project / folder / "load.py").write_text(LOAD)
         if ignored:
             (project / folder / "pyproject.toml").write_text(
-                f'[tool.torchlint]\nignore = ["{ignored}"]\n')
+                f'[tool.torchlint]\npreview = true\nignore = ["{ignored}"]\n')
     (project / "vendored").mkdir()
     (project / "vendored" / "lib.py").write_text(BAD)  # tracked, but excluded
     _git(project, "add", ".")

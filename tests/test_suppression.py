@@ -49,7 +49,7 @@ def test_a_directive_at_the_end_of_a_multi_line_string_covers_it(tmp_path: Path)
             1  # noqa: TL601
         more = torch.load("z.pt") + \\
             1
-    ''', "--select", "TL6")
+    ''', "--preview", "--select", "TL6")
     # line 5 cannot hold a comment: the directive ending the continuation covers it
     assert codes(result) == [(5, "TL602"), (7, "TL601"), (7, "TL602")]
 

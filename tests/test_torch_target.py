@@ -105,7 +105,7 @@ def test_a_nested_project_declaration_is_nearer_than_the_root(tmp_path: Path) ->
 
 
 def _findings(cwd: Path, *args: str) -> list[str]:
-    result = check(cwd, "--select", "TL601,TL703", *args, "m.py")
+    result = check(cwd, "--preview", "--select", "TL601,TL703", *args, "m.py")
     return [line.split(": ", 1)[1] for line in result.stdout.splitlines()]
 
 

@@ -37,6 +37,10 @@ class LoadWithoutWeightsOnly(Rule):
     pickle and is left alone, as is a file of NumPy arrays (the result read by
     `torch.from_numpy` or `.numpy()`), which the weights-only unpickler would refuse.
 
+    Preview: on real code 18 of 25 sampled findings were true; the rest loaded files the
+    project writes itself through a path one file cannot connect to its save (a helper's
+    parameter, a preprocessing step's output, a whole model saved elsewhere).
+
     From torch 2.6 on, `weights_only=True` is the default, so the call is safe as written
     there: for a project whose oldest supported torch is 2.6 or newer the rule is silent.
     Before 1.13 the argument does not exist, so the rule is silent for such a project too
@@ -65,6 +69,7 @@ class LoadWithoutWeightsOnly(Rule):
     """
 
     code = "TL601"
+    preview = True
     name = "load-without-weights-only"
     triggers = ("load",)
     # a torch import; a way to call torch.load (see torch_function)

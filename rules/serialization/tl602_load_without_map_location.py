@@ -30,6 +30,10 @@ class LoadWithoutMapLocation(Rule):
     the machine that made them: both are left alone. So is a file of NumPy data (the
     result read by `torch.from_numpy` or `.numpy()`): it holds no device tensors.
 
+    Preview: on real code 17 of 25 sampled findings were true; the rest read files written
+    on the CPU (exports, preprocessing output, data sent between processes) or loaded on
+    the machine that made them, which one file cannot tell.
+
     ## Example
     ```python
     import torch
@@ -50,6 +54,7 @@ class LoadWithoutMapLocation(Rule):
     """
 
     code = "TL602"
+    preview = True
     name = "load-without-map-location"
     triggers = ("load",)
     # a torch import; a way to call torch.load (see torch_function)
