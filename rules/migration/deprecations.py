@@ -29,8 +29,8 @@ from torchlint.analysis.torch_releases import (
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
 from torchlint.fix.edits import (
     keeps_comments,
-    reference,
     removal_edit,
+    torch_spelling,
     with_keywords,
 )
 from torchlint.rule import Rule
@@ -178,12 +178,7 @@ def spell(ctx: FileContext, func: cst.BaseExpression, qualname: str
         if base is not None and qualname.startswith(base + ".") and isinstance(
                 func.value, (cst.Name, cst.Attribute)):
             return ctx.code(func.value) + qualname[len(base):], None
-    root = func
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    if root is not func and isinstance(root, cst.Name) and ctx.lookup(root.value) == "torch":
-        return root.value + qualname[len("torch"):], None
-    return reference(ctx, qualname)
+    return torch_spelling(ctx, func, qualname)
 
 
 def imported_root(func: cst.BaseExpression) -> cst.Name | None:

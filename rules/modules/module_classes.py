@@ -34,9 +34,7 @@ def _derives_from_layer(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool
 def local_class(ctx: FileContext, name: str) -> cst.ClassDef | None:
     """The class of this file named ``name`` (top level or nested), if any."""
     def find() -> cst.ClassDef | None:
-        from torchlint.analysis.nodes import iter_nodes
-
-        return next((n for n in iter_nodes(ctx.module)
+        return next((n for n in ctx.definitions()
                      if isinstance(n, cst.ClassDef) and n.name.value == name), None)
 
     return ctx.cached(("local_class", name), find)

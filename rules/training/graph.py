@@ -20,7 +20,6 @@ from torchlint.analysis.grad_mode import (
 )
 from torchlint.analysis.nodes import (
     dotted_name,
-    iter_compound_statements,
     iter_nodes,
     iter_scope,
     last_name_part,
@@ -435,7 +434,7 @@ def _local_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
     """The file's functions (and methods) by name, for the names defined only once."""
     def index() -> dict[str, cst.FunctionDef]:
         found: dict[str, list[cst.FunctionDef]] = {}
-        for node in iter_compound_statements(ctx.module):
+        for node in ctx.definitions():
             if isinstance(node, cst.FunctionDef):
                 found.setdefault(node.name.value, []).append(node)
         return {name: defs[0] for name, defs in found.items() if len(defs) == 1}

@@ -89,7 +89,7 @@ _CLEARING_WORDS = ("zero", "clear", "reset", "none", "free", "drop")
 def _clearing_functions(ctx: FileContext) -> frozenset[str]:
     """Names of functions and methods in this file whose body clears gradients."""
     return ctx.cached("clearing_functions", lambda: frozenset(
-        fn.name.value for fn in iter_nodes(ctx.module)
+        fn.name.value for fn in ctx.definitions()
         if isinstance(fn, cst.FunctionDef) and any(clears_gradients(n) for n in iter_nodes(fn.body))
     ))
 

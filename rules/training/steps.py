@@ -16,7 +16,6 @@ from torchlint.analysis.nodes import (
     code,
     get_arg,
     is_literal_false,
-    iter_nodes,
     iter_scope,
     last_name_part,
     parameters,
@@ -232,7 +231,7 @@ def _backprop_functions(ctx: FileContext) -> frozenset[str]:
     """Names of the file's functions and methods that back-propagate, directly or through
     another such function of the file."""
     def compute() -> frozenset[str]:
-        functions = [n for n in iter_nodes(ctx.module) if isinstance(n, cst.FunctionDef)]
+        functions = [n for n in ctx.definitions() if isinstance(n, cst.FunctionDef)]
         found: set[str] = set()
         changed = True
         while changed:

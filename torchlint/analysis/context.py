@@ -20,7 +20,7 @@ from libcst._nodes.internal import CodegenState
 
 from torchlint.analysis.bindings import Binding, bound_names, last_binding, module_statements
 from torchlint.analysis.imports import AMBIGUOUS, import_bindings
-from torchlint.analysis.nodes import dotted_name, parameters
+from torchlint.analysis.nodes import dotted_name, iter_compound_statements, parameters
 from torchlint.analysis.options import Options
 from torchlint.analysis.project import Project
 from torchlint.analysis.torch_facts import canonical
@@ -282,6 +282,13 @@ class FileContext:
             root = here if inside_run or self.project is None else self.project.roots[0]
             return _is_test_path(self.path, root)
         return self.cached("is_test_file", compute)
+
+    def definitions(self) -> list[cst.FunctionDef | cst.ClassDef]:
+        """Every function, method and class of the file (nested ones too), in source
+        order; found once, walking statements only."""
+        return self.cached("definitions", lambda: [
+            n for n in iter_compound_statements(self.module)
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef))])
 
     def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """A per-file memo for facts rules derive more than once (``key`` names the fact)."""
