@@ -99,3 +99,29 @@ def test_positions_from_single_statements_equal_those_from_the_whole_module(monk
     monkeypatch.setattr(engine, "_statement_hints", lambda reports, module: None)
     assert by_statement == run()
     assert len(by_statement) > 300
+
+
+def test_a_preview_shape_of_a_default_rule_is_reported_only_in_preview() -> None:
+    """``report(..., preview=True)``: dropped and counted when preview is off, kept when on."""
+    import libcst as cst
+
+    from torchlint.analysis.options import Options
+    from torchlint.rule import Rule
+
+    class OneOff(Rule):
+        """## What it does
+        Flags every call of `setup_once`, as a preview shape."""
+        code = "TL999"
+        name = "one-off"
+        message = "one-off call"
+        triggers = ("setup_once",)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self.report(node, preview=True)
+
+    source = SourceFile("x.py", "setup_once()\nsetup_once()\n")
+    quiet = lint_source(source, FileSettings.for_rules([OneOff]))
+    assert quiet.diagnostics == [] and quiet.preview_only == 2
+    loud_settings = FileSettings.for_rules([OneOff], options=Options(preview=True))
+    loud = lint_source(source, loud_settings)
+    assert [d.line for d in loud.diagnostics] == [1, 2] and loud.preview_only == 0

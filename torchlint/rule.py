@@ -25,6 +25,9 @@ class Report:
     # the top-level statement being walked when the report was made: most likely the one
     # holding ``node``, which lets positions be computed from that statement alone
     statement: cst.CSTNode | None = None
+    # a shape of a default rule that has not earned the default tier (one-off setup code,
+    # say): reported only when preview is on, and counted for the summary's hint otherwise
+    preview: bool = False
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -71,11 +74,13 @@ class Rule(cst.BatchableCSTVisitor):
         self.reports: list[Report] = []
 
     def report(self, node: cst.CSTNode, *, fix: Fix | None = None, message: str | None = None,
-               **values: object) -> None:
+               preview: bool = False, **values: object) -> None:
+        """Report ``node``. ``preview=True``: this shape of the rule runs only in preview
+        mode (the finding is dropped, and counted as preview-only, when preview is off)."""
         text = message if message is not None else self.message.format(**values)
         ancestors = self.context.ancestors
         statement = ancestors[1] if len(ancestors) > 1 else None
-        self.reports.append(Report(node, text, fix, statement))
+        self.reports.append(Report(node, text, fix, statement, preview))
 
     # ---------------------------------------------------------------- docs
     @classmethod

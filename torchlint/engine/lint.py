@@ -32,6 +32,8 @@ class LintResult:
     rule_failures: list[str] = field(default_factory=list)
     # the project's other files this result learned from, as they were read
     dependencies: list[Dependency] = field(default_factory=list)
+    # findings of preview shapes of default rules, left out because preview is off
+    preview_only: int = 0
 
 
 def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool = True
@@ -81,6 +83,11 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     suppressions = parse_suppressions(source.text) if settings.noqa else Suppressions()
     diagnostics: list[Diagnostic] = []
     suppressed = 0
+    preview_only = 0
+    if not settings.options.preview:
+        kept = [(rule, report) for rule, report in reports if not report.preview]
+        preview_only = len(reports) - len(kept)
+        reports = kept
     if reports:
         locator = Locator(module, source.text, _nodes_to_locate(reports, module),
                           _statement_hints(reports, module))
@@ -108,7 +115,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     dependencies = sorted(context.project.dependencies.values(), key=lambda d: d.path) \
         if context.project is not None else []
     return LintResult(diagnostics, suppressed=suppressed, module=module,
-                      rule_failures=sorted(set(failures)), dependencies=dependencies)
+                      rule_failures=sorted(set(failures)), dependencies=dependencies,
+                      preview_only=preview_only)
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:
