@@ -248,3 +248,41 @@ def test_forward_in_a_package_kept_in_a_tests_folder_is_silent(tmp_path, monkeyp
     assert _lint_in_project("TL107", tmp_path, files, "tests/suite/helpers.py") == []
     found = _lint_in_project("TL107", tmp_path, files, "src/pkg/helpers.py")
     assert [(d.line, d.code) for d in found] == [(14, "TL107")]
+
+
+def test_forward_of_a_plain_class_of_another_file_is_silent(tmp_path) -> None:
+    plain = """
+        from abc import ABC
+
+
+        class Base(object):
+            pass
+
+
+        class Predictor(Base, ABC):
+            def forward(self, x):
+                return x * 2
+    """
+    use = """
+        import torch
+        from .plain import Predictor
+        from .layers import BaseBlock
+
+
+        class Runner:
+            def __init__(self):
+                self.model = Predictor()
+                self.block = BaseBlock()
+
+            def run(self, x):
+                return self.model.forward(x) + self.block.forward(x)
+
+
+        def go(x):
+            model = Predictor()
+            return model.forward(x)
+    """
+    files = {"pkg/__init__.py": "", "pkg/plain.py": plain, "pkg/layers.py": _BASE,
+             "pkg/use.py": use}
+    found = _lint_in_project("TL107", tmp_path, files, "pkg/use.py")
+    assert [(d.line, d.code) for d in found] == [(12, "TL107")]
