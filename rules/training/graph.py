@@ -419,9 +419,12 @@ def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
     literals, and names only ever bound to such, combined by arithmetic)."""
     if not isinstance(func, cst.Name):
         return False
-    function = _local_functions(ctx).get(func.value)
-    if function is None:
-        return False
+    functions = _local_functions(ctx).get(func.value)
+    # a name defined twice (a notebook's redefined helper, one per branch) may be either
+    return bool(functions) and all(_returns_number(ctx, f) for f in functions)
+
+
+def _returns_number(ctx: FileContext, function: cst.FunctionDef) -> bool:
     if decorated_no_grad(ctx, function):
         return True
     returns = [n for n in iter_scope(function.body) if isinstance(n, cst.Return)]
@@ -430,14 +433,14 @@ def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
         r.value is not None and _is_number(r.value, numbers) for r in returns)
 
 
-def _local_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
-    """The file's functions (and methods) by name, for the names defined only once."""
-    def index() -> dict[str, cst.FunctionDef]:
+def _local_functions(ctx: FileContext) -> dict[str, list[cst.FunctionDef]]:
+    """The file's functions (and methods) by name, every definition of each name."""
+    def index() -> dict[str, list[cst.FunctionDef]]:
         found: dict[str, list[cst.FunctionDef]] = {}
         for node in ctx.definitions():
             if isinstance(node, cst.FunctionDef):
                 found.setdefault(node.name.value, []).append(node)
-        return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+        return found
     return ctx.cached("local_functions", index)
 
 
