@@ -240,3 +240,24 @@ def test_tl301_a_seed_anywhere_in_the_function_keeps_random_draws_silent() -> No
         return noise, zeros
     """
     assert [line for line, _, _ in lint("TL301", source)] == [9]
+
+
+def test_tl302_legacy_constructors_through_aliases_make_tensors() -> None:
+    source = """
+    import torch as T
+    import numpy as np
+
+    Tensor = T.cuda.FloatTensor if T.cuda.is_available() else T.FloatTensor
+    Array = np.ndarray
+
+    def build(n):
+        scale = T.Tensor(n)
+        scale.cuda()
+        mask = Tensor(n, n)
+        mask.cpu()
+        plain = Array(n)
+        plain.cpu()
+        return scale, mask, plain
+    """
+    assert [line for line, _, _ in lint("TL302", source)] == [10, 12]
+    assert "    scale = scale.cuda()\n" in fixed("TL302", source)
