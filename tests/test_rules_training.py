@@ -121,3 +121,28 @@ def test_tl209_guarded_or_unguarded() -> None:
         torch.cuda.empty_cache()
     """
     assert findings("TL209", source) == [(4, 5)]
+
+
+def test_tl202_total_kept_on_self_is_named_in_the_message_and_fixed() -> None:
+    source = """
+import torch.nn.functional as F
+
+
+class Loop:
+    def __init__(self, model):
+        self.model = model
+        self.total = 0.0
+
+    def step(self, x, y):
+        loss = F.mse_loss(self.model(x), y)
+        loss.backward()
+        self.total += loss
+"""
+    [(line, column)] = findings("TL202", source)
+    assert line == 13
+    assert "self.total += loss.item()" in fixed("TL202", source)
+    # a total the class backpropagates keeps its graph on purpose
+    wanted = source + "\n    def flush(self):\n        self.total.backward()\n"
+    assert findings("TL202", wanted) == []
+    # set in __init__ only as a model: no number, tensor or container to sum into
+    assert findings("TL202", source.replace("self.total = 0.0", "self.total = model")) == []

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.analysis.bindings import bindings_before, module_value
+from torchlint.analysis.bindings import bindings_before, binds_anywhere, module_value
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GradOff,
@@ -42,6 +42,8 @@ _GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "
                                    "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
                                    "layout"})
 _CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
+_CONTAINER_FACTORIES = frozenset({"builtins.dict", "builtins.list", "collections.defaultdict",
+                                  "collections.Counter", "collections.OrderedDict"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
                             "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
 
@@ -358,6 +360,18 @@ def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> b
     return returned and not backprop_here and not data_loop
 
 
+def rebinds(body: cst.CSTNode, holder: str) -> bool:
+    """Does ``body`` bind ``holder`` (a name, or ``self.X``) anew?"""
+    if "." not in holder:
+        return binds_anywhere(body, holder)
+    for node in iter_scope(body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            if any(dotted_name(t.target) == holder for t in targets):
+                return True
+    return False
+
+
 def function_scope(ctx: FileContext) -> cst.CSTNode:
     """The innermost function around the current node, or the module."""
     return ctx.current_function or ctx.module
@@ -410,6 +424,16 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
     if isinstance(value, cst.Call):
         qual = ctx.qualified_name(value.func)
         return is_tensor_factory(ctx, value) or qual in ("builtins.float", "builtins.int")
+    return False
+
+
+def is_container(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
+    """``{}``, ``[]``, ``dict(...)``, ``defaultdict(float)``, ``Counter()``: a container
+    whose entries a total can be kept in."""
+    if isinstance(value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)):
+        return True
+    if isinstance(value, cst.Call):
+        return ctx.qualified_name(value.func) in _CONTAINER_FACTORIES
     return False
 
 
