@@ -146,3 +146,21 @@ class Loop:
     assert findings("TL202", wanted) == []
     # set in __init__ only as a model: no number, tensor or container to sum into
     assert findings("TL202", source.replace("self.total = 0.0", "self.total = model")) == []
+
+
+def test_tl205_step_function_is_reported_at_its_name_unless_a_caller_clears() -> None:
+    source = """
+    def step(model, optimizer, x):
+        model(x).sum().backward()
+        optimizer.step()
+
+
+    def fit(model, optimizer, batches):
+        for x in batches:
+            step(model, optimizer, x)
+    """
+    assert findings("TL205", source) == [(2, 5)]
+    cleared = source.replace("for x in batches:\n", "for x in batches:\n        optimizer.zero_grad()\n")
+    assert cleared != source and findings("TL205", cleared) == []
+    # never run more than once in the file: its gradients start empty
+    assert findings("TL205", source.replace("step(model, optimizer, x)\n", "pass\n")) == []
