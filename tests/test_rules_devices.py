@@ -261,3 +261,26 @@ def test_tl302_legacy_constructors_through_aliases_make_tensors() -> None:
     """
     assert [line for line, _, _ in lint("TL302", source)] == [10, 12]
     assert "    scale = scale.cuda()\n" in fixed("TL302", source)
+
+
+def test_tl305_cpu_work_made_in_the_function_is_not_gpu_work() -> None:
+    source = """
+    import time
+    import torch
+
+    DEVICE = "cuda"
+
+    def bench(n):
+        a = torch.randn(n, n)
+        start = time.perf_counter()
+        torch.matmul(a, a)
+        return time.perf_counter() - start
+    """
+    assert lint("TL305", source) == []
+    # a device move in the function puts the work on the GPU
+    moved = source.replace("torch.randn(n, n)", "torch.randn(n, n).to(DEVICE)")
+    assert [line for line, _, _ in lint("TL305", moved)] == [11]
+    # work on a parameter may be on the GPU
+    given = source.replace("def bench(n):", "def bench(n, a):").replace(
+        "a = torch.randn(n, n)\n        ", "")
+    assert [line for line, _, _ in lint("TL305", given)] == [10]
