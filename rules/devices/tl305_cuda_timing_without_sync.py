@@ -12,6 +12,7 @@ from torchlint.analysis.nodes import (
     iter_scope,
     last_name_part,
     method_call,
+    own_callee,
     target_names,
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
@@ -173,7 +174,7 @@ class CudaTimingWithoutSync(Rule):
     def _callees(self, function: cst.FunctionDef) -> list[cst.FunctionDef]:
         """The functions (and methods) of the file that ``function`` calls by name."""
         names = {name for call in iter_calls(function.body)
-                 if (name := _callee_name(call.func)) is not None}
+                 if (name := own_callee(call.func)) is not None}
         return [d for d in self.context.definitions()
                 if isinstance(d, cst.FunctionDef) and d.name.value in names and d is not function]
 
@@ -274,7 +275,7 @@ class CudaTimingWithoutSync(Rule):
     def _calls_syncing_function(self, call: cst.Call) -> bool:
         """``evaluate(net, loader)`` where every function of the file of that name waits for
         the GPU (``return acc.item() / n``, ``float(loss)``)."""
-        name = _callee_name(call.func)
+        name = own_callee(call.func)
         if name is None or self.context.qualified_name(call.func) is not None:
             return False
         defs = [d for d in self.context.definitions()
@@ -329,16 +330,6 @@ _CONTAINER_VERBS = frozenset({"add", "append", "insert", "remove", "attach", "de
 def _handles_a_model(name: str) -> bool:
     words = [w for w in name.lower().split("_") if w]
     return len(words) > 1 and words[0] in _CONTAINER_VERBS
-
-
-def _callee_name(func: cst.BaseExpression) -> str | None:
-    """``f`` for ``f(...)`` and ``self.f(...)``."""
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
-            func.value.value in ("self", "cls")):
-        return func.attr.value
-    return None
 
 
 _GPU_WORDS = ("cuda", "gpu", "device")

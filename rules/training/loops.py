@@ -14,6 +14,7 @@ from torchlint.analysis.nodes import (
     is_literal_false,
     iter_nodes,
     last_name_part,
+    own_callee,
 )
 from torchlint.analysis.torch_facts import AUTOCAST_NAMES
 
@@ -234,21 +235,13 @@ def _function_uses(module: cst.Module) -> frozenset[str]:
     argument anywhere in the file."""
     found: set[str] = set()
 
-    def callee(expr: cst.BaseExpression) -> str | None:
-        if isinstance(expr, cst.Name):
-            return expr.value
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and (
-                expr.value.value in ("self", "cls")):
-            return expr.attr.value
-        return None
-
     def walk(node: cst.CSTNode, in_loop: bool) -> None:
         if isinstance(node, cst.Call):
-            name = callee(node.func)
+            name = own_callee(node.func)
             if in_loop and name is not None:
                 found.add(name)
             for arg in node.args:
-                passed = callee(arg.value)
+                passed = own_callee(arg.value)
                 if passed is not None:
                     found.add(passed)
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
