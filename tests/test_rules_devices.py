@@ -284,3 +284,25 @@ def test_tl305_cpu_work_made_in_the_function_is_not_gpu_work() -> None:
     given = source.replace("def bench(n):", "def bench(n, a):").replace(
         "a = torch.randn(n, n)\n        ", "")
     assert [line for line, _, _ in lint("TL305", given)] == [10]
+
+
+def test_tl302_last_statement_of_a_notebook_cell_is_displayed_not_discarded(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from torchlint.cli import main
+
+    cells = ["import torch\nm = torch.Tensor([[2, 5], [4, 2]])",
+             "device = torch.device('cuda')\nm.to(device)",
+             "m.cuda()\nprint(m)"]
+    notebook = {"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
+                           "execution_count": None} for c in cells],
+                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                "nbformat_minor": 5}
+    path = tmp_path / "tour.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--select", "TL302", "--no-cache",
+                                       "--output-format", "concise", str(path)])
+    found = [line for line in result.output.splitlines() if ": TL302 " in line]
+    assert len(found) == 1 and "cell 3:1:" in found[0], result.output
