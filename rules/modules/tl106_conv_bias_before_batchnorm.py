@@ -41,7 +41,9 @@ class ConvBiasBeforeBatchNorm(Rule):
     dimension comes right after it.
 
     "Right after" means next to it in `nn.Sequential(...)`, a list or an `OrderedDict` of
-    named layers (the conv may be a name bound to it just before and read nowhere else);
+    named layers (the conv may be a name bound to it just before and read nowhere else,
+    or else only in the `else` block of the `if` that adds the norm, as in torchvision's
+    VGG);
     appended right after it (`layers = [conv]` or `layers.append(conv)`, then
     `layers.append(bn)`, also when that append is the first thing under `if normalize:`);
     added right after it to an `nn.Sequential` with `add_module` (a name bound to
@@ -172,7 +174,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     def _check(self, conv: cst.BaseExpression, bn: cst.BaseExpression,
                fix: object = None, condition: cst.BaseExpression | None = None,
                at: cst.CSTNode | None = None) -> bool:
-        conv, bn = self._layer(conv, at, alone=True), self._layer(bn, at)
+        branch = self._branch(conv) if condition is None and at is None else None
+        if branch is not None:
+            condition = branch  # ``if batch_norm: layers += [conv2d, bn, relu]`` / else
+        conv, bn = self._layer(conv, at, alone=branch is None), self._layer(bn, at)
         dim = conv_dimension(self.context, conv)
         if dim is None or batchnorm_dimension(self.context, bn) != dim:
             return False
@@ -198,6 +203,31 @@ class ConvBiasBeforeBatchNorm(Rule):
                     message=f"{values['conv']} is followed by {values['bn']} when `{when}`, "
                             f"which cancels its bias; {advice}")
         return True
+
+    def _branch(self, conv: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The test of the ``if`` whose body holds this sequence when ``conv`` (a name) is
+        read there once and, besides, only in its ``else`` block (torchvision's VGG:
+        ``if batch_norm: layers += [conv2d, nn.BatchNorm2d(v), ...]``, ``else: layers +=
+        [conv2d, ...]``): the conv is followed by the norm when the test holds."""
+        if not isinstance(conv, cst.Name):
+            return None
+        ctx = self.context
+        ancestors = ctx.ancestors
+        for i in range(len(ancestors) - 2, -1, -1):
+            anc = ancestors[i]
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(anc, cst.If):
+                if ancestors[i + 1] is not anc.body or not isinstance(anc.orelse, cst.Else):
+                    return None
+                scope = ctx.current_function or ctx.module
+                total = ctx.cached(("tl106_reads", id(scope)), lambda: _reads(scope))
+                here = _reads(anc.body).get(conv.value, 0)
+                elsewhere = _reads(anc.orelse).get(conv.value, 0)
+                if here == 1 and elsewhere >= 1 and total.get(conv.value, 0) == 1 + elsewhere:
+                    return anc.test
+                return None
+        return None
 
     def _layer(self, item: cst.BaseExpression, at: cst.CSTNode | None,
                alone: bool = False) -> cst.BaseExpression:
