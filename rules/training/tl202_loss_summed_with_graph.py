@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import dotted_name, self_attribute
+from torchlint.analysis.nodes import dotted_name, iter_scope, self_attribute
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
@@ -164,7 +164,7 @@ class LossSummedWithGraph(Rule):
             return
         total = dotted_name(holder)
         assert total is not None
-        if not looped and rebinds(function.body, total):
+        if not looped and (rebinds(function.body, total) or _sets_entry(function, target)):
             return  # set anew at each call: it only sums this call's terms
         if graph_is_wanted(cls, total, any(iterates_data(loop) for loop in ctx.loops())):
             return
@@ -173,3 +173,12 @@ class LossSummedWithGraph(Rule):
         self.report(value, fix=fix, value=shown(value), total=shown(target),
                     suggestion=suggestion)
 
+
+def _sets_entry(function: cst.FunctionDef, target: cst.BaseExpression) -> bool:
+    """``self.meters["loss"] = 0.0`` in ``function`` for a subscripted ``target``."""
+    if not isinstance(target, cst.Subscript):
+        return False
+    spelled = shown(target)
+    return any(isinstance(node, cst.Assign) and any(
+        isinstance(t.target, cst.Subscript) and shown(t.target) == spelled
+        for t in node.targets) for node in iter_scope(function.body))
