@@ -335,3 +335,29 @@ def test_extend_naming_a_file_that_is_not_toml_does_not_print_its_lines(tmp_path
     write(tmp_path / "torchlint.toml", 'extend = "base.toml"\n')
     result = check(tmp_path, "x.py")
     assert result.exit_code == 2 and "base.toml:1:16: invalid TOML" in result.stderr
+
+
+def test_a_selection_that_enables_no_rule_says_who_chose_it_and_names_the_preview_rules(
+        tmp_path: Path) -> None:
+    from torchlint.registry import all_rules
+
+    write(tmp_path / "x.py", MOVE)
+    preview = sorted(c for c, r in all_rules().items() if r.preview and r.default)[-1]
+    family = preview[:3]
+    assert all(r.preview for c, r in all_rules().items() if c.startswith(family))
+    result = check(tmp_path, "--select", preview, "x.py")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "torchlint: warning: no rule is enabled: the command line's --select chooses none that "
+        f"runs without --preview; {preview} is a preview rule: add --preview (or `preview = "
+        "true` in the configuration) to run it\nAll checks passed! (1 file checked)\n")
+    # chosen by a prefix: still named
+    result = check(tmp_path, "--select", family, "x.py")
+    assert f"--select chooses none that runs without --preview; {preview} is a" in result.stderr
+    result = check(tmp_path, "--select", "TL7", "--ignore", "TL7", "x.py")
+    assert ("warning: no rule is enabled: the command line's --select and --ignore leave none; "
+            "only syntax errors are reported") in result.stderr
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["ALL"]\n')
+    result = check(tmp_path, "x.py")
+    assert "no rule is enabled: pyproject.toml's ignore leaves none;" in result.stderr
+    assert "warning" not in check(tmp_path, "--preview", "--select", preview, "x.py").stderr
