@@ -178,6 +178,34 @@ def test_gitlab(project: Path) -> None:
     assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in issues]
 
 
+def test_junit(project: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    result = _check(project, "--output-format", "junit")
+    assert result.exit_code == 1
+    root = ET.fromstring(result.stdout)  # the summary stays off stdout: it parses
+    assert (root.get("tests"), root.get("failures")) == ("2", "2")
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "train.py"
+    assert [(c.get("name"), c.get("line"), c.get("column")) for c in suite] == [
+        ("org.torchlint.TL704", "5", "12"), ("org.torchlint.TL704", "6", "12")]
+    (project / "train.py").write_text("x = 1\n")
+    clean = ET.fromstring(_check(project, "--output-format", "junit").stdout)
+    assert (clean.get("tests"), clean.get("failures")) == ("1", "0")
+
+
+def test_rdjson(project: Path) -> None:
+    result = _check(project, "--output-format", "rdjson")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["source"]["name"] == "torchlint"
+    assert [(d["location"]["path"], d["location"]["range"]["start"], d["code"]["value"])
+            for d in report["diagnostics"]] == [
+        ("train.py", {"line": 5, "column": 12}, "TL704"),
+        ("train.py", {"line": 6, "column": 12}, "TL704")]
+    assert all(d["suggestions"] for d in report["diagnostics"])  # TL704's fixes
+
+
 def test_pylint(project: Path) -> None:
     lines = _check(project, "--output-format", "pylint").stdout.splitlines()
     assert lines[0].startswith("train.py:5: [TL704(autograd-variable), ] torch.autograd.Variable is deprecated")

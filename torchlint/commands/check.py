@@ -397,7 +397,8 @@ def _options(function: Any) -> Any:
                      show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT",
                      help="How findings are printed: concise (one line each), full (with "
                      "source, fix diff and hint), json, json-lines, sarif, github (workflow "
-                     "commands), gitlab (Code Quality), pylint."),
+                     "commands), gitlab (Code Quality), pylint, junit (JUnit XML), rdjson "
+                     "(reviewdog)."),
         click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path),
                      default=None, help="Write the findings (or statistics) to this file "
                      "(its folders are created) instead of stdout."),
