@@ -290,6 +290,10 @@ def test_configuration_errors_name_the_file_relative_to_the_current_folder(
     elsewhere.mkdir()
     result = check(elsewhere, str(tmp_path / "pkg" / "sub" / "x.py"))
     assert str(tmp_path / "pkg" / "sub" / "pyproject.toml") in result.stderr
+    # and so does one named from the root of the file system
+    root = Path(os.path.abspath(os.sep))
+    result = check(root, str(tmp_path / "pkg" / "sub" / "x.py"))
+    assert f"error: {tmp_path / 'pkg' / 'sub' / 'pyproject.toml'}:2:1:" in result.stderr
 
 
 DEEP = "[" * 3000 + "]" * 3000

@@ -34,8 +34,11 @@ def shown(path: str | PurePath) -> str:
     """``path`` as an error names it: relative to the current folder when it lies below it
     (as Ruff names files), as given otherwise."""
     try:
-        relative = os.path.relpath(os.path.abspath(path))
+        cwd = os.getcwd()
+        relative = os.path.relpath(os.path.abspath(path), cwd)
     except (ValueError, OSError):  # another drive; no current folder
+        return str(path)
+    if os.path.dirname(cwd) == cwd:  # run from the root of the file system: say it all
         return str(path)
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return str(path)

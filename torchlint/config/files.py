@@ -118,8 +118,9 @@ def load_chain(path: Path, *, explicit: bool = False) -> list[Layer]:
             cycle = " extends ".join(shown(p) for p in (*seen, current))
             raise ConfigError(f"circular configuration: {cycle}")
         if seen and not current.is_file():
+            what = "is not a file" if current.exists() else "does not exist"
             raise ConfigError(f"{shown(seen[-1])}: 'extend' names {shown(current)}, which "
-                              "does not exist")
+                              f"{what}")
         layer = read_layer(current, explicit=explicit or bool(seen),
                            extended_by=seen[-1] if seen else None)
         seen.append(current)
