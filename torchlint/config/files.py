@@ -155,17 +155,18 @@ def override_layer(assignment: str, base: str) -> Layer:
     from torchlint.config.keys import FILE_ONLY, KEYS, KeyProblem, check_table
     from torchlint.config.toml_files import loads, tomllib
 
+    said = repr(assignment if len(assignment) <= 60 else assignment[:57] + "...")
     try:
         data = loads(assignment)
     except tomllib().TOMLDecodeError as exc:
-        raise ConfigError(f"--config {assignment!r} is neither a file nor a TOML "
+        raise ConfigError(f"--config {said} is neither a file nor a TOML "
                           f"'key = value' assignment ({exc})") from None
     if len(data) != 1:
-        raise ConfigError(f"--config {assignment!r}: give one 'key = value' per --config")
+        raise ConfigError(f"--config {said}: give one 'key = value' per --config")
     try:
         values = check_table(data, allowed=[k for k in KEYS if k not in FILE_ONLY])
     except KeyProblem as problem:
-        raise ConfigError(f"--config {assignment!r}: {problem}") from None
+        raise ConfigError(f"--config {said}: {problem}") from None
     return Layer(values, base, "--config")
 
 

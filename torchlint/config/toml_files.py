@@ -48,6 +48,9 @@ def read_text(path: Path) -> str:
                           f"{exc.start})") from None
 
 
+TOO_DEEP = "values nested too deeply to read"
+
+
 def loads(text: str) -> dict[str, Any]:
     """``text`` parsed; raises tomllib's ``TOMLDecodeError``, also for values nested so
     deeply that the parser would exhaust the stack."""
@@ -55,7 +58,7 @@ def loads(text: str) -> dict[str, Any]:
     try:
         return toml.loads(text)
     except RecursionError:
-        raise toml.TOMLDecodeError("values nested too deeply") from None
+        raise toml.TOMLDecodeError(TOO_DEEP) from None
 
 
 def parse_toml(text: str, path: Path | str) -> dict[str, Any]:
@@ -66,6 +69,8 @@ def parse_toml(text: str, path: Path | str) -> dict[str, Any]:
         return loads(text)
     except toml.TOMLDecodeError as exc:
         message = str(exc)
+        if message == TOO_DEEP:  # valid TOML perhaps, but no configuration nests so deep
+            raise ConfigError(f"{path}: cannot be read as a configuration: {TOO_DEEP}") from None
         line = getattr(exc, "lineno", None)
         column = getattr(exc, "colno", None)
         found = _AT.search(message)
