@@ -138,3 +138,15 @@ def test_tl107_super_is_silent_and_multiline_keeps_layout() -> None:
     found = _lint("TL107", source)
     assert len(found) == 1
     assert "self.inner(\n            x,\n        )" in _fix("TL107", source)
+
+
+def test_tl401_on_the_last_function_of_a_file_without_a_final_newline() -> None:
+    source = "import torch\n\n\ndef evaluate(model, x):\n    model.eval()\n    return model(x)"
+    rule = all_rules()["TL401"]
+    settings = FileSettings.for_rules([rule], {"TL401"})
+    result = lint_source(SourceFile("example.py", source), settings)
+    assert result.rule_failures == []
+    assert [(d.line, d.column, d.fix is not None) for d in result.diagnostics] == [(4, 5, True)]
+    fixed = fix_source(SourceFile("example.py", source), settings, unsafe=True).source.text
+    assert fixed == ("import torch\n\n\n@torch.no_grad()\ndef evaluate(model, x):\n"
+                     "    model.eval()\n    return model(x)")
