@@ -150,3 +150,43 @@ def test_tl401_on_the_last_function_of_a_file_without_a_final_newline() -> None:
     fixed = fix_source(SourceFile("example.py", source), settings, unsafe=True).source.text
     assert fixed == ("import torch\n\n\n@torch.no_grad()\ndef evaluate(model, x):\n"
                      "    model.eval()\n    return model(x)")
+
+
+def test_textbook_script_evaluation_gets_both_tl401_and_tl402() -> None:
+    """train() then evaluate() from main(): evaluate() has neither no_grad nor eval()."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "TL402" / "textbook.py"
+    rules = [all_rules()["TL401"], all_rules()["TL402"]]
+    found = lint_source(SourceFile.read(path), FileSettings.for_rules(rules)).diagnostics
+    assert sorted((d.line, d.code) for d in found) == [(31, "TL401"), (31, "TL402"),
+                                                       (39, "TL402")]
+    assert "after training" in next(d.message for d in found if d.code == "TL402")
+
+
+def test_tl402_a_plain_train_call_does_not_switch_the_mode() -> None:
+    """``train(model, loader)`` is a function of the script, not ``model.train(False)``."""
+    found = _lint("TL402", """\
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            return [model(x) for x in loader]
+
+        def main(model, loader):
+            train(model, loader)
+            evaluate(model, loader)
+        """)
+    assert [d.line for d in found] == [4]
+    quiet = _lint("TL402", """\
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            return [model(x) for x in loader]
+
+        def main(model, loader):
+            model.train(False)
+            evaluate(model, loader)
+        """)
+    assert quiet == []

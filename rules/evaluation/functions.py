@@ -303,7 +303,7 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         name = last_name_part(node.func)
         if name is not None:
             scope[0].add(name)
-            if name == "eval" and not node.args or (name == "train" and node.args):
+            if _is_eval_call(node):  # a method: ``train(model, loader)`` switches nothing
                 scope[1] = True
     for child in semantic_children(node):
         _file_scan(ctx, child, grad_free, facts, per_scope, scope)
