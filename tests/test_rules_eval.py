@@ -190,3 +190,28 @@ def test_tl402_a_plain_train_call_does_not_switch_the_mode() -> None:
             evaluate(model, loader)
         """)
     assert quiet == []
+
+
+def test_inference_names() -> None:
+    from torchlint.rules.evaluation.functions import is_inference_name
+
+    named = ["translate", "stylize", "caption_image", "beam_search", "beam_search_decode",
+             "predict", "predict_proba", "generate", "generate_samples", "sample",
+             "sample_images", "infer", "inference_image", "_predict"]
+    assert [n for n in named if not is_inference_name(n)] == []
+    others = ["translated", "stylizer_step", "captions", "sample_step", "predict_batch",
+              "train", "resample", "regenerate"]
+    assert [n for n in others if is_inference_name(n)] == []
+
+
+def test_tl401_module_level_loop_over_a_test_set_names_the_model() -> None:
+    found = _lint("TL401", """\
+        import torch
+
+        model = torch.nn.Linear(4, 2)
+        for images, labels in testloader:
+            outputs = model(images)
+        """)
+    assert [(d.line, d.message) for d in found] == [
+        (5, "'model' runs with autograd on in an evaluation loop; wrap the loop in "
+            "`with torch.no_grad():`")]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.bindings import module_statements
+from torchlint.analysis.bindings import binds_anywhere, bound_names, module_statements
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
@@ -50,6 +50,23 @@ _GRAD_NEEDING_PREFIXES = ("torch.autograd.functional.", "torch.func.", "torch.au
 def is_eval_name(name: str) -> bool:
     name = name.lstrip("_")
     return bool(EVAL_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
+
+
+# Functions that run a trained model to produce something: translation, captions,
+# predictions, generated or sampled outputs, style transfer, beam search
+INFERENCE_NAME = re.compile(
+    r"^(translate|stylize)$|^(caption|beam_search)(_|$)|^(predict|generate|sample|infer)")
+# Methods that run a model to produce outputs: ``model.generate(...)``, ``decoder.beam_search``
+INFERENCE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_decode",
+                               "greedy_search", "translate", "caption", "predict", "infer",
+                               "inference"})
+
+
+def is_inference_name(name: str) -> bool:
+    """A function named for running a model to produce outputs (``translate``,
+    ``predict_image``, ``generate_text``, ``sample``, ``beam_search``...)."""
+    name = name.lstrip("_")
+    return bool(INFERENCE_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
 
 
 def is_step_hook(name: str) -> bool:
@@ -198,15 +215,19 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
 
 
 def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts,
-                *, include_evaluated: bool = True) -> set[str]:
+                *, include_evaluated: bool = True, include_globals: bool = False) -> set[str]:
     """Dotted names that are models in ``function``: model parameters, ``self.model``...
-    (not ``self.x`` when ``x`` is a method of the class: ``self._test_model(...)``)."""
+    (not ``self.x`` when ``x`` is a method of the class: ``self._test_model(...)``); with
+    ``include_globals``, model-named globals of a script too (``net = Net()`` at module
+    level, used by ``def test():``)."""
     names: set[str] = set(facts.eval_receivers) if include_evaluated else set()
     this = self_name(ctx, function)
     for param in params(function):
         name = param.name.value
         if name != this and is_model_name(name, ctx.options.model_names):
             names.add(name)
+    if include_globals:
+        names |= _global_models(ctx, function, facts)
     if this is not None:
         methods = _methods(ctx.enclosing_class(function))
         for call in facts.calls:
@@ -215,6 +236,46 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
                     is_model_name(attr, ctx.options.model_names)):
                 names.add(call.name)
     return names
+
+
+def _global_models(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts
+                   ) -> set[str]:
+    """Model-named names the function calls that are module-level variables of the file
+    (assigned there, not imported) and that the function does not bind itself."""
+    found: set[str] = set()
+    local = {p.name.value for p in parameters(function)}
+    for call in facts.calls:
+        head = call.name.partition(".")[0]
+        if head in found or head in local or not is_model_name(head, ctx.options.model_names):
+            continue
+        if head in _module_variables(ctx) and not binds_anywhere(function.body, head):
+            found.add(head)
+    return found
+
+
+def _module_variables(ctx: FileContext) -> frozenset[str]:
+    """Names a module-level statement assigns (``model = Net().to(device)``), not imports,
+    functions or classes."""
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        for stmt in module_statements(ctx.module.body):
+            if not isinstance(stmt, (cst.Import, cst.ImportFrom, cst.FunctionDef,
+                                     cst.ClassDef)):
+                names.update(bound_names(stmt))
+        return frozenset(names)
+
+    return ctx.cached("eval_module_variables", compute)
+
+
+def model_calls(facts: FunctionFacts, models: set[str]) -> list[ModelCall]:
+    """The calls of ``models``: ``model(x)``, ``model.forward(x)`` (noted as ``model``), and
+    inference methods that run it (``model.generate(...)``, ``decoder.beam_search(...)``)."""
+    found = []
+    for call in facts.calls:
+        head, _, method = call.name.rpartition(".")
+        if call.name in models or head in models and method in INFERENCE_METHODS:
+            found.append(call)
+    return found
 
 
 def _methods(cls: cst.ClassDef | None) -> set[str]:
