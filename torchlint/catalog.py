@@ -80,7 +80,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL719": ("torchvision-pretrained", True, False),
     "TL720": ("v2-totensor", True, False),
     "TL721": ("functional-sigmoid-tanh", False, False),
-    "TL801": ("data-parallel", True, True),
+    "TL801": ("data-parallel", True, False),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
     "TL902": ("private-default-collate", True, False),
 }
