@@ -19,6 +19,7 @@ from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
     GradOff,
+    called_only_with_grad_off,
     decorated_no_grad,
     with_turns_off,
 )
@@ -267,15 +268,55 @@ def _module_variables(ctx: FileContext) -> frozenset[str]:
     return ctx.cached("eval_module_variables", compute)
 
 
-def model_calls(facts: FunctionFacts, models: set[str]) -> list[ModelCall]:
+def model_calls(ctx: FileContext, facts: FunctionFacts, models: set[str]) -> list[ModelCall]:
     """The calls of ``models``: ``model(x)``, ``model.forward(x)`` (noted as ``model``), and
-    inference methods that run it (``model.generate(...)``, ``decoder.beam_search(...)``)."""
+    inference methods that run it (``decoder.beam_search(...)``) where this file defines
+    that method without turning gradients off (``generate`` of Hugging Face, fairseq or
+    minGPT models is decorated with ``no_grad`` where it is defined)."""
     found = []
     for call in facts.calls:
         head, _, method = call.name.rpartition(".")
-        if call.name in models or head in models and method in INFERENCE_METHODS:
+        if call.name in models or head in models and method in _recording_methods(ctx):
             found.append(call)
     return found
+
+
+def _recording_methods(ctx: FileContext) -> frozenset[str]:
+    """Inference methods a class of this file defines, none of them decorated with a
+    grad-mode decorator."""
+    def compute() -> frozenset[str]:
+        defined: dict[str, bool] = {}
+        for node in ctx.definitions():
+            if isinstance(node, cst.ClassDef):
+                for stmt in node.body.body:
+                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value in INFERENCE_METHODS:
+                        name = stmt.name.value
+                        off = decorated_no_grad(ctx, stmt, GradOff.MENTIONED)
+                        defined[name] = defined.get(name, True) and not off
+        return frozenset(name for name, recording in defined.items() if recording)
+
+    return ctx.cached("eval_recording_methods", compute)
+
+
+def called_only_from_grad_off_code(ctx: FileContext, name: str) -> bool:
+    """Every function of this file that calls ``name`` runs with gradients off: decorated
+    with ``no_grad``/``inference_mode``, only called under them, or (up to a few levels)
+    only called by such functions (a pipeline's ``encode_prompt`` helper, called from its
+    ``@torch.no_grad()`` ``__call__``). False when nothing in the file calls ``name``."""
+    facts = file_facts(ctx)
+    decorated = ctx.cached("eval_grad_off_functions", lambda: frozenset(
+        n.name.value for n in ctx.definitions()
+        if isinstance(n, cst.FunctionDef) and decorated_no_grad(ctx, n, GradOff.MENTIONED)))
+
+    def off(function: str, depth: int) -> bool:
+        callers = [caller for caller, called in facts.calls_of.items() if function in called
+                   and caller != function]
+        if not callers or depth > 3:
+            return False
+        return all(caller in decorated or called_only_with_grad_off(ctx, caller)
+                   or off(caller, depth + 1) for caller in callers)
+
+    return off(name, 0)
 
 
 def _methods(cls: cst.ClassDef | None) -> set[str]:

@@ -27,6 +27,7 @@ from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
     INFERENCE_METHODS,
+    called_only_from_grad_off_code,
     file_facts,
     is_eval_name,
     is_inference_name,
@@ -46,7 +47,9 @@ class InferenceWithoutNoGrad(Rule):
     `beam_search*`, `predict*`, `generate*`, `sample*`, `infer*`) that runs a model with
     autograd still recording: a model it receives, its own `self.model`, or a script's
     module-global model; called directly, through `.forward`, or through an inference
-    method (`model.generate(...)`, `model.sample(...)`, `decoder.beam_search(...)`).
+    method (`model.sample(...)`, `decoder.beam_search(...)`) that a class of the file
+    defines without turning gradients off (the `generate` of Hugging Face, fairseq or
+    minGPT models is decorated with `no_grad` where it is defined).
     Evaluation code at module level (a script or notebook cell) is flagged too: a loop that
     calls a model outside `no_grad`, never backpropagates nor steps an optimizer, and runs
     after `model.eval()` or over a test or validation set (`for x, y in test_loader:`).
@@ -62,6 +65,8 @@ class InferenceWithoutNoGrad(Rule):
     (`self._test_model(...)`) taken for models by their names. An inference function that
     does not call `.eval()` is not flagged where a training step calls it
     (`fake = generate_fake(generator, z)`): its output may be trained on.
+    A helper that the file only reaches from code running with gradients off (a pipeline's
+    `encode_prompt` helper, called from its `@torch.no_grad()` `__call__`) is not flagged.
 
     ## Why is this bad?
     `model.eval()` only changes how layers such as dropout and batch norm behave; it does
@@ -161,12 +166,12 @@ class InferenceWithoutNoGrad(Rule):
         if not ctx.imports_from("torch"):
             return
         models = model_names(ctx, node, facts, include_globals=True)
-        exposed = [c for c in model_calls(facts, models) if not c.grad_free]
+        exposed = [c for c in model_calls(ctx, facts, models) if not c.grad_free]
         if not exposed:
             return
         callers = file_facts(ctx)
         if called_with_grad_off(ctx, name) or name in callers.called_with_backward or (
-                name in callers.called_from_forward):
+                name in callers.called_from_forward) or called_only_from_grad_off_code(ctx, name):
             return  # the caller decides about autograd
         if not is_eval_name(name) and not facts.eval_receivers and (
                 name in callers.called_from_training):
