@@ -55,6 +55,8 @@ class Net(torch.nn.Module):
 
     def _build(self):
         here_build()
+        for layer in range(3):
+            here_build_loop()
 
     def forward(self, x):
         return self.head(x)
@@ -131,7 +133,8 @@ def test_which_functions_run_repeatedly() -> None:
 
 def test_runs_repeatedly_at_a_node() -> None:
     ctx = _context(SCRIPT)
-    expected = {"here_init": False, "here_build": False, "here_head": True,
+    expected = {"here_init": False, "here_build": False, "here_build_loop": False,
+                "here_head": True,
                 "here_helper": True, "here_report": False, "here_main": False,
                 "here_epoch": True, "here_comprehension": True, "here_zero_embed": True,
                 "here_script": False}

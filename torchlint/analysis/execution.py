@@ -9,7 +9,9 @@ Computed once per file (``FileContext.cached``):
   (``optimizer.step()``, ``scaler.step(optimizer)``), directly or through another function
   of the file it calls; a module-level loop that does. The file *trains* when any of its
   code does.
-* **repeated code**: the bodies of loops and comprehensions; methods of module classes
+* **repeated code**: the bodies of loops and comprehensions (not those of a constructor or
+  initialiser that runs once: a loop over layers or buffers builds them once); methods of
+  module classes
   (not their constructors and initialisers); functions that run once per batch, sample or
   request by their role (``forward``, ``__call__``, ``__getitem__``, ``encode_*``,
   ``decode*``, collate functions, ``*_step`` and ``*_batch`` functions); and every
@@ -39,7 +41,7 @@ _PER_CALL_WORDS = frozenset({"step", "batch", "collate"})
 _SETUP_NAMES = frozenset({"__init__", "__new__", "__post_init__", "__setstate__",
                           "__init_subclass__", "reset_parameters", "from_pretrained",
                           "from_config"})
-_SETUP_PREFIXES = ("init", "build", "setup", "load", "register", "create")
+_SETUP_PREFIXES = ("init", "build", "setup", "load", "register", "create", "allocate")
 
 
 # ------------------------------------------------------------------ the calls
@@ -254,17 +256,21 @@ def runs_repeatedly(ctx: FileContext, node: cst.CSTNode | None = None) -> bool:
     repeatedly (see the module's docstring)?"""
     ancestors = ctx.ancestors
     index = len(ancestors) - 1 if node is None else ctx.index_of(node)
+    in_loop = False
     for i in range(index - 1, -1, -1):
         anc = ancestors[i]
-        if isinstance(anc, _LOOPS) and ancestors[i + 1] is anc.body:
-            return True
-        if isinstance(anc, _COMPREHENSIONS):
-            return True
-        if isinstance(anc, cst.FunctionDef):
-            return function_runs_repeatedly(ctx, anc)
-        if isinstance(anc, cst.ClassDef):
-            return False
-    return False
+        if isinstance(anc, _LOOPS) and ancestors[i + 1] is anc.body or isinstance(
+                anc, _COMPREHENSIONS):
+            in_loop = True
+        elif isinstance(anc, cst.FunctionDef):
+            if function_runs_repeatedly(ctx, anc):
+                return True
+            # a constructor's or initialiser's loop (over layers, tokenizers, buffers)
+            # builds its objects once
+            return in_loop and not _is_setup_name(anc.name.value)
+        elif isinstance(anc, cst.ClassDef):
+            return in_loop
+    return in_loop
 
 
 def in_training_code(ctx: FileContext, node: cst.CSTNode | None = None) -> bool:
