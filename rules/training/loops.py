@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.execution import is_optimizer_name
 from torchlint.analysis.nodes import (
     children_of,
     code,
@@ -58,18 +59,6 @@ def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.
 
 
 # ------------------------------------------------------------ training loops
-def is_optimizer_name(node: cst.BaseExpression) -> bool:
-    """``optimizer``, ``self.opt``, ``optimizers[i]``, ``optimizerD``, ``opt_g``..."""
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    name = last_name_part(node)
-    if name is None:
-        return False
-    lowered = name.lower()
-    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
-        "opt_") or lowered.endswith("_opt")
-
-
 def optimizer_step(node: cst.CSTNode) -> str | None:
     """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
 
