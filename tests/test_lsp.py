@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,45 @@ def test_a_config_error_pops_up_once(session: Client, tmp_path: Path) -> None:
     logged = [m for m in seen if m.get("method") == "window/logMessage"]
     assert len(popups) == 1 and "bogus" in popups[0]["params"]["message"]
     assert len(logged) == 2
+
+
+@pytest.mark.parametrize(("method", "params", "says"), [
+    ("textDocument/hover", {"foo": 1}, "textDocument"),
+    ("textDocument/codeAction", {"textDocument": {"uri": 5}}, "range"),
+    ("codeAction/resolve", {"x": 1}, "title"),
+    ("textDocument/hover", None, "textDocument/hover"),
+])
+def test_a_request_with_invalid_params_gets_an_error(session: Client, method: str,
+                                                      params: Any, says: str) -> None:
+    answer = session.answer(method, params)
+    assert answer["error"]["code"] == -32602  # InvalidParams
+    message = answer["error"]["message"]
+    assert method in message and says in message and "Traceback" not in message
+    # the server goes on answering
+    assert session.request("textDocument/hover", {
+        "textDocument": {"uri": (Path.cwd() / "none.py").as_uri()},
+        "position": {"line": 0, "character": 0}}) is None
+
+
+def test_a_notification_with_invalid_params_is_reported(fresh: Any) -> None:
+    client, _ = fresh()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": 3}})
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "textDocument/didOpen" in shown["message"] and "ignored" in shown["message"]
+    assert "Traceback" not in shown["message"]
+
+
+def test_a_server_that_cannot_load_its_rules_says_so(tmp_path: Path) -> None:
+    # torchlint.rules cannot be imported, as after a broken install
+    script = ("import sys; sys.modules['torchlint.rules'] = None\n"
+              "from torchlint.lsp import serve; serve()\n")
+    client = Client(tmp_path, [sys.executable, "-c", script])
+    try:
+        client.initialize(tmp_path)
+        shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+        assert shown["type"] == 1  # Error
+        assert "cannot lint" in shown["message"] and "torchlint.rules" in shown["message"]
+        uri = open_document(client, tmp_path / "train.py", SOURCE)
+        assert client.diagnostics(uri) == []  # answered, empty: not silent
+    finally:
+        client.close()

@@ -69,6 +69,10 @@ def create_server() -> TorchlintServer:
                 return types.RelatedFullDocumentDiagnosticReport(
                     items=ls.diagnostics(result, uri), result_id=result.result_id)
 
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TorchlintServer, params: types.InitializedParams) -> None:
+        ls.check_rules()  # a server that cannot lint says so now, not never
+
     # -------------------------------------------------------------- text documents
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchlintServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -9,6 +9,7 @@ ever published for the version the editor has. Diagnostics are pulled
 from __future__ import annotations
 
 import asyncio
+import logging
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -27,8 +29,10 @@ from torchlint.lsp.actions import EditBuilder
 from torchlint.lsp.linting import Document, Linted, Snapshot, fix_all, lint_snapshot
 from torchlint.lsp.positions import Offsets
 from torchlint.lsp.presentation import lsp_diagnostic, rule_documentation
+from torchlint.lsp.protocol import TorchlintProtocol
 from torchlint.lsp.settings import ClientSettings, EditorSettings, Resolver
 
+logger = logging.getLogger(__name__)
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
 _PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
@@ -47,7 +51,7 @@ class Result:
 
 class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torchlint", __version__,
+        super().__init__("torchlint", __version__, protocol_cls=TorchlintProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOK_SYNC)
         self.client_settings = ClientSettings()
@@ -121,15 +125,38 @@ class TorchlintServer(LanguageServer):
             return editor, None
         return editor, settings.for_file(snapshot.path)
 
-    def report_problem(self, message: str) -> None:
+    def report_problem(self, message: str,
+                       level: types.MessageType = types.MessageType.Error) -> None:
         """A pop-up once per distinct problem, not on every keystroke; the log has all."""
         if message not in self.shown_errors:
             self.shown_errors.add(message)
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Error, message=message))
+            self.window_show_message(types.ShowMessageParams(type=level, message=message))
         else:
-            self.window_log_message(types.LogMessageParams(
-                type=types.MessageType.Error, message=message))
+            self.window_log_message(types.LogMessageParams(type=level, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls's report of a failure outside a request: one line naming it, not the
+        traceback (that goes to the server's log). A failed request is answered with an
+        error response instead."""
+        if source is FeatureRequestError:
+            return
+        message = getattr(error, "message", None) or str(error)
+        first = message.strip().splitlines()[-1] if message.strip() else type(error).__name__
+        self.report_problem(f"torchlint: {first} (the traceback is in the server's log)")
+
+    def check_rules(self) -> bool:
+        """Whether the rules load; if not, the user is told why nothing is linted."""
+        from torchlint.registry import all_rules
+
+        try:
+            all_rules()
+        except Exception as exc:  # noqa: BLE001 - whatever stops the rules from loading
+            self.report_problem(
+                f"torchlint cannot lint: its rules did not load ({type(exc).__name__}: "
+                f"{exc}). Reinstall torchlint in this environment "
+                "(pip install '/path/to/torchlint[lsp]') and restart the server.")
+            return False
+        return True
 
     # -------------------------------------------------------------- linting
     def schedule(self, uri: str, delay: float = 0.0) -> asyncio.Task[Result | None] | None:
@@ -157,7 +184,14 @@ class TorchlintServer(LanguageServer):
         else:
             self.runs += 1
             loop = asyncio.get_running_loop()
-            linted = await loop.run_in_executor(self.linter, lint_snapshot, snapshot, settings)
+            try:
+                linted = await loop.run_in_executor(self.linter, lint_snapshot, snapshot,
+                                                    settings)
+            except Exception as exc:  # noqa: BLE001 - said to the user, never silent
+                logger.error("linting %s failed", snapshot.path, exc_info=exc)
+                self.report_problem(f"torchlint cannot lint {snapshot.path}: "
+                                    f"{type(exc).__name__}: {exc}")
+                linted = Linted(snapshot, {d.uri: [] for d in snapshot.documents})
         current = self.snapshot(snapshot.uri)
         if current is None or current.key != snapshot.key:
             return None  # the editor moved on: never show findings of an older text
