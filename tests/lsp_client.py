@@ -17,9 +17,15 @@ CHECKOUT = str(Path(__file__).resolve().parents[1])
 
 
 class Client:
-    def __init__(self, cwd: Path, command: list[str] | None = None) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(
-            filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")])))
+    def __init__(self, cwd: Path, command: list[str] | None = None,
+                 checkout: bool = True) -> None:
+        """``checkout``: run this checkout's torchlint (else the one ``command`` finds)."""
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if checkout:
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))
+        else:
+            env.pop("PYTHONPATH", None)
         self.proc = subprocess.Popen(
             command or [sys.executable, "-m", "torchlint", "server"], cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
