@@ -68,6 +68,12 @@ def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                           env=env, stdin=subprocess.DEVNULL)
 
 
+@pytest.fixture(params=["the clone's root", "another folder"])
+def cwd(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where the command is started."""
+    return CHECKOUT if request.param == "the clone's root" else tmp_path
+
+
 def test_the_environment_runs_its_installed_copy(python: Path, tmp_path: Path) -> None:
     found = run([str(python), "-c", "import torchlint.rules as r; print(r.__file__)"],
                 tmp_path)
@@ -75,10 +81,7 @@ def test_the_environment_runs_its_installed_copy(python: Path, tmp_path: Path) -
     assert str(python.parent.parent) in found.stdout
 
 
-@pytest.mark.parametrize("where", ["the clone's root", "another folder"])
-def test_check_works_wherever_it_is_started(python: Path, tmp_path: Path,
-                                            where: str) -> None:
-    cwd = CHECKOUT if where == "the clone's root" else tmp_path
+def test_check_works_wherever_it_is_started(python: Path, cwd: Path) -> None:
     demo = "fixtures/demo" if cwd == CHECKOUT else str(DEMO)
     done = run([str(python), "-m", "torchlint", "check", "--no-cache", demo], cwd)
     assert "internal error" not in done.stdout + done.stderr, done.stdout + done.stderr
@@ -86,23 +89,18 @@ def test_check_works_wherever_it_is_started(python: Path, tmp_path: Path,
     assert "TL901" in done.stdout and "Found " in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("where", ["the clone's root", "another folder"])
-def test_the_flake8_plugin_works_wherever_it_is_started(python: Path, tmp_path: Path,
-                                                        where: str) -> None:
+def test_the_flake8_plugin_works_wherever_it_is_started(python: Path, cwd: Path) -> None:
     if not importable("flake8"):
         pytest.skip("flake8 is not installed")
-    cwd = CHECKOUT if where == "the clone's root" else tmp_path
     done = run([str(python), "-m", "flake8", "--select", "TL", str(DEMO / "data.py")], cwd)
     assert "TL901" in done.stdout, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("where", ["the clone's root", "another folder"])
 def test_the_language_server_lints_wherever_it_is_started(python: Path, tmp_path: Path,
-                                                          where: str) -> None:
+                                                          cwd: Path) -> None:
     if not importable("pygls"):
         pytest.skip("the lsp extra is not installed")
-    cwd = CHECKOUT if where == "the clone's root" else tmp_path
     client = Client(cwd, [str(python), "-m", "torchlint", "server"], checkout=False)
     try:
         client.initialize(tmp_path)
