@@ -193,7 +193,8 @@ def test_a_config_error_pops_up_once(session: Client, tmp_path: Path) -> None:
                     and message["params"].get("version") == version:
                 break
     popups = [m for m in seen if m.get("method") == "window/showMessage"]
-    logged = [m for m in seen if m.get("method") == "window/logMessage"]
+    logged = [m for m in seen if m.get("method") == "window/logMessage"
+              and m["params"]["type"] == 1]
     assert len(popups) == 1 and "bogus" in popups[0]["params"]["message"]
     assert len(logged) == 2
 

@@ -136,13 +136,55 @@ def test_a_file_without_project_configuration_takes_the_editors(start: Any,
 
 def test_bad_settings_are_reported_and_skipped(start: Any, tmp_path: Path) -> None:
     client, _ = start(PUSH, {"settings": {"select": ["TL301", "TL999x"], "colour": "blue"}})
-    shown = [client.wait(lambda m: m.get("method") == "window/showMessage")["params"]["message"]
-             for _ in range(2)]
-    assert any("TL999x" in m for m in shown) and any("colour" in m for m in shown)
+    # one pop-up says everything that was skipped
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "TL999x" in shown["message"] and "colour" in shown["message"]
+    assert "The other settings apply" in shown["message"]
     client.notify("workspace/didChangeConfiguration", {"settings": {"torchlint": {
         "select": ["TL301", "TL999x"], "configurationPreference": "editorFirst"}}})
     uri = open_document(client, tmp_path / "t.py", SOURCE)
     assert [d["code"] for d in client.diagnostics(uri)] == ["TL301"]
+
+
+@pytest.mark.parametrize("select", [["TL999x"], [], ["nonsense", "TL-1"]])
+def test_a_selection_of_no_known_rule_keeps_the_rules_on(start: Any, tmp_path: Path,
+                                                         select: list[str]) -> None:
+    (tmp_path / "pyproject.toml").unlink()
+    client, _ = start(PUSH, {"settings": {"select": select}})
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "'select' names no known rule" in shown["message"]
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    assert "TL704" in [d["code"] for d in client.diagnostics(uri)]  # a default rule
+
+
+def test_a_bad_project_configuration_falls_back_to_the_defaults(start: Any,
+                                                                tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nbogus = 1\n')
+    client, _ = start(PUSH, {"settings": {"extendSelect": ["TL301"], "preview": True}})
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    seen: list[dict[str, Any]] = []
+    client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
+        m.get("method") == "textDocument/publishDiagnostics"))
+    (shown,) = [m["params"]["message"] for m in seen if m.get("method") == "window/showMessage"]
+    assert "unknown key 'bogus'" in shown
+    assert "files are linted with the default settings with the editor's extendSelect TL301" \
+        in shown
+    assert [d["code"] for d in seen[-1]["params"]["diagnostics"]] == ["TL301", "TL704"]
+    (logged,) = [m["params"]["message"] for m in seen if m.get("method") == "window/logMessage"
+                 and "settings in force" in m["params"]["message"]]
+    assert logged.startswith(f"torchlint: settings in force for {tmp_path}: the default "
+                             "settings with the editor's extendSelect TL301; preview true (")
+
+
+def test_the_settings_in_force_are_logged(start: Any, tmp_path: Path) -> None:
+    client, _ = start(PUSH, {"settings": {"ignore": ["TL301"]}})
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    logged = client.wait(lambda m: m.get("method") == "window/logMessage")["params"]
+    assert logged["message"] == (
+        f"torchlint: settings in force for {tmp_path}: {tmp_path / 'pyproject.toml'} (the "
+        "editor's lint settings are not used: configurationPreference is filesystemFirst) "
+        "(2 rules on)")
+    assert [d["code"] for d in client.diagnostics(uri)] == ["TL301", "TL704"]
 
 
 def test_lint_on_save_only(start: Any, tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from torchlint import __version__
 from torchlint.config.errors import ConfigError
+from torchlint.codes import SYNTAX_ERROR
 from torchlint.config.file_settings import FileSettings
+from torchlint.config.settings import Settings
 from torchlint.lsp.actions import EditBuilder
 from torchlint.lsp.linting import Document, Linted, Snapshot, fix_all, lint_snapshot
 from torchlint.lsp.positions import Offsets
@@ -57,6 +59,7 @@ class TorchlintServer(LanguageServer):
         self.client_settings = ClientSettings()
         self.resolver = Resolver()
         self.shown_errors: set[str] = set()
+        self.in_force: dict[str, str] = {}  # folder -> the settings last logged for it
         self.pull = False  # the client pulls diagnostics
         self.resolve_edits = False  # the client resolves a code action's edit
         self.versioned_edits = False  # the client takes versioned document edits
@@ -116,14 +119,38 @@ class TorchlintServer(LanguageServer):
 
     def prepare(self, snapshot: Snapshot) -> tuple[EditorSettings, FileSettings | None]:
         editor = self.client_settings.for_path(snapshot.path)
+        root = self._root(snapshot.path)
         try:
-            settings = self.resolver.settings(snapshot.path, editor, self._root(snapshot.path))
+            settings = self.resolver.settings(snapshot.path, editor, root)
         except ConfigError as exc:
-            self.report_problem(f"torchlint: {exc}")
-            return editor, None
+            # as Ruff's server does: lint with the defaults (and the editor's selection)
+            # until the configuration is fixed, rather than not at all
+            try:
+                settings = self.resolver.fallback(snapshot.path, editor, root)
+            except ConfigError:
+                self.report_problem(f"torchlint: {exc}")
+                return editor, None
+            self.report_problem(f"torchlint: {exc}; until it is fixed, files are linted "
+                                f"with {self.resolver.describe(settings, editor)}")
         if settings.is_excluded(snapshot.path, explicit=True):
             return editor, None
-        return editor, settings.for_file(snapshot.path)
+        file_settings = settings.for_file(snapshot.path)
+        self.log_in_force(snapshot.path, settings, editor, file_settings)
+        return editor, file_settings
+
+    def log_in_force(self, path: str, settings: Settings, editor: EditorSettings,
+                     file_settings: FileSettings) -> None:
+        """One log line each time the settings a folder is linted with change."""
+        folder = str(Path(settings.config_file).parent) if settings.config_file and \
+            not self.resolver.is_inline(settings.config_file) else \
+            (self._root(path) or str(Path(path).parent))
+        rules = len(file_settings.codes - {SYNTAX_ERROR})
+        line = (f"torchlint: settings in force for {folder}: "
+                f"{self.resolver.describe(settings, editor)} ({rules} rules on)")
+        if self.in_force.get(folder) != line:
+            self.in_force[folder] = line
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Info, message=line))
 
     def report_problem(self, message: str,
                        level: types.MessageType = types.MessageType.Error) -> None:
@@ -323,5 +350,6 @@ class TorchlintServer(LanguageServer):
     def apply_settings(self, options: Any) -> None:
         settings, problems = ClientSettings.from_options(options)
         self.client_settings = settings
-        for problem in problems:
-            self.report_problem(f"torchlint: editor settings: {problem}")
+        if problems:  # one pop-up for them all: what was skipped, and that the rest applies
+            self.report_problem("torchlint: editor settings skipped: " + "; ".join(problems)
+                                + ". The other settings apply.", types.MessageType.Warning)

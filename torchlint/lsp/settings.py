@@ -83,6 +83,11 @@ def _strings(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | Non
             problems.append(str(exc))  # the others still apply
             continue
         kept.append(selector)
+    if key == "select" and not kept:
+        # an empty selection would switch every rule off: never what a typo meant
+        problems.append("'select' names no known rule: with it every rule would be off, so "
+                        "the selection stays as it was")
+        return None
     return tuple(kept)
 
 
@@ -223,15 +228,18 @@ class Resolver:
 
     def __init__(self) -> None:
         self._inline_dir: tempfile.TemporaryDirectory[str] | None = None
+        self.editor_ignored = False  # the last settings are the project's alone
 
     def settings(self, path: str, editor: EditorSettings, root: str | None) -> Settings:
         """Raises ConfigError for a bad configuration."""
         start = Path(path)
+        self.editor_ignored = False
         explicit = self._configuration_file(editor, root)
         preference = editor.configuration_preference
         if preference == "filesystemFirst":
             project = resolve_settings(start)
             if project.config_file is not None:
+                self.editor_ignored = True
                 return project
         elif preference == "editorOnly" and explicit is None:
             explicit = self._inline_file({}, root)
@@ -250,6 +258,33 @@ class Resolver:
         if isinstance(editor.configuration, tuple):  # globs are relative to the folder
             settings = replace(settings, root=str(Path(root or start.parent)))
         return settings
+
+    def fallback(self, path: str, editor: EditorSettings, root: str | None) -> Settings:
+        """The settings when the configuration cannot be read (as Ruff's server does):
+        the defaults, with the editor's own selection on top."""
+        return self.settings(path, replace(editor, configuration=None,
+                                           configuration_preference="editorOnly"), root)
+
+    def is_inline(self, file: str) -> bool:
+        """Whether ``file`` holds the editor's inline ``configuration`` (or none)."""
+        return self._inline_dir is not None and file.startswith(self._inline_dir.name)
+
+    def describe(self, settings: Settings, editor: EditorSettings) -> str:
+        """Where ``settings`` (the last ones :meth:`settings` gave) come from, in words:
+        the configuration file (or the defaults) and the editor settings on top."""
+        source = settings.config_file or "the default settings"
+        if self.is_inline(source):
+            source = ("the editor setting 'configuration'" if editor.configuration
+                      else "the default settings")
+        if self.editor_ignored:
+            return f"{source} (the editor's lint settings are not used: " \
+                "configurationPreference is filesystemFirst)"
+        applied = [f"{label} {', '.join(codes)}" for label, codes in (
+            ("select", editor.select), ("extendSelect", editor.extend_select),
+            ("ignore", editor.ignore)) if codes]
+        if editor.preview is not None:
+            applied.append(f"preview {str(editor.preview).lower()}")
+        return source + (f" with the editor's {'; '.join(applied)}" if applied else "")
 
     def _configuration_file(self, editor: EditorSettings, root: str | None) -> Path | None:
         configuration = editor.configuration
