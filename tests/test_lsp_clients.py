@@ -161,7 +161,7 @@ def test_a_bad_project_configuration_falls_back_to_the_defaults(start: Any,
                                                                 tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nbogus = 1\n')
     client, _ = start(PUSH, {"settings": {"extendSelect": ["TL301"], "preview": True}})
-    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    open_document(client, tmp_path / "t.py", SOURCE)
     seen: list[dict[str, Any]] = []
     client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
         m.get("method") == "textDocument/publishDiagnostics"))

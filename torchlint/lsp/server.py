@@ -23,8 +23,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from torchlint import __version__
-from torchlint.config.errors import ConfigError
 from torchlint.codes import SYNTAX_ERROR
+from torchlint.config.errors import ConfigError
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.lsp.actions import EditBuilder
