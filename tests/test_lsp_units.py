@@ -105,3 +105,14 @@ def test_a_failing_handler_is_answered_with_its_exception_not_a_traceback() -> N
     answered.set_result([])
     protocol._send_handler_result(answered, msg_id=8)
     assert sent[-1] == (8, [], None)
+
+
+def test_args_are_options_as_for_check_and_the_settings_win() -> None:
+    settings, problems = parse_settings({"args": [
+        "--select", "TL3,TL1", "--ignore=TL301", "--preview", "--colour", "--extend-select"]})
+    assert (settings.select, settings.ignore, settings.preview) == (
+        ("TL3", "TL1"), ("TL301",), True)
+    assert len(problems) == 2 and "'--colour'" in problems[0] and "needs a value" in problems[1]
+    settings, problems = parse_settings({"args": ["--select", "TL3"], "select": ["TL1"],
+                                         "ignore": None})
+    assert settings.select == ("TL1",) and problems == []

@@ -28,7 +28,8 @@ def _npm(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def packaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The .vsix, and what ``vsce package`` said."""
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
     folder = tmp_path_factory.mktemp("vscode") / "vscode"
@@ -42,9 +43,28 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
         raise AssertionError(output)
     compiled = _npm(folder, "run", "compile")
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
-    packaged = _npm(folder, "run", "package")
-    assert packaged.returncode == 0, packaged.stdout + packaged.stderr
-    return folder / "torchlint.vsix"
+    done = _npm(folder, "run", "package")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / "torchlint.vsix", done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def package(packaged: tuple[Path, str]) -> Path:
+    return packaged[0]
+
+
+def test_packaging_warns_of_nothing(packaged: tuple[Path, str]) -> None:
+    vsix, said = packaged
+    assert "WARNING" not in said, said
+    with zipfile.ZipFile(vsix) as archive:
+        names = set(archive.namelist())
+        bundle = archive.read("extension/dist/extension.js")
+        manifest = json.loads(archive.read("extension/package.json"))
+        icon = archive.read(f"extension/{manifest['icon']}")
+    assert {"extension/LICENSE.txt", "extension/icon.png"} <= names or \
+        {"extension/LICENSE", "extension/icon.png"} <= names, names
+    assert icon.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(bundle) < 500_000 and bundle.count(b"\n") < 100  # minified
 
 
 def _manifest() -> dict[str, Any]:
@@ -68,7 +88,8 @@ def test_the_package_holds_the_bundle_and_nothing_else(package: Path) -> None:
 def test_the_manifest_contributes_the_servers_settings() -> None:
     manifest = _manifest()
     properties = manifest["contributes"]["configuration"]["properties"]
-    editor_only = {"torchlint.path", "torchlint.interpreter", "torchlint.trace.server"}
+    editor_only = {"torchlint.path", "torchlint.interpreter", "torchlint.importStrategy",
+                   "torchlint.trace.server"}
     assert set(properties) - editor_only == {f"torchlint.{key}" for key in KEYS}
     source = (EXTENSION / "src" / "extension.ts").read_text(encoding="utf-8")
     sent = re.search(r"SERVER_SETTINGS = \[(.*?)\]", source, re.S)

@@ -11,6 +11,9 @@ Editor settings (camelCase, all optional)::
     lintOnChange                   lint as you type (default) or only on open and save
     severity                       {"TL001": "error", "TL3": "information", ...}
     documentationUrl               a rule's page, with {code} and {name}: links the codes
+    args                           options as for ``torchlint check`` (--select, --ignore,
+                                   --extend-select, --preview, --unsafe-fixes, --config);
+                                   the settings above win over them
 
 ``configurationPreference`` says who wins, as in Ruff's server: ``filesystemFirst`` uses
 the project's ``[tool.torchlint]`` when there is one (the editor's lint settings apply to
@@ -36,7 +39,12 @@ from torchlint.config.settings import Settings
 PREFERENCES = ("filesystemFirst", "editorFirst", "editorOnly")
 SEVERITIES = ("error", "warning", "information", "hint")
 KEYS = ("select", "extendSelect", "ignore", "preview", "unsafeFixes", "configuration",
-        "configurationPreference", "lintOnChange", "severity", "documentationUrl")
+        "configurationPreference", "lintOnChange", "severity", "documentationUrl", "args")
+# the options of ``torchlint check`` that ``args`` may hold, and the settings they set
+ARGS = {"--select": "select", "--extend-select": "extendSelect", "--ignore": "ignore",
+        "--config": "configuration"}
+FLAGS = {"--preview": ("preview", True), "--no-preview": ("preview", False),
+         "--unsafe-fixes": ("unsafeFixes", True)}
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,11 @@ def parse_settings(raw: Any, base: EditorSettings | None = None,
     if not isinstance(raw, dict):
         return settings, ["the settings must be an object"]
     values: dict[str, Any] = {"workspace": workspace}
+    if "args" in raw:  # the other settings win over the options
+        raw = {**_from_args(raw["args"], problems),
+               **{key: value for key, value in raw.items() if value is not None}}
     for key, value in raw.items():
-        if value is None or key == "workspace":
+        if value is None or key in ("workspace", "args"):
             continue
         if key in ("select", "extendSelect", "ignore"):
             codes = _strings(value, key, problems)
@@ -143,6 +154,34 @@ def parse_settings(raw: Any, base: EditorSettings | None = None,
         else:
             problems.append(f"unknown setting {key!r} (known: {', '.join(KEYS)})")
     return replace(settings, **values), problems
+
+
+def _from_args(args: Any, problems: list[str]) -> dict[str, Any]:
+    """The settings that command-line options say (``["--select", "TL3", "--preview"]``)."""
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        problems.append("'args' must be a list of strings")
+        return {}
+    found: dict[str, Any] = {}
+    items = iter(args)
+    for arg in items:
+        option, equals, value = arg.partition("=")
+        if option in ARGS:
+            value = value if equals else next(items, "")
+            if not value:
+                problems.append(f"'args': {option} needs a value")
+            elif option == "--config":
+                found["configuration"] = value
+            else:
+                key = ARGS[option]
+                found[key] = found.get(key, []) + [
+                    code.strip() for code in value.split(",") if code.strip()]
+        elif arg in FLAGS:
+            key, flag = FLAGS[arg]
+            found[key] = flag
+        else:
+            problems.append(f"'args': {arg!r} is not an option the server takes (it takes "
+                            f"{', '.join([*ARGS, *FLAGS])})")
+    return found
 
 
 def _frozen(table: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
