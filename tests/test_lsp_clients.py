@@ -234,3 +234,23 @@ def test_commands(start: Any, tmp_path: Path) -> None:
     assert applied is True and asked is not None
     edits = asked["params"]["edit"]["changes"][uri]
     assert apply_edits(SOURCE, edits) == 'import torch\n\nx = torch.ones(3, device="cuda")\ny = x\n'
+
+
+def test_documentation_is_plain_text_where_markdown_is_not_shown(start: Any,
+                                                                  tmp_path: Path) -> None:
+    client, _ = start({"textDocument": {"publishDiagnostics": {},
+                                        "hover": {"contentFormat": ["plaintext"]}}})
+    markdown, _ = _command(client, "torchlint.showDocumentation", ["TL301"])
+    assert markdown.startswith("**TL301**")  # the command's result stays Markdown
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert shown["message"].startswith("TL301 create-then-move (")
+    assert "Flags a tensor built on the CPU" in shown["message"]
+    assert not any(mark in shown["message"] for mark in ("**", "`", "##"))
+    assert shown["message"].endswith("(the whole page: torchlint explain TL301)")
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    (found, _) = client.diagnostics(uri)
+    hover = client.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": found["range"]["start"]})
+    assert hover["contents"]["kind"] == "plaintext"
+    assert hover["contents"]["value"].startswith("TL301 create-then-move")
+    assert "**" not in hover["contents"]["value"] and "```" not in hover["contents"]["value"]

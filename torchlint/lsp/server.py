@@ -30,7 +30,7 @@ from torchlint.config.settings import Settings
 from torchlint.lsp.actions import EditBuilder
 from torchlint.lsp.linting import Document, Linted, Snapshot, fix_all, lint_snapshot
 from torchlint.lsp.positions import Offsets
-from torchlint.lsp.presentation import lsp_diagnostic, rule_documentation
+from torchlint.lsp.presentation import lsp_diagnostic, plain_text, rule_documentation
 from torchlint.lsp.protocol import TorchlintProtocol
 from torchlint.lsp.settings import ClientSettings, EditorSettings, Resolver
 
@@ -64,6 +64,7 @@ class TorchlintServer(LanguageServer):
         self.resolve_edits = False  # the client resolves a code action's edit
         self.versioned_edits = False  # the client takes versioned document edits
         self.show_document = False
+        self.hover_markdown = True  # the client renders Markdown in a hover
         self.refresh = False  # the client re-pulls diagnostics when asked
         self.debounce = DEBOUNCE
         # one lint at a time, off the event loop (libcst holds the GIL: more threads would
@@ -340,11 +341,13 @@ class TorchlintServer(LanguageServer):
                 target, external = from_fs_path(str(page)) or str(page), False
             await self.window_show_document_async(types.ShowDocumentParams(
                 uri=target, external=external, take_focus=True))
-        else:
-            summary = markdown.split("\n\n", 2)
+        else:  # a pop-up shows text as it is: its first paragraphs, without Markdown
+            header, *rest = plain_text(markdown).split("\n\n")
+            first = " ".join(rest[0].split()) if rest else ""
             self.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Info,
-                message=" ".join(summary[:2]) + f" (torchlint explain {code.upper()})"))
+                message=f"{header}: {first} (the whole page: torchlint explain "
+                        f"{code.upper()})"))
         return markdown
 
     def apply_settings(self, options: Any) -> None:
