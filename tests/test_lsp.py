@@ -239,3 +239,36 @@ def test_a_server_that_cannot_load_its_rules_says_so(tmp_path: Path) -> None:
         assert client.diagnostics(uri) == []  # answered, empty: not silent
     finally:
         client.close()
+
+
+def test_a_huge_document_is_answered_with_why_it_is_not_linted(fresh: Any,
+                                                                tmp_path: Path) -> None:
+    client, _ = fresh()
+    text = SOURCE + "y = torch.zeros(2).cuda()\n" * 180_000  # 4.7 MB, over the 1 MB default
+    uri = open_document(client, tmp_path / "generated.py", text)
+    seen: list[dict[str, Any]] = []
+    client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
+        m.get("method") == "textDocument/publishDiagnostics"))
+    assert seen[-1]["params"]["diagnostics"] == []
+    (shown,) = [m["params"] for m in seen if m.get("method") == "window/showMessage"]
+    assert shown["type"] == 2  # Warning
+    assert shown["message"] == (f"torchlint: {tmp_path / 'generated.py'}: skipped: 4.7 MB is "
+                                "over max-file-size (1 MB); raise it in the configuration "
+                                "to lint it")
+    # requests on it are answered
+    assert client.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": {"line": 4, "character": 12}}) is None
+    assert code_actions(client, uri, only=["source.fixAll"]) == []
+
+
+def test_max_file_size_decides_what_is_linted(fresh: Any, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torchlint]\npreview = true\nselect = ["TL301"]\nmax-file-size = 300\n')
+    client, _ = fresh()
+    small = open_document(client, tmp_path / "small.py", SOURCE)
+    assert [d["code"] for d in client.diagnostics(small)] == ["TL301"]
+    large = open_document(client, tmp_path / "large.py", SOURCE + "#\n" * 200)
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "large.py: skipped: 472 bytes is over max-file-size (300 bytes)" in \
+        shown["message"]
+    assert client.diagnostics(large) == []

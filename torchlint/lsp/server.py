@@ -226,6 +226,9 @@ class TorchlintServer(LanguageServer):
         if linted.error:
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Warning, message=f"torchlint: {linted.error}"))
+        if linted.skipped:  # over max-file-size: say why there are no findings
+            self.report_problem(f"torchlint: {snapshot.path}: {linted.skipped}",
+                                types.MessageType.Warning)
         self._counter += 1
         result = Result(linted, editor, settings, str(self._counter))
         previous = self.results.get(snapshot.name)
