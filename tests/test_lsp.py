@@ -272,3 +272,23 @@ def test_max_file_size_decides_what_is_linted(fresh: Any, tmp_path: Path) -> Non
     assert "large.py: skipped: 472 bytes is over max-file-size (300 bytes)" in \
         shown["message"]
     assert client.diagnostics(large) == []
+
+
+def test_a_server_without_the_lsp_extra_says_so(tmp_path: Path) -> None:
+    # pygls cannot be imported, as after pip install . without [lsp]
+    script = ("import sys; sys.modules['pygls'] = None\n"
+              "from torchlint.cli import entry_point; sys.argv[1:] = ['server']; "
+              "entry_point()\n")
+    client = Client(tmp_path, [sys.executable, "-c", script])
+    try:
+        assert client.initialize(tmp_path)["serverInfo"]["name"] == "torchlint"
+        shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+        assert shown["type"] == 1 and "needs the lsp extra" in shown["message"]
+        assert "pygls" in shown["message"] and "[lsp]" in shown["message"]
+        answer = client.answer("textDocument/hover", {
+            "textDocument": {"uri": (tmp_path / "x.py").as_uri()},
+            "position": {"line": 0, "character": 0}})
+        assert answer["error"]["message"] == shown["message"]
+    finally:
+        client.close()
+    assert client.proc.returncode == 0

@@ -107,7 +107,8 @@ function onPath(name: string): string | undefined {
   return undefined;
 }
 
-const IMPORT_SERVER = "import torchlint.lsp";
+// what the server needs: torchlint and the lsp extra
+const IMPORT_SERVER = "import torchlint.lsp.features";
 
 // torchlint.path, else (importStrategy useBundled) the torchlint bundled with the
 // extension, else the workspace's interpreter when it has torchlint, else `torchlint` on
