@@ -6,9 +6,12 @@ Skipped when npm is not installed or the npm registry cannot be reached."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
+import venv
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ import pytest
 from torchlint.lsp.settings import KEYS
 
 EXTENSION = Path(__file__).resolve().parents[1] / "editors" / "vscode"
+DATA = Path(__file__).resolve().parent / "data" / "vscode"
 OFFLINE = ("ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNREFUSED", "ECONNRESET",
            "network", "getaddrinfo")
 
@@ -113,3 +117,53 @@ def test_versions_are_pinned_and_the_lock_is_committed() -> None:
     assert lock["packages"][""]["dependencies"] == manifest["dependencies"]
     ignored = (EXTENSION / ".gitignore").read_text(encoding="utf-8").split()
     assert {"node_modules/", "dist/", "*.vsix"} <= set(ignored)
+
+
+def _server_command(package: Path, config: dict[str, Any], path: list[Path],
+                    pythonpath: str = "") -> dict[str, Any]:
+    """What the built extension's serverCommand chooses, with ``path`` as PATH (started
+    in the first folder of ``path``, or in the extension's)."""
+    node = shutil.which("node")
+    assert node is not None
+    env = dict(os.environ, PATH=os.pathsep.join(map(str, path)), PYTHONPATH=pythonpath)
+    done = subprocess.run([node, str(DATA / "server_command.js"),
+                           str(package.parent / "dist" / "extension.js"), json.dumps(config)],
+                          capture_output=True, text=True, timeout=120, env=env,
+                          cwd=path[0] if path else package.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An interpreter without torchlint."""
+    folder = tmp_path_factory.mktemp("bare")
+    venv.EnvBuilder(with_pip=False).create(folder / "venv")
+    return folder / "venv" / "bin" / "python"
+
+
+def test_an_interpreter_with_torchlint_runs_the_server(package: Path) -> None:
+    chosen = _server_command(package, {"interpreter": [sys.executable]}, [],
+                             str(EXTENSION.parents[1]))
+    assert chosen == {"found": {"command": sys.executable,
+                                "args": ["-m", "torchlint", "server"]}, "shown": []}
+
+
+def test_without_torchlint_in_the_interpreter_torchlint_on_path_runs(
+        package: Path, bare_python: Path, tmp_path: Path) -> None:
+    (tmp_path / "torchlint").write_text("#!/bin/sh\n")
+    (tmp_path / "torchlint").chmod(0o755)
+    chosen = _server_command(package, {"interpreter": [str(bare_python)]}, [tmp_path])
+    assert chosen == {"found": {"command": str(tmp_path / "torchlint"), "args": ["server"]},
+                      "shown": []}
+
+
+def test_without_any_torchlint_the_user_is_told_why(package: Path, bare_python: Path,
+                                                    tmp_path: Path) -> None:
+    chosen = _server_command(package, {"interpreter": [str(bare_python)],
+                                       "importStrategy": "useBundled"}, [tmp_path])
+    assert chosen["found"] is None
+    (shown,) = chosen["shown"]
+    assert "bundles no torchlint" in shown and "no torchlint on PATH" in shown
+    assert f"{bare_python}: ModuleNotFoundError: No module named 'torchlint'" in shown
+    assert "pip install '/path/to/torchlint[lsp]'" in shown

@@ -113,7 +113,7 @@ const IMPORT_SERVER = "import torchlint.lsp.features";
 // torchlint.path, else (importStrategy useBundled) the torchlint bundled with the
 // extension, else the workspace's interpreter when it has torchlint, else `torchlint` on
 // PATH. Undefined, with the reasons shown to the user, when none can run the server.
-async function serverCommand(context: vscode.ExtensionContext): Promise<Command | undefined> {
+export async function serverCommand(context: vscode.ExtensionContext): Promise<Command | undefined> {
   const scope = vscode.workspace.workspaceFolders?.[0];
   const config = vscode.workspace.getConfiguration(SECTION, scope);
   const executable = config.get<string[]>("path", []);
