@@ -116,3 +116,23 @@ def test_args_are_options_as_for_check_and_the_settings_win() -> None:
     settings, problems = parse_settings({"args": ["--select", "TL3"], "select": ["TL1"],
                                          "ignore": None})
     assert settings.select == ("TL1",) and problems == []
+
+
+def test_a_failing_notification_is_one_line_to_the_user() -> None:
+    import sys
+
+    from pygls.exceptions import FeatureNotificationError, JsonRpcInternalError
+
+    from torchlint.lsp.features import create_server
+
+    server = create_server()
+    shown: list[Any] = []
+    server.window_show_message = shown.append  # type: ignore[method-assign]
+    try:
+        raise KeyError("cell")
+    except KeyError:
+        error = JsonRpcInternalError.of(sys.exc_info())
+    server.report_server_error(error, FeatureNotificationError)
+    ((params),) = shown
+    assert params.message == ("torchlint: KeyError: 'cell' (the traceback is in the server's "
+                              "log)")

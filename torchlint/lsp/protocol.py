@@ -59,6 +59,13 @@ class TorchlintProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _check_handler_result(self, future: Future[Any]) -> None:
+        """A notification handler's failure: its traceback to the log, one line to the
+        user (:meth:`TorchlintServer.report_server_error`)."""
+        if not future.cancelled() and future.exception() is not None:
+            logger.error("a notification handler failed", exc_info=future.exception())
+        super()._check_handler_result(future)
+
     def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
         exception = None if future.cancelled() else future.exception()
         if exception is None or isinstance(exception, JsonRpcException):
