@@ -244,7 +244,7 @@ def test_documentation_is_plain_text_where_markdown_is_not_shown(start: Any,
     assert markdown.startswith("**TL301**")  # the command's result stays Markdown
     shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
     assert shown["message"].startswith("TL301 create-then-move (")
-    assert "Flags a tensor built on the CPU" in shown["message"]
+    assert "): Flags a tensor built on the CPU" in shown["message"]
     assert not any(mark in shown["message"] for mark in ("**", "`", "##"))
     assert shown["message"].endswith("(the whole page: torchlint explain TL301)")
     uri = open_document(client, tmp_path / "t.py", SOURCE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -344,9 +345,10 @@ class TorchlintServer(LanguageServer):
                 target, external = from_fs_path(str(page)) or str(page), False
             await self.window_show_document_async(types.ShowDocumentParams(
                 uri=target, external=external, take_focus=True))
-        else:  # a pop-up shows text as it is: its first paragraphs, without Markdown
-            header, *rest = plain_text(markdown).split("\n\n")
-            first = " ".join(rest[0].split()) if rest else ""
+        else:  # a pop-up shows text as it is: its first paragraph, without Markdown
+            header, *rest = markdown.split("\n\n")
+            first = plain_text(re.sub(r"\A#+\s.*\n", "", rest[0]) if rest else "")
+            header, first = plain_text(header), " ".join(first.split())
             self.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Info,
                 message=f"{header}: {first} (the whole page: torchlint explain "
