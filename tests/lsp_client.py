@@ -107,7 +107,7 @@ class Client:
 
     def close(self) -> None:
         try:
-            self.request("shutdown", None)
+            self.answer("shutdown", None)  # an error if the test shut the server down
             self.notify("exit", {})
             self.proc.wait(timeout=TIMEOUT)
         finally:

@@ -292,3 +292,13 @@ def test_a_server_without_the_lsp_extra_says_so(tmp_path: Path) -> None:
     finally:
         client.close()
     assert client.proc.returncode == 0
+
+
+def test_a_request_after_shutdown_is_refused_not_dropped(fresh: Any) -> None:
+    client, _ = fresh()
+    assert client.request("shutdown", None) is None
+    answer = client.answer("textDocument/hover", {
+        "textDocument": {"uri": (Path.cwd() / "none.py").as_uri()},
+        "position": {"line": 0, "character": 0}})
+    assert answer["error"]["code"] == -32600  # InvalidRequest
+    assert answer["error"]["message"] == "textDocument/hover: the server is shutting down"

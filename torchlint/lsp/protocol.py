@@ -4,8 +4,9 @@ pygls drops a message whose parameters do not fit the method's types (it logs th
 and answers nothing, so the client waits forever), and answers a handler's exception with
 the whole traceback as the error's message. Here a request with invalid parameters gets
 an ``InvalidParams`` error saying what is wrong, a notification with invalid parameters
-is reported to the user (it cannot be answered), and a handler's exception becomes an
-``InternalError`` naming the exception; tracebacks go to the server's log (stderr).
+is reported to the user (it cannot be answered), a handler's exception becomes an
+``InternalError`` naming the exception (tracebacks go to the server's log, stderr), and a
+request after ``shutdown`` an ``InvalidRequest`` error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from typing import Any
 from cattrs.errors import ClassValidationError
 from cattrs.v import transform_error
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from lsprotocol.types import EXIT
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
 from pygls.protocol import LanguageServerProtocol
 
 logger = logging.getLogger(__name__)
@@ -56,6 +63,12 @@ class TorchlintProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if message is _ANSWERED:
+            return
+        method, ident = getattr(message, "method", None), getattr(message, "id", None)
+        if self._shutdown and method not in (None, EXIT) and ident is not None:
+            # pygls drops it: answer, as the protocol asks, that it comes too late
+            self._send_response(ident, error=JsonRpcInvalidRequest(
+                f"{method}: the server is shutting down").to_response_error())
             return
         super().handle_message(message)
 
