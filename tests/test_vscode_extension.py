@@ -120,14 +120,15 @@ def test_versions_are_pinned_and_the_lock_is_committed() -> None:
 
 
 def _server_command(package: Path, config: dict[str, Any], path: list[Path],
-                    pythonpath: str = "") -> dict[str, Any]:
+                    pythonpath: str = "", extension: Path | None = None) -> dict[str, Any]:
     """What the built extension's serverCommand chooses, with ``path`` as PATH (started
     in the first folder of ``path``, or in the extension's)."""
     node = shutil.which("node")
     assert node is not None
     env = dict(os.environ, PATH=os.pathsep.join(map(str, path)), PYTHONPATH=pythonpath)
     done = subprocess.run([node, str(DATA / "server_command.js"),
-                           str(package.parent / "dist" / "extension.js"), json.dumps(config)],
+                           str(package.parent / "dist" / "extension.js"), json.dumps(config),
+                           *([str(extension)] if extension else [])],
                           capture_output=True, text=True, timeout=120, env=env,
                           cwd=path[0] if path else package.parent)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -167,3 +168,17 @@ def test_without_any_torchlint_the_user_is_told_why(package: Path, bare_python: 
     assert "bundles no torchlint" in shown and "no torchlint on PATH" in shown
     assert f"{bare_python}: ModuleNotFoundError: No module named 'torchlint'" in shown
     assert "pip install '/path/to/torchlint[lsp]'" in shown
+
+
+def test_use_bundled_runs_the_torchlint_packaged_with_the_extension(package: Path,
+                                                                    tmp_path: Path) -> None:
+    libs = tmp_path / "extension" / "bundled" / "libs"
+    libs.mkdir(parents=True)
+    (libs / "torchlint").symlink_to(EXTENSION.parents[1] / "torchlint")
+    (libs / "rules").symlink_to(EXTENSION.parents[1] / "rules")
+    chosen = _server_command(package, {"interpreter": [sys.executable],
+                                       "importStrategy": "useBundled"}, [tmp_path],
+                             extension=tmp_path / "extension")
+    found = chosen["found"]
+    assert (found["command"], found["args"]) == (sys.executable, ["-m", "torchlint", "server"])
+    assert found["env"]["PYTHONPATH"].split(os.pathsep)[0] == str(libs)
