@@ -272,6 +272,15 @@ def test_max_file_size_decides_what_is_linted(fresh: Any, tmp_path: Path) -> Non
     assert "large.py: skipped: 472 bytes is over max-file-size (300 bytes)" in \
         shown["message"]
     assert client.diagnostics(large) == []
+    # an edit that keeps it too large is logged, not one more pop-up
+    client.notify("textDocument/didChange", {"textDocument": {"uri": large, "version": 2},
+                                             "contentChanges": [{"text": SOURCE + "#\n" * 300}]})
+    seen: list[dict[str, Any]] = []
+    client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
+        m.get("method") == "textDocument/publishDiagnostics"))
+    assert not [m for m in seen if m.get("method") == "window/showMessage"]
+    assert any("672 bytes is over" in m["params"]["message"] for m in seen
+               if m.get("method") == "window/logMessage")
 
 
 def test_a_server_without_the_lsp_extra_says_so(tmp_path: Path) -> None:

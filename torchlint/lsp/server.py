@@ -155,10 +155,12 @@ class TorchlintServer(LanguageServer):
                 type=types.MessageType.Info, message=line))
 
     def report_problem(self, message: str,
-                       level: types.MessageType = types.MessageType.Error) -> None:
-        """A pop-up once per distinct problem, not on every keystroke; the log has all."""
-        if message not in self.shown_errors:
-            self.shown_errors.add(message)
+                       level: types.MessageType = types.MessageType.Error,
+                       key: str | None = None) -> None:
+        """A pop-up once per distinct problem (``key``, else the message), not on every
+        keystroke; the log has all."""
+        if (key or message) not in self.shown_errors:
+            self.shown_errors.add(key or message)
             self.window_show_message(types.ShowMessageParams(type=level, message=message))
         else:
             self.window_log_message(types.LogMessageParams(type=level, message=message))
@@ -229,7 +231,7 @@ class TorchlintServer(LanguageServer):
                 type=types.MessageType.Warning, message=f"torchlint: {linted.error}"))
         if linted.skipped:  # over max-file-size: say why there are no findings
             self.report_problem(f"torchlint: {snapshot.path}: {linted.skipped}",
-                                types.MessageType.Warning)
+                                types.MessageType.Warning, key=f"skipped {snapshot.path}")
         self._counter += 1
         result = Result(linted, editor, settings, str(self._counter))
         previous = self.results.get(snapshot.name)
