@@ -47,11 +47,12 @@ def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (wheel,) = (work / "wheels").glob("torchlint-*.whl")
     venv.EnvBuilder(with_pip=False).create(work / "venv")
     interpreter = work / "venv" / ("Scripts" if os.name == "nt" else "bin") / "python"
-    own = run([str(interpreter), "-c", "import site; print(site.getsitepackages()[0])"], work)
-    (Path(own.stdout.strip()) / "dependencies.pth").write_text(
-        "\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
-    installed = run([sys.executable, "-m", "pip", "--python", str(interpreter), "install",
-                     "--quiet", "--no-deps", "--no-index", str(wheel)], work)
+    own = Path(run([str(interpreter), "-c", "import site; print(site.getsitepackages()[0])"],
+                   work).stdout.strip())
+    (own / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n",
+                                          encoding="utf-8")
+    installed = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                     "--no-index", "--target", str(own), str(wheel)], work)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     return interpreter
 
