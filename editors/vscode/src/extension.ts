@@ -58,10 +58,17 @@ function initializationOptions(): Record<string, unknown> {
 
 type Command = { command: string; args: string[]; env?: NodeJS.ProcessEnv };
 
-// Runs `python -c code`; resolves to undefined when it succeeds, else to what went wrong.
-function failure(python: string, code: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+// Runs `python -c code` where the server would run (the workspace folder); resolves to
+// undefined when it succeeds, else to what went wrong.
+function failure(
+  python: string[],
+  code: string,
+  cwd?: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(python, ["-c", code], { timeout: 20000, env: env ?? process.env }, (error, _out, stderr) => {
+    const options = { timeout: 20000, env: env ?? process.env, cwd };
+    execFile(python[0], [...python.slice(1), "-c", code], options, (error, _out, stderr) => {
       if (!error) {
         resolve(undefined);
         return;
@@ -121,13 +128,14 @@ export async function serverCommand(context: vscode.ExtensionContext): Promise<C
     return { command: executable[0], args: [...executable.slice(1), "server"] };
   }
   const reasons: string[] = [];
+  const cwd = scope?.uri.fsPath;
   const python = await workspacePython(scope);
   if (config.get<string>("importStrategy", "fromEnvironment") === "useBundled") {
     const libs = context.asAbsolutePath(path.join("bundled", "libs"));
     const interpreter = python ?? [onPath("python3") ?? onPath("python") ?? "python3"];
     const env = { ...process.env, PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
     const problem = fs.existsSync(path.join(libs, "torchlint"))
-      ? await failure(interpreter[0], IMPORT_SERVER, env)
+      ? await failure(interpreter, IMPORT_SERVER, cwd, env)
       : "this build of the extension bundles no torchlint (see `npm run bundle`)";
     if (!problem) {
       return { command: interpreter[0], args: [...interpreter.slice(1), "-m", "torchlint", "server"], env };
@@ -135,7 +143,7 @@ export async function serverCommand(context: vscode.ExtensionContext): Promise<C
     reasons.push(`the bundled torchlint: ${problem}`);
   }
   if (python) {
-    const problem = await failure(python[0], IMPORT_SERVER);
+    const problem = await failure(python, IMPORT_SERVER, cwd);
     if (!problem) {
       return { command: python[0], args: [...python.slice(1), "-m", "torchlint", "server"] };
     }
