@@ -81,3 +81,97 @@ def test_tl222_the_call_raises_and_the_fixed_call_runs() -> None:
     after = fixed("TL222", source)
     assert 'autocast(device_type="cpu", dtype=torch.bfloat16)' in after
     assert _run(after)["y"].dtype == torch.bfloat16
+
+
+# ------------------------------------------------------------------------ fresh tensors
+def _expr(source: str, expression: str) -> tuple[FileContext, cst.BaseExpression]:
+    return FileContext("t.py", cst.parse_module(source)), cst.parse_expression(expression)
+
+
+@pytest.mark.parametrize(("expression", "device", "dtype"), [
+    ("torch.randn(3, 4)", "cpu", "float32"),
+    ("torch.randn(3, 4) * 0.02", "cpu", "float32"),
+    ("torch.empty(3).normal_(0, 1)", "cpu", "float32"),
+    ('torch.zeros(3, device="cuda:1", dtype=torch.half)', "cuda", "float16"),
+    ("torch.arange(5)", "cpu", None),
+    ("torch.tensor([1, 2])", "cpu", "int64"),
+    ("torch.tensor([1, 2.5])", "cpu", "float32"),
+    ("torch.randn(3).cuda()", "cuda", "float32"),
+    ('torch.ones(2).to("cuda", torch.float64)', "cuda", "float64"),
+    ("torch.ones(2, device=dev)", None, "float32"),
+])
+def test_fresh_placement(expression: str, device: str | None, dtype: str | None) -> None:
+    from torchlint.analysis.fresh_tensors import Placement, fresh_placement
+    ctx, expr = _expr("import torch\n", expression)
+    assert fresh_placement(ctx, expr) == Placement(device, dtype)
+
+
+@pytest.mark.parametrize("expression", [
+    "torch.tensor(weights)", "torch.randn_like(x)", "weights", "torch.ones(2).to(dev)",
+])
+def test_fresh_placement_unknown(expression: str) -> None:
+    from torchlint.analysis.fresh_tensors import fresh_placement
+    ctx, expr = _expr("import torch\n", expression)
+    assert fresh_placement(ctx, expr) is None
+
+
+def test_fresh_placement_unknown_when_the_file_changes_torchs_defaults() -> None:
+    from torchlint.analysis.fresh_tensors import fresh_placement
+    ctx, expr = _expr("import torch\ntorch.set_default_device('cuda')\n", "torch.randn(3)")
+    assert fresh_placement(ctx, expr) is None
+
+
+@pytest.mark.parametrize(("expression", "free"), [
+    ("torch.randn(3)", True),
+    ("torch.from_numpy(a).float()", True),
+    ("torch.tensor(h)", True),  # copies and detaches
+    ("[1.0, 2.0]", True),
+    ("torch.randn(3, requires_grad=True)", False),
+    ("torch.as_tensor(h)", False),
+    ("h", False),
+    ("model(x)", False),
+    ("h.cuda()", False),
+])
+def test_carries_no_graph(expression: str, free: bool) -> None:
+    from torchlint.analysis.fresh_tensors import carries_no_graph
+    ctx, expr = _expr("import torch\n", expression)
+    assert carries_no_graph(ctx, expr) is free
+
+
+# ------------------------------------------------------------------------ TL108
+MODULE = """
+import torch
+from torch import nn
+{setup}
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = {value}
+"""
+
+
+def test_tl108_reports_the_method_call() -> None:
+    source = MODULE.format(setup="", value="nn.Parameter(torch.randn(2)).cuda()")
+    assert findings("TL108", source) == [(8, 18)]
+    assert "self.w = nn.Parameter(torch.randn(2).cuda())" in fixed("TL108", source)
+
+
+@pytest.mark.parametrize(("setup", "value"), [
+    ("torch.set_default_dtype(torch.float64)", "nn.Parameter(torch.randn(2)).double()"),
+    ("torch.set_default_device('cuda')", "nn.Parameter(torch.randn(2)).cuda()"),
+    ("", "nn.Parameter(torch.randn(2, device='cuda')).to('cuda:0')"),
+    ("", "nn.Parameter(torch.randn(2)).cpu()"),
+    ("", "nn.Parameter(*tensors).cuda()"),
+    ("", "torch.nn.Parameter(data=torch.randn(2).cuda())"),
+    ("import mylib as nn", "nn.Parameter(torch.randn(2)).cuda()"),
+])
+def test_tl108_silent_when_the_method_may_return_the_parameter(setup: str, value: str) -> None:
+    assert findings("TL108", MODULE.format(setup=setup, value=value)) == []
+
+
+def test_tl108_follows_a_chain_and_the_data_keyword() -> None:
+    source = MODULE.format(setup="",
+                           value="nn.Parameter(data=torch.ones(2), requires_grad=False).half().cuda()")
+    assert findings("TL108", source) == [(8, 18)]
+    out = fixed("TL108", source)
+    assert "nn.Parameter(data=torch.ones(2).half().cuda(), requires_grad=False)" in out
