@@ -4,6 +4,7 @@ and the fixes they offer, checked against real torch on the CPU."""
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import libcst as cst
@@ -175,3 +176,195 @@ def test_tl108_follows_a_chain_and_the_data_keyword() -> None:
     assert findings("TL108", source) == [(8, 18)]
     out = fixed("TL108", source)
     assert "nn.Parameter(data=torch.ones(2).half().cuda(), requires_grad=False)" in out
+
+
+# ------------------------------------------------------------------------ TL605
+@dataclasses.dataclass
+class RunSettings:
+    """A project's dataclass of settings, saved in a checkpoint."""
+
+    lr: float = 0.1
+
+
+def _findings_for(code: str, source: str, target: tuple[int, int] | None,
+                  preview: bool) -> list[int]:
+    from torchlint.analysis.options import Options
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.engine.lint import lint_source
+    from torchlint.registry import all_rules
+    from torchlint.source import SourceFile
+    settings = FileSettings.for_rules([all_rules()[code]], {code},
+                                      options=Options(target_torch=target, preview=preview))
+    result = lint_source(SourceFile("t.py", textwrap.dedent(source)), settings)
+    return [d.line for d in result.diagnostics if d.code == code]
+
+
+WHOLE_MODEL = """
+import torch
+from torch import nn
+
+def train(path):
+    net = nn.Linear(2, 2)
+    torch.save(net.eval(), path + "/net.pt")
+
+def test(path):
+    return torch.load(path + "/net.pt")
+"""
+
+
+@pytest.mark.parametrize(("target", "preview", "lines"), [
+    (None, False, [10]),
+    ((2, 6), False, [10]),
+    ((2, 4), False, []),  # an older target: a preview finding
+    ((2, 4), True, [10]),
+])
+def test_tl605_tier_follows_the_target(target: tuple[int, int] | None, preview: bool,
+                                       lines: list[int]) -> None:
+    assert _findings_for("TL605", WHOLE_MODEL, target, preview) == lines
+
+
+def test_tl605_no_fix_where_weights_only_does_not_exist() -> None:
+    from torchlint.analysis.options import Options
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.engine.lint import lint_source
+    from torchlint.registry import all_rules
+    from torchlint.source import SourceFile
+    for target, fixable in (((1, 12), False), ((1, 13), True)):
+        settings = FileSettings.for_rules([all_rules()["TL605"]], {"TL605"}, options=Options(
+            target_torch=target, preview=True))
+        result = lint_source(SourceFile("t.py", textwrap.dedent(WHOLE_MODEL)), settings)
+        assert [d.fix is not None for d in result.diagnostics] == [fixable]
+
+
+def test_tl605_and_tl601_never_report_the_same_load() -> None:
+    both = _findings_for("TL601", WHOLE_MODEL + "\nother = torch.load('x.pt')\n", None, True)
+    assert both == [12]
+    assert _findings_for("TL605", WHOLE_MODEL, None, True) == [10]
+
+
+@pytest.mark.parametrize("saved", [
+    "net.state_dict()", "{'w': net.state_dict(), 'epoch': 3}", "[torch.ones(2)]",
+    "vars(args)", "{'opt': opt.state_dict()}", "make_checkpoint(net)", "{**extra}",
+])
+def test_tl605_silent_for_plain_checkpoints(saved: str) -> None:
+    source = f"""
+    import argparse
+    import torch
+    from torch import nn
+    args = argparse.ArgumentParser().parse_args()
+    net = nn.Linear(2, 2)
+    opt = torch.optim.Adam(net.parameters())
+    torch.save({saved}, "c.pt")
+    state = torch.load("c.pt")
+    """
+    assert findings("TL605", source) == []
+
+
+@pytest.mark.parametrize(("saved", "what"), [
+    ("net", "a whole module"),
+    ("copy.deepcopy(net).half()", "a whole module"),
+    ("{'args': args}", "an argparse.Namespace"),
+    ("dict(config=argparse.Namespace(lr=1))", "an argparse.Namespace"),
+    ("(opt,)", "an optimizer object"),
+    ("{'sched': torch.optim.lr_scheduler.StepLR(opt, 3)}", "a learning-rate scheduler object"),
+    ("Settings()", "an instance of the project's class Settings"),
+])
+def test_tl605_names_what_the_unpickler_refuses(saved: str, what: str) -> None:
+    source = f"""
+    import argparse
+    import copy
+    import torch
+    from torch import nn
+    class Settings:
+        pass
+    args = argparse.ArgumentParser().parse_args()
+    net = nn.Linear(2, 2)
+    opt = torch.optim.Adam(net.parameters())
+    def save(epoch):
+        torch.save({saved}, "run/%d.pt" % epoch)
+    def load():
+        return torch.load("run/%d.pt" % 0)
+    """
+    assert findings("TL605", source) == [(14, 12)]
+    from torchlint.registry import all_rules
+    rule = all_rules()["TL605"]
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.engine.lint import lint_source
+    from torchlint.source import SourceFile
+    result = lint_source(SourceFile("t.py", textwrap.dedent(source)),
+                         FileSettings.for_rules([rule], {"TL605"}))
+    assert what in result.diagnostics[0].message
+
+
+def test_tl605_matches_the_path_a_method_returns() -> None:
+    source = """
+    import torch
+    from torch import nn
+    class Trainer:
+        def save(self, epoch):
+            torch.save(self.model, self.checkpoint_path(epoch))
+        def resume(self, epoch):
+            self.model = torch.load(self.checkpoint_path(epoch - 1))
+    """
+    assert findings("TL605", source) == []  # self.model: what it holds is unknown
+    known = source.replace("torch.save(self.model,", "torch.save(nn.Linear(2, 2),")
+    assert findings("TL605", known) == [(8, 22)]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kind", ["module", "namespace", "dataclass", "optimizer", "scheduler"])
+def test_tl605_each_refused_type_fails_the_weights_only_load(kind: str, tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    import argparse
+    import pickle
+
+    net = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    objects = {
+        "module": net,
+        "namespace": {"args": argparse.Namespace(lr=0.1)},
+        "dataclass": {"config": RunSettings()},
+        "optimizer": {"optimizer": opt},
+        "scheduler": {"scheduler": torch.optim.lr_scheduler.StepLR(opt, 3)},
+    }
+    path = tmp_path / "c.pt"
+    torch.save(objects[kind], path)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        torch.load(path, weights_only=True)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path)  # the default from 2.6
+    assert torch.load(path, weights_only=False) is not None
+
+
+@pytest.mark.torch
+def test_tl605_plain_checkpoints_load_with_weights_only(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Linear(2, 2)
+    opt = torch.optim.Adam(net.parameters())
+    net(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    saved = [net.state_dict(), torch.ones(3), {"epoch": 3, "loss": 0.5, "name": "run"},
+             [torch.zeros(2), (1, 2.0)], {"optimizer": opt.state_dict()},
+             {"scheduler": torch.optim.lr_scheduler.StepLR(opt, 3).state_dict()}]
+    for index, value in enumerate(saved):
+        path = tmp_path / f"{index}.pt"
+        torch.save(value, path)
+        torch.load(path, weights_only=True)
+
+
+@pytest.mark.torch
+def test_tl605_the_fixed_load_reads_the_checkpoint(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    import pickle
+    monkeypatch.chdir(tmp_path)
+    source = """
+    import torch
+    from torch import nn
+    torch.save(nn.Linear(2, 2), "net.pt")
+    net = torch.load("net.pt", map_location="cpu")
+    """
+    with pytest.raises(pickle.UnpicklingError):
+        _run(source)
+    after = fixed("TL605", source)
+    assert 'torch.load("net.pt", map_location="cpu", weights_only=False)' in after
+    assert isinstance(_run(after)["net"], __import__("torch").nn.Linear)

@@ -61,6 +61,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL602": ("load-without-map-location", True, True),
     "TL603": ("save-whole-model", True, True),
     "TL604": ("save-wrapped-state-dict", True, False),
+    "TL605": ("load-needs-full-unpickling", True, False),
     "TL701": ("loss-reduction-args", True, False),
     "TL702": ("clip-grad-not-inplace-name", True, False),
     "TL703": ("cuda-amp-deprecated", True, False),
