@@ -181,6 +181,10 @@ def holds_numpy(ctx: FileContext, load: cst.Call) -> bool:
 _MOVES = ("to", "cuda", "cpu", "half", "float", "double", "eval", "train")
 _COPIES = frozenset({"copy.deepcopy", "copy.copy"})
 _MAX_HOPS = 6
+# functions that return a model object (torchvision's builders: torchvision.models.resnet18)
+_MODEL_BUILDERS = frozenset({"timm.create_model", "torch.hub.load"})
+_BUILDER_PACKAGES = ("torchvision.models.",)
+_NOT_BUILDERS = frozenset({"get_weight", "get_model_weights", "list_models"})
 _NAMESPACES = frozenset({"argparse.Namespace", "types.SimpleNamespace"})
 
 
@@ -243,9 +247,11 @@ def refused_content(ctx: FileContext, expr: cst.BaseExpression,
         return None
     if not isinstance(value, cst.Call):
         return None
-    if is_layer_call(ctx, value):
-        return "a whole module"
     qual = ctx.qualified_name(value.func) or ""
+    if is_layer_call(ctx, value) or qual in _MODEL_BUILDERS or (
+            qual.startswith(_BUILDER_PACKAGES) and qual.rsplit(".", 1)[1][:1].islower()
+            and qual.rsplit(".", 1)[1] not in _NOT_BUILDERS):
+        return "a whole module"
     if qual.startswith("torch.optim.lr_scheduler."):
         return "a learning-rate scheduler object" if qual.rsplit(".", 1)[1][:1].isupper() \
             else None
