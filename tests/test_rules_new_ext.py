@@ -13,6 +13,11 @@ from test_rules_training import findings, fixed
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.cuda_use import file_uses_cuda
+from torchlint.analysis.options import Options
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
 
 
 def _run(source: str) -> dict:
@@ -186,17 +191,17 @@ class RunSettings:
     lr: float = 0.1
 
 
-def _findings_for(code: str, source: str, target: tuple[int, int] | None,
-                  preview: bool) -> list[int]:
-    from torchlint.analysis.options import Options
-    from torchlint.config.file_settings import FileSettings
-    from torchlint.engine.lint import lint_source
-    from torchlint.registry import all_rules
-    from torchlint.source import SourceFile
+def _lint(code: str, source: str, target: tuple[int, int] | None = None,
+          preview: bool = True) -> list:
     settings = FileSettings.for_rules([all_rules()[code]], {code},
                                       options=Options(target_torch=target, preview=preview))
     result = lint_source(SourceFile("t.py", textwrap.dedent(source)), settings)
-    return [d.line for d in result.diagnostics if d.code == code]
+    return [d for d in result.diagnostics if d.code == code]
+
+
+def _findings_for(code: str, source: str, target: tuple[int, int] | None,
+                  preview: bool) -> list[int]:
+    return [d.line for d in _lint(code, source, target, preview)]
 
 
 WHOLE_MODEL = """
@@ -224,16 +229,8 @@ def test_tl605_tier_follows_the_target(target: tuple[int, int] | None, preview: 
 
 
 def test_tl605_no_fix_where_weights_only_does_not_exist() -> None:
-    from torchlint.analysis.options import Options
-    from torchlint.config.file_settings import FileSettings
-    from torchlint.engine.lint import lint_source
-    from torchlint.registry import all_rules
-    from torchlint.source import SourceFile
     for target, fixable in (((1, 12), False), ((1, 13), True)):
-        settings = FileSettings.for_rules([all_rules()["TL605"]], {"TL605"}, options=Options(
-            target_torch=target, preview=True))
-        result = lint_source(SourceFile("t.py", textwrap.dedent(WHOLE_MODEL)), settings)
-        assert [d.fix is not None for d in result.diagnostics] == [fixable]
+        assert [d.fix is not None for d in _lint("TL605", WHOLE_MODEL, target)] == [fixable]
 
 
 def test_tl605_and_tl601_never_report_the_same_load() -> None:
@@ -268,12 +265,14 @@ def test_tl605_silent_for_plain_checkpoints(saved: str) -> None:
     ("(opt,)", "an optimizer object"),
     ("{'sched': torch.optim.lr_scheduler.StepLR(opt, 3)}", "a learning-rate scheduler object"),
     ("Settings()", "an instance of the project's class Settings"),
+    ("torchvision.models.resnet18()", "a whole module"),
 ])
 def test_tl605_names_what_the_unpickler_refuses(saved: str, what: str) -> None:
     source = f"""
     import argparse
     import copy
     import torch
+    import torchvision
     from torch import nn
     class Settings:
         pass
@@ -285,15 +284,8 @@ def test_tl605_names_what_the_unpickler_refuses(saved: str, what: str) -> None:
     def load():
         return torch.load("run/%d.pt" % 0)
     """
-    assert findings("TL605", source) == [(14, 12)]
-    from torchlint.registry import all_rules
-    rule = all_rules()["TL605"]
-    from torchlint.config.file_settings import FileSettings
-    from torchlint.engine.lint import lint_source
-    from torchlint.source import SourceFile
-    result = lint_source(SourceFile("t.py", textwrap.dedent(source)),
-                         FileSettings.for_rules([rule], {"TL605"}))
-    assert what in result.diagnostics[0].message
+    assert findings("TL605", source) == [(15, 12)]
+    assert what in _lint("TL605", source)[0].message
 
 
 def test_tl605_matches_the_path_a_method_returns() -> None:
