@@ -11,9 +11,16 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from fix_execution_support import Case, params, run_case
+from fix_execution_support import Case, Namespace, params, run_case, same
 
 pytestmark = pytest.mark.torch
+
+
+def _same_strides(before: Namespace, after: Namespace) -> None:
+    """Same values and the same memory layout: a later .view() works (or fails) alike."""
+    same(before["result"], after["result"])
+    for old, new in zip(before["result"], after["result"]):
+        assert old.stride() == new.stride() and old.is_contiguous() == new.is_contiguous()
 
 
 def _legacy_reduction_cases() -> list[Case]:
@@ -86,7 +93,17 @@ CASES: dict[str, list[Case]] = {
         # results are new tensors: writing into one leaves the inputs alone
         outer.detach().zero_()
         result = (Q, R, lower, upper, outer, chained, grads, a)
-    """)],
+    """), Case("TL707", """
+        import torch
+
+        torch.manual_seed(0)
+        M = torch.randn(2, 5, 5, dtype=torch.float64)
+        spd = M @ M.mT + 5 * torch.eye(5, dtype=torch.float64)
+        into = torch.empty(2, 5, 5, dtype=torch.float64)
+        torch.cholesky(spd, upper=True, out=into)
+        result = (torch.cholesky(spd, upper=True), torch.cholesky(spd[0], True), into,
+                  torch.cholesky(spd))
+    """, check=_same_strides)],
     "TL708": [Case("TL708", """
         import torch
 
