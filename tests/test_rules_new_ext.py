@@ -360,3 +360,28 @@ def test_tl605_the_fixed_load_reads_the_checkpoint(tmp_path, monkeypatch) -> Non
     after = fixed("TL605", source)
     assert 'torch.load("net.pt", map_location="cpu", weights_only=False)' in after
     assert isinstance(_run(after)["net"], __import__("torch").nn.Linear)
+
+
+def test_tl605_matches_the_path_a_function_of_the_file_returns() -> None:
+    source = """
+    import os
+    import torch
+    from torch import nn
+    def checkpoint_path(run):
+        return os.path.join(run, "last.pt")
+    def save(run):
+        torch.save(nn.Linear(2, 2), checkpoint_path(run))
+    def resume(other_run):
+        return torch.load(checkpoint_path(other_run))
+    """
+    assert findings("TL605", source) == [(10, 12)]
+    imported = """
+    import torch
+    from torch import nn
+    from paths import checkpoint_path
+    def save(run):
+        torch.save(nn.Linear(2, 2), checkpoint_path(run))
+    def resume(other_run):
+        return torch.load(checkpoint_path(other_run))
+    """
+    assert findings("TL605", imported) == []  # another module's function: arguments differ

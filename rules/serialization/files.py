@@ -29,16 +29,20 @@ _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "b
                              "lzma.open"})
 
 
-def path_key(expr: cst.BaseExpression, scope: cst.CSTNode | None = None) -> str:
+def path_key(expr: cst.BaseExpression, scope: cst.CSTNode | None = None,
+             functions: frozenset[str] = frozenset()) -> str:
     """The path an expression names, as comparable text: a string's value, a formatting
     template, the method of the class that returns it, otherwise the code with its
     whitespace and comments left out. A bare name counts only in its own
-    function (``scope``): two functions' ``path`` parameters are different paths."""
+    function (``scope``): two functions' ``path`` parameters are different paths.
+    ``functions``: the names of the file's own top-level functions."""
     value = string_value(expr)
     if value is not None:
         return "s:" + value
-    if isinstance(expr, cst.Call) and self_attribute(expr.func) is not None:
-        # self.checkpoint_path(epoch): the files one method names, whatever its arguments
+    if isinstance(expr, cst.Call) and (self_attribute(expr.func) is not None or isinstance(
+            expr.func, cst.Name) and expr.func.value in functions):
+        # self.checkpoint_path(epoch), checkpoint_path(run): the files one of the file's own
+        # functions names, whatever its arguments
         return "f:" + "".join(cst.Module([]).code_for_node(expr.func).split())
     template = _template(expr)
     if template is not None:  # "ckpt_%d.pth" % epoch: one family of files, whatever the epoch
@@ -70,6 +74,7 @@ def _save_keys(ctx: FileContext) -> dict[int, str]:
     through ``with open(path) as f``: one pass over the syntax nodes, each carrying its
     function and the file handles bound around it (name -> path key)."""
     saved: dict[int, str] = {}
+    functions = own_functions(ctx)
     Handles = dict[str, str]
     stack: list[tuple[cst.CSTNode, cst.FunctionDef | None, Handles]] = [(ctx.module, None, {})]
     while stack:
@@ -82,7 +87,7 @@ def _save_keys(ctx: FileContext) -> dict[int, str]:
                 opened = file_opened(ctx, item.item)
                 if opened is not None and item.asname is not None and isinstance(
                         item.asname.name, cst.Name):
-                    handles[item.asname.name.value] = path_key(opened, scope)
+                    handles[item.asname.name.value] = path_key(opened, scope, functions)
         elif isinstance(node, cst.Call) and ctx.qualified_name(node.func) in SAVE_FUNCTIONS:
             target = get_arg(node, "f", 1)
             if target is not None:
@@ -90,9 +95,15 @@ def _save_keys(ctx: FileContext) -> dict[int, str]:
                 if isinstance(expr, cst.Name) and expr.value in handles:
                     saved[id(node)] = handles[expr.value]
                 else:
-                    saved[id(node)] = path_key(expr, scope)
+                    saved[id(node)] = path_key(expr, scope, functions)
         stack.extend((child, scope, handles) for child in semantic_children(node))
     return saved
+
+
+def own_functions(ctx: FileContext) -> frozenset[str]:
+    """The file's top-level functions (a call of one names the files it computes)."""
+    return ctx.cached("serialization-own-functions", lambda: frozenset(
+        stmt.name.value for stmt in ctx.module.body if isinstance(stmt, cst.FunctionDef)))
 
 
 def save_keys(ctx: FileContext) -> dict[int, str]:
@@ -131,7 +142,7 @@ def load_keys(ctx: FileContext, load: cst.Call) -> frozenset[str]:
     if source is None:
         return frozenset()
     expr = source.value
-    scope = ctx.current_function
+    scope, functions = ctx.current_function, own_functions(ctx)
     if isinstance(expr, cst.Name):
         for anc in reversed(ctx.ancestors):
             if isinstance(anc, cst.With):
@@ -140,11 +151,12 @@ def load_keys(ctx: FileContext, load: cst.Call) -> frozenset[str]:
                     if (opened is not None and item.asname is not None
                             and isinstance(item.asname.name, cst.Name)
                             and item.asname.name.value == expr.value):
-                        return frozenset({path_key(opened, scope)})
+                        return frozenset({path_key(opened, scope, functions)})
         bound = ctx.binding(expr.value)  # ckpt = os.path.join(out, "ckpt.pt"); load(ckpt)
         if bound is not None and bound.kind == "assign" and bound.value is not None:
-            return frozenset({path_key(bound.value, scope), path_key(expr, scope)})
-    return frozenset({path_key(expr, scope)})
+            return frozenset({path_key(bound.value, scope, functions),
+                              path_key(expr, scope, functions)})
+    return frozenset({path_key(expr, scope, functions)})
 
 
 _HOST_READS = frozenset({"numpy"})

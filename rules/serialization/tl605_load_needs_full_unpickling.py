@@ -46,8 +46,8 @@ class LoadNeedsFullUnpickling(Rule):
     load failed ... Unsupported global"): resuming training, or evaluating the saved model,
     breaks as soon as the project moves to a current torch, often long after the
     checkpoints were written. The save and the load are matched the way TL601 matches them:
-    the same path, a path formatted from the same template, or the path the same method
-    returns. A load inside `with torch.serialization.safe_globals([...])`, or in a file that
+    the same path, a path formatted from the same template, or the path returned by the
+    same function or method of the file (`checkpoint_path(run)`). A load inside `with torch.serialization.safe_globals([...])`, or in a file that
     calls `torch.serialization.add_safe_globals(...)`, has said what it trusts and is left
     alone. TL601's advice (`weights_only=True`) would break these loads: TL601 is silent
     on them.
