@@ -43,13 +43,14 @@ CASES: dict[str, list[Case]] = {
                 self.weight = nn.Parameter(torch.randn(3, 4)).double()
                 self.bias = nn.Parameter(torch.zeros(4) + 0.5).to(torch.float64)
                 self.gain = nn.Parameter(torch.tensor([2.0])).half()
+                self.kernel = nn.Parameter(torch.randn(12)).view(3, 4)
 
             def forward(self):
-                return (self.weight * self.bias).sum() * self.gain.double()
+                return (self.weight * self.bias).sum() * self.gain.double() + self.kernel.sum()
 
         torch.manual_seed(0)
         model = Scaled()
-        moved = ("weight", "bias", "gain")
+        moved = ("weight", "bias", "gain", "kernel")
         result = model()
     """, check=_registered_after_fix)],
 }

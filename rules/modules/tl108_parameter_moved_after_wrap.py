@@ -9,8 +9,10 @@ from torchlint.fix.edits import keeps_comments
 from torchlint.rule import Rule
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-# methods that always return another tensor object, whatever the value
-_ALWAYS_NEW = frozenset({"clone", "detach"})
+# methods that always return another tensor object, whatever the value (reshaping ones
+# return a view: a plain tensor too; .contiguous() may return the parameter itself)
+_ALWAYS_NEW = frozenset({"clone", "detach", "view", "reshape", "t", "transpose", "permute",
+                         "unsqueeze", "squeeze", "flatten", "expand", "repeat"})
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
@@ -27,9 +29,10 @@ class ParameterMovedAfterWrap(Rule):
     sees it) and from `state_dict()`, its value never changes during training, and
     `model.to(...)` does not move it. Nothing fails: the model just trains without it.
 
-    The rule reports only when the method provably returns a new tensor: the wrapped value
-    is made on the spot (`torch.randn(3, 4)`, on the CPU in the default dtype unless told
-    otherwise) and the method sends it to another device or dtype. `.float()` on a
+    The rule reports only when the method provably returns a new tensor: a reshape
+    (`.view(...)`, `.t()`, ...), `.clone()` or `.detach()` always does; a move or cast does
+    when the wrapped value is made on the spot (`torch.randn(3, 4)`, on the CPU in the
+    default dtype unless told otherwise) and the method sends it to another device or dtype. `.float()` on a
     float32 value, or `.to(device)` with a device only known at run time, may hand back the
     parameter itself, and are left alone.
 
