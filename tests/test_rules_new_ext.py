@@ -137,6 +137,9 @@ def test_fresh_placement_unknown_when_the_file_changes_torchs_defaults() -> None
     ("h", False),
     ("model(x)", False),
     ("h.cuda()", False),
+    ("h.detach()", True),
+    ("torch.autograd.Variable(h)", True),
+    ("torch.autograd.Variable(h, requires_grad=True)", False),
 ])
 def test_carries_no_graph(expression: str, free: bool) -> None:
     from torchlint.analysis.fresh_tensors import carries_no_graph

@@ -36,6 +36,7 @@ _FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
 # in-place fills keep a tensor's device and dtype
 _INPLACE_FILLS = frozenset({"normal_", "uniform_", "zero_", "fill_", "random_", "bernoulli_",
                             "exponential_", "geometric_", "cauchy_", "log_normal_"})
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # calls that change what the factories above make
 _DEFAULT_SETTERS = frozenset({"torch.set_default_device", "torch.set_default_dtype",
                               "torch.set_default_tensor_type"})
@@ -202,17 +203,24 @@ def cast_target(ctx: FileContext, call: cst.Call) -> Placement | None:
 
 
 def carries_no_graph(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    """``expr`` provably has no autograd history and does not require grad: a literal, a
-    fresh factory call without ``requires_grad=``, ``torch.from_numpy(...)``, and moves,
-    casts and number arithmetic of those."""
+    """``expr`` provably has no autograd history and does not require grad, and is a
+    tensor no other name refers to: a literal, a fresh factory call without
+    ``requires_grad=``, ``torch.from_numpy(...)``, ``x.detach()``, ``Variable(x)``, and
+    moves, casts and number arithmetic of those."""
     expr = _bare(expr)
     if isinstance(expr, (cst.Integer, cst.Float, cst.List, cst.Tuple)):
         return True
     if not isinstance(expr, cst.Call):
         return False
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "detach" \
+            and not expr.args:
+        return True  # a new tensor, cut from any graph
     qual = ctx.qualified_name(expr.func)
     if qual == "torch.from_numpy":
         return True
+    if qual in _VARIABLE:  # Variable(x) is x.detach(), unless it asks for a new leaf
+        flag = get_arg(expr, "requires_grad", 1)
+        return flag is None or isinstance(flag.value, cst.Name) and flag.value.value == "False"
     if qual not in _SIZED_FACTORIES and qual not in _FROM_DATA:
         return isinstance(expr.func, cst.Attribute) and cast_target(ctx, expr) is not None \
             and carries_no_graph(ctx, expr.func.value)
