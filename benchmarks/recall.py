@@ -209,6 +209,10 @@ def main() -> int:
     parser.add_argument("--write-results", action="store_true",
                         help="rewrite benchmarks/recall/results.tsv and the snapshot")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--findings", type=Path,
+                        help="save both runs' findings here (JSON); with --reuse, read them "
+                             "from there instead of linting (to re-score after judging)")
+    parser.add_argument("--reuse", action="store_true")
     args = parser.parse_args()
 
     from torchlint.docs import tier
@@ -230,7 +234,11 @@ def main() -> int:
     default_options = ("--extend-select", ",".join(opt_in)) if opt_in else ()
     found: dict[str, list[Finding]] = {run: [] for run in RUNS}
     errors: list[str] = []
-    for repo in repos:
+    if args.reuse and args.findings:
+        saved = json.loads(args.findings.read_text(encoding="utf-8"))
+        found = {run: [Finding(**f) for f in saved[run] if f["repo"] in repos] for run in RUNS}
+        repos = [r for r in repos if r in saved["repositories"]]
+    for repo in [] if args.reuse and args.findings else repos:
         for run, options in (("default", default_options),
                              ("preview", (*default_options, "--preview"))):
             findings, failed = lint(args.corpus / repo, repo, args.jobs, options)
@@ -238,6 +246,11 @@ def main() -> int:
             errors += [f"{repo} ({run}): {line}" for line in failed]
         print(f"{repo}: {len(found['default'])} / {len(found['preview'])} findings so far",
               file=sys.stderr)
+    if args.findings and not args.reuse:
+        args.findings.write_text(json.dumps(
+            {"repositories": repos, **{run: [f.__dict__ for f in found[run]] for run in RUNS}}),
+            encoding="utf-8")
+    items = [i for i in items if i.repo in repos]
     now = caught_by(items, {run: Index(found[run]) for run in RUNS})
     table = score(now, tiers)
     lost = vanished(read_snapshot(args.caught), now, set(repos))

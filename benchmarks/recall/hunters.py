@@ -252,9 +252,14 @@ def torch_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
     return name.startswith("torch.") and name.rsplit(".", 1)[-1] in FACTORIES
 
 
+MODULE_BASE = re.compile(r"Module|Model|Net|Block|Layer|Encoder|Decoder|Head|Norm|"
+                         r"Attention|Embedding|Conv|Sequential|Generator|Discriminator", re.I)
+
+
 def module_class(node: ast.ClassDef) -> bool:
-    """Over-approximation: any class with a base (judged by reading)."""
-    return bool(node.bases)
+    """Over-approximation of a module class: a base named like one (``nn.Module``,
+    ``LightningModule``, ``BaseModel``, ``ResBlock``...), judged by reading."""
+    return any(MODULE_BASE.search(text(base)) for base in node.bases)
 
 
 def init_assignments(tree: ast.AST) -> Iterator[tuple[ast.ClassDef, ast.FunctionDef, ast.stmt]]:
@@ -274,25 +279,41 @@ def self_targets(node: ast.stmt) -> list[ast.Attribute]:
             and isinstance(t.value, ast.Name) and t.value.id == "self"]
 
 
+def layer_call(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """A call that may build a layer: ``torch.nn.X(...)`` or a class-like name
+    (capitalised), directly or as a list comprehension's element."""
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        node = node.elt
+    if isinstance(node, ast.Starred):
+        node = node.value
+    if not isinstance(node, ast.Call):
+        return False
+    name = qualified(node.func, aliases) or ""
+    last = name.rsplit(".", 1)[-1]
+    return name.startswith("torch.nn.") or (last[:1].isupper() and not name.startswith(
+        ("PIL.", "Image.", "np.", "numpy.", "torch.", "Path", "pathlib.")))
+
+
 @hunter("TL101")
 def plain_list_of_layers(tree, parents, aliases):
-    """self.X = [calls...] / [... for ...] / list(...) / [] then self.X.append(call) in
-    the __init__ of a class with a base."""
+    """self.X = [layer calls...] / [layer call for ...] / list(...) of them / [] then
+    self.X.append(layer call) in the __init__ of a module-like class."""
     for cls, init, node in init_assignments(tree):
         for target in self_targets(node):
             value = node.value
             if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
-                if any(isinstance(e, (ast.Call, ast.Starred)) for e in value.elts):
+                if any(layer_call(e, aliases) for e in value.elts):
                     yield node
-            elif isinstance(value, ast.ListComp) and isinstance(value.elt, ast.Call):
+            elif isinstance(value, ast.ListComp) and layer_call(value, aliases):
                 yield node
-            elif isinstance(value, ast.Call) and dotted(value.func) == "list" and value.args:
+            elif (isinstance(value, ast.Call) and dotted(value.func) == "list" and value.args
+                  and layer_call(value.args[0], aliases)):
                 yield node
             elif isinstance(value, ast.List) and not value.elts:
                 for use in walk_body(init.body):
                     if (method_name(use) in ("append", "extend", "insert")
                             and text(use.func.value) == text(target)
-                            and any(isinstance(a, (ast.Call, ast.ListComp)) for a in use.args)):
+                            and any(layer_call(a, aliases) for a in use.args)):
                         yield node
                         break
 
@@ -429,23 +450,24 @@ def view_after_permute(tree, parents, aliases):
     earlier in the same function (or module)."""
     scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
     for scope in scopes:
-        reordered: dict[str, int] = {}
-        body = scope.body
-        nodes = sorted((n for n in walk_body(body) if hasattr(n, "lineno")),
+        # name -> (line after which the binding holds, bound to a reordered tensor)
+        bound: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+        nodes = sorted((n for n in walk_body(scope.body) if hasattr(n, "lineno")),
                        key=lambda n: (n.lineno, n.col_offset))
         for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
                     node.targets[0], ast.Name):
-                if reorders(node.value):
-                    reordered[node.targets[0].id] = node.lineno
-                else:
-                    reordered.pop(node.targets[0].id, None)
+                bound[node.targets[0].id].append((node.end_lineno, reorders(node.value)))
+        for node in nodes:
             if method_name(node) == "view" and node.args and not (
                     len(node.args) == 1 and isinstance(node.args[0], ast.Attribute)
                     and node.args[0].attr in ("dtype",)):
                 receiver = node.func.value
-                if reorders(receiver) or (isinstance(receiver, ast.Name)
-                                          and receiver.id in reordered):
+                if isinstance(receiver, ast.Name):
+                    before = [flag for end, flag in bound[receiver.id] if end < node.lineno]
+                    if before and before[-1]:
+                        yield node
+                elif reorders(receiver):
                     yield node
 
 
@@ -506,7 +528,7 @@ def conv_bias_before_batchnorm(tree, parents, aliases):
 
 @hunter("TL104")
 def tensor_attribute(tree, parents, aliases):
-    """self.X = torch.<factory>(...) in the __init__ of a class with a base."""
+    """self.X = torch.<factory>(...) in the __init__ of a module-like class."""
     for cls, init, node in init_assignments(tree):
         if self_targets(node) and node.value is not None and torch_factory(node.value, aliases):
             yield node
