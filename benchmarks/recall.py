@@ -31,7 +31,9 @@ precision verdicts (``benchmarks/precision/verdicts.tsv``; its exact line), is r
 ``--write-results``. A later run lists each one a run caught then and misses now, so a
 change that silences real bugs says so. ``--write-results`` rewrites the snapshot and
 ``benchmarks/recall/results.tsv`` (the README's recall column: ``python -m torchlint.docs
-README.md``); rows of repositories not linted this time are kept.
+README.md``); rows of repositories not linted this time are kept. With ``--instances
+FILE`` (held-out code) the results and the snapshot go beside FILE instead
+(``FILE.results.tsv``, ``FILE.caught.tsv``), and no precision verdicts are tracked.
 """
 
 from __future__ import annotations
@@ -204,8 +206,10 @@ def main() -> int:
                              "default instances, none with --instances)")
     parser.add_argument("--repos", default="", help="comma-separated names (default: all)")
     parser.add_argument("--jobs", type=int, default=None)
-    parser.add_argument("--caught", type=Path, default=CAUGHT,
-                        help="the snapshot to diff against (and to write)")
+    parser.add_argument("--caught", type=Path, default=None,
+                        help="the snapshot to diff against and to write (default: "
+                             "benchmarks/recall/caught.tsv, or FILE.caught.tsv beside "
+                             "--instances FILE)")
     parser.add_argument("--write-results", action="store_true",
                         help="rewrite benchmarks/recall/results.tsv and the snapshot")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -219,8 +223,11 @@ def main() -> int:
     from torchlint.registry import all_rules
 
     rules = all_rules()
+    held_out = args.instances.resolve() != INSTANCES
+    caught_file = args.caught or (args.instances.with_suffix(".caught.tsv") if held_out
+                                  else CAUGHT)
     tiers = {code: tier(rule) for code, rule in rules.items()}
-    verdicts = args.verdicts or (PRECISION_VERDICTS if args.instances == INSTANCES else None)
+    verdicts = args.verdicts or (None if held_out else PRECISION_VERDICTS)
     items = hunted_items(read_instances(args.instances))
     if verdicts is not None:
         items += sampled_items(verdicts)
@@ -253,7 +260,7 @@ def main() -> int:
     items = [i for i in items if i.repo in repos]
     now = caught_by(items, {run: Index(found[run]) for run in RUNS})
     table = score(now, tiers)
-    lost = vanished(read_snapshot(args.caught), now, set(repos))
+    lost = vanished(read_snapshot(caught_file), now, set(repos))
     total = sum(r.instances for r in table)
     default = sum(r.default for r in table)
     preview = default + sum(r.preview_only for r in table)
@@ -264,9 +271,9 @@ def main() -> int:
                "rules": [{**r.__dict__, "missed": r.missed} for r in table],
                "vanished": [{"item": list(key), "run": run} for key, run in lost]}
     if args.write_results:
-        write_results(RESULTS if args.instances == INSTANCES else HERE / "held-out.tsv",
+        write_results(args.instances.with_suffix(".results.tsv") if held_out else RESULTS,
                       table, len(repos))
-        write_snapshot(args.caught, now, set(repos))
+        write_snapshot(caught_file, now, set(repos))
     if args.json:
         print(json.dumps(summary, indent=1))
         return 0
@@ -285,7 +292,7 @@ def main() -> int:
         caught_on = sum(r.default for r in on)
         print(f"rules on by default (incl. preview (default)): "
               f"{percent(caught_on, sum(r.instances for r in on))} caught by the default run")
-    print(f"{len(lost)} true finding(s) vanished since the snapshot ({args.caught.name})")
+    print(f"{len(lost)} true finding(s) vanished since the snapshot ({caught_file})")
     for (kind, repo, path, line, code), run in lost:
         print(f"  vanished from the {run} run: {code} {repo}/{path}:{line} ({kind})")
     return 1 if lost and not args.write_results else 0
