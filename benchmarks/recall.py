@@ -17,10 +17,11 @@ need not judge them again.
 Each repository of DIR named by an instance is linted twice, as a user would run
 torchlint: the **default** run (``torchlint check``, plus ``--extend-select`` of the
 opt-in rules being scored, which a user must name) and the **preview** run (the same with
-``--preview``). An instance spans lines ``line``..``end_line`` of its file (a notebook
-cell is ``path#cellN``): the statement it is in, or the whole function or loop for a bug
-of a function (a missing ``no_grad``/``eval()``/``zero_grad()``). It is **caught** by a
-run when that run reports the instance's rule on a line of that span, in that file.
+``--preview``, also naming the preview rules that are not on by default). An instance
+spans lines ``line``..``end_line`` of its file (a notebook cell is ``path#cellN``): the
+statement it is in, or the whole function or loop for a bug of a function (a missing
+``no_grad``/``eval()``/``zero_grad()``). It is **caught** by a run when that run reports
+the instance's rule on a line of that span, in that file.
 
 Per rule the table gives the true instances, how many the default run caught, how many
 only the preview run caught, and how many neither did. Recall is caught over instances.
@@ -238,7 +239,10 @@ def main() -> int:
         raise SystemExit(f"no repository named in {args.instances} found under {args.corpus}")
     items = [i for i in items if i.repo in repos]
     opt_in = sorted({i.code for i in items if tiers.get(i.code) == "opt-in"})
+    preview_only = sorted({i.code for i in items if tiers.get(i.code) == "preview"})
     default_options = ("--extend-select", ",".join(opt_in)) if opt_in else ()
+    preview_options = ("--extend-select", ",".join(opt_in + preview_only), "--preview") if (
+        opt_in or preview_only) else ("--preview",)
     found: dict[str, list[Finding]] = {run: [] for run in RUNS}
     errors: list[str] = []
     if args.reuse and args.findings:
@@ -246,8 +250,7 @@ def main() -> int:
         found = {run: [Finding(**f) for f in saved[run] if f["repo"] in repos] for run in RUNS}
         repos = [r for r in repos if r in saved["repositories"]]
     for repo in [] if args.reuse and args.findings else repos:
-        for run, options in (("default", default_options),
-                             ("preview", (*default_options, "--preview"))):
+        for run, options in (("default", default_options), ("preview", preview_options)):
             findings, failed = lint(args.corpus / repo, repo, args.jobs, options)
             found[run] += findings
             errors += [f"{repo} ({run}): {line}" for line in failed]
