@@ -119,6 +119,19 @@ class Index:
         return at < len(found) and found[at] <= item.end_line
 
 
+def run_options(items: Iterable[Item], tiers: dict[str, str]
+                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The options of the default run and of the preview run: the default selection plus
+    the opt-in rules that have items, and with ``--preview`` also the preview rules that
+    are not on by default (a user names those too)."""
+    codes = {item.code for item in items}
+    opt_in = sorted(c for c in codes if tiers.get(c) == "opt-in")
+    preview_only = sorted(c for c in codes if tiers.get(c) == "preview")
+    default = ("--extend-select", ",".join(opt_in)) if opt_in else ()
+    named = opt_in + preview_only
+    return default, (("--extend-select", ",".join(named)) if named else ()) + ("--preview",)
+
+
 def caught_by(items: Iterable[Item], runs: dict[str, Index]) -> dict[Item, dict[str, bool]]:
     return {item: {run: index.catches(item) for run, index in runs.items()} for item in items}
 
@@ -238,11 +251,7 @@ def main() -> int:
     if not repos:
         raise SystemExit(f"no repository named in {args.instances} found under {args.corpus}")
     items = [i for i in items if i.repo in repos]
-    opt_in = sorted({i.code for i in items if tiers.get(i.code) == "opt-in"})
-    preview_only = sorted({i.code for i in items if tiers.get(i.code) == "preview"})
-    default_options = ("--extend-select", ",".join(opt_in)) if opt_in else ()
-    preview_options = ("--extend-select", ",".join(opt_in + preview_only), "--preview") if (
-        opt_in or preview_only) else ("--preview",)
+    default_options, preview_options = run_options(items, tiers)
     found: dict[str, list[Finding]] = {run: [] for run in RUNS}
     errors: list[str] = []
     if args.reuse and args.findings:

@@ -165,3 +165,14 @@ def test_the_sample_is_fixed_and_stable() -> None:
     assert len(first) == 10 and first == hunters.sample(list(reversed(made)), 10, "seed")
     assert set(hunters.sample(made, 5, "seed")) <= set(first)
     assert hunters.sample(made[:3], 10, "seed") == made[:3]
+
+
+def test_each_run_names_the_rules_a_user_must_name() -> None:
+    items = [Item("hunted", "r", "a.py", 1, 1, code)
+             for code in ("TL101", "TL306", "TL307", "TL301", "TL999")]
+    tiers = {"TL101": "default", "TL306": "opt-in", "TL307": "preview",
+             "TL301": "preview (default)"}
+    default, preview = recall.run_options(items, tiers)
+    assert default == ("--extend-select", "TL306")
+    assert preview == ("--extend-select", "TL306,TL307", "--preview")
+    assert recall.run_options(items[:1], tiers) == ((), ("--preview",))
