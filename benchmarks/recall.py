@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from bisect import bisect_left
 from collections import defaultdict
@@ -87,6 +88,14 @@ def read_instances(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+def hunted_codes(path: Path) -> set[str]:
+    """The rules that were hunted: those with a judged candidate, and those a note line
+    (``# TLxxx: ...``) names, such as a rule whose hunter found no candidate."""
+    text = path.read_text(encoding="utf-8")
+    noted = re.findall(r"^# (TL\d{3}):", text, re.M)
+    return set(noted) | {row["code"] for row in read_instances(path)}
+
+
 def hunted_items(rows: Iterable[dict[str, str]]) -> list[Item]:
     return [Item("hunted", r["repo"], r["path"], int(r["line"]),
                  max(int(r["line"]), int(r["end_line"] or r["line"])), r["code"])
@@ -119,16 +128,15 @@ class Index:
         return at < len(found) and found[at] <= item.end_line
 
 
-def run_options(items: Iterable[Item], tiers: dict[str, str]
+def run_options(items: Iterable[Item], opt_in: set[str], preview_only: set[str]
                 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The options of the default run and of the preview run: the default selection plus
-    the opt-in rules that have items, and with ``--preview`` also the preview rules that
-    are not on by default (a user names those too)."""
+    the ``opt_in`` rules that have items, and with ``--preview`` also the ``preview_only``
+    rules (preview rules not on by default) that have items: a user names those too."""
     codes = {item.code for item in items}
-    opt_in = sorted(c for c in codes if tiers.get(c) == "opt-in")
-    preview_only = sorted(c for c in codes if tiers.get(c) == "preview")
-    default = ("--extend-select", ",".join(opt_in)) if opt_in else ()
-    named = opt_in + preview_only
+    named_opt_in = sorted(codes & opt_in)
+    named = sorted(codes & (opt_in | preview_only))
+    default = ("--extend-select", ",".join(named_opt_in)) if named_opt_in else ()
     return default, (("--extend-select", ",".join(named)) if named else ()) + ("--preview",)
 
 
@@ -149,8 +157,11 @@ class RuleRecall:
         return self.instances - self.default - self.preview_only
 
 
-def score(caught: dict[Item, dict[str, bool]], tiers: dict[str, str]) -> list[RuleRecall]:
-    rules: dict[str, RuleRecall] = {}
+def score(caught: dict[Item, dict[str, bool]], tiers: dict[str, str],
+          hunted: Iterable[str] = ()) -> list[RuleRecall]:
+    """Per rule: its true instances and the runs that caught them; a hunted rule without
+    a true instance gets a row of zeros."""
+    rules = {code: RuleRecall(code, tiers.get(code, "absent")) for code in hunted}
     for item, runs in caught.items():
         if item.kind != "hunted":
             continue
@@ -251,7 +262,9 @@ def main() -> int:
     if not repos:
         raise SystemExit(f"no repository named in {args.instances} found under {args.corpus}")
     items = [i for i in items if i.repo in repos]
-    default_options, preview_options = run_options(items, tiers)
+    default_options, preview_options = run_options(
+        items, {c for c, r in rules.items() if not r.default and not r.preview},
+        {c for c, r in rules.items() if r.preview and not r.default})
     found: dict[str, list[Finding]] = {run: [] for run in RUNS}
     errors: list[str] = []
     if args.reuse and args.findings:
@@ -271,12 +284,12 @@ def main() -> int:
             encoding="utf-8")
     items = [i for i in items if i.repo in repos]
     now = caught_by(items, {run: Index(found[run]) for run in RUNS})
-    table = score(now, tiers)
+    table = score(now, tiers, hunted_codes(args.instances))
     lost = vanished(read_snapshot(caught_file), now, set(repos))
     total = sum(r.instances for r in table)
     default = sum(r.default for r in table)
     preview = default + sum(r.preview_only for r in table)
-    on = [r for r in table if r.tier in ("default", "preview (default)")]
+    on = [r for r in table if r.code in rules and rules[r.code].default]
     summary = {"repositories": repos, "errors": errors, "instances": total,
                "default_recall": default / total if total else None,
                "preview_recall": preview / total if total else None,
@@ -292,17 +305,17 @@ def main() -> int:
     print(f"{len(repos)} repositories, {total} true instances, {len(errors)} error line(s)")
     for line in errors[:20]:
         print(f"  error: {line}")
-    print(f"{'code':6} {'tier':18} {'inst.':>5} {'default':>7} {'preview':>7} {'missed':>6} "
+    print(f"{'code':6} {'tier':28} {'inst.':>5} {'default':>7} {'preview':>7} {'missed':>6} "
           f"{'recall':>6} {'+preview':>8}")
     for r in table:
-        print(f"{r.code:6} {r.tier:18} {r.instances:5} {r.default:7} {r.preview_only:7} "
+        print(f"{r.code:6} {r.tier:28} {r.instances:5} {r.default:7} {r.preview_only:7} "
               f"{r.missed:6} {percent(r.default, r.instances):>6} "
               f"{percent(r.default + r.preview_only, r.instances):>8}")
     print(f"default run: {percent(default, total)} of true instances caught ({default}/{total});"
           f" with --preview: {percent(preview, total)} ({preview}/{total})")
     if on:
         caught_on = sum(r.default for r in on)
-        print(f"rules on by default (incl. preview (default)): "
+        print(f"rules on by default (once stable, for preview ones): "
               f"{percent(caught_on, sum(r.instances for r in on))} caught by the default run")
     print(f"{len(lost)} true finding(s) vanished since the snapshot ({caught_file})")
     for (kind, repo, path, line, code), run in lost:

@@ -83,6 +83,8 @@ def test_recall_column_reads_the_harness_results(tmp_path: Path) -> None:
     assert "| 90 % (9/10) | 75 % (3/4) |" in row["TL501"]
     assert "| 0 % (0/8), 75 % (6) with preview |" in row["TL301"]
     assert "| no findings | not hunted |" in row["TL101"]
+    zero = rule_table({}, {"TL101": (0, 0, 0)}).splitlines()
+    assert "| no findings | no instances |" in next(r for r in zero if r.startswith("| TL101 "))
     assert "Recall" not in rule_table({"TL501": (10, 10, 9)}).splitlines()[0]
 
 

@@ -170,9 +170,20 @@ def test_the_sample_is_fixed_and_stable() -> None:
 def test_each_run_names_the_rules_a_user_must_name() -> None:
     items = [Item("hunted", "r", "a.py", 1, 1, code)
              for code in ("TL101", "TL306", "TL307", "TL301", "TL999")]
-    tiers = {"TL101": "default", "TL306": "opt-in", "TL307": "preview",
-             "TL301": "preview (default)"}
-    default, preview = recall.run_options(items, tiers)
+    opt_in, preview_only = {"TL306", "TL504"}, {"TL307", "TL210"}
+    default, preview = recall.run_options(items, opt_in, preview_only)
     assert default == ("--extend-select", "TL306")
     assert preview == ("--extend-select", "TL306,TL307", "--preview")
-    assert recall.run_options(items[:1], tiers) == ((), ("--preview",))
+    assert recall.run_options(items[:1], opt_in, preview_only) == ((), ("--preview",))
+
+
+def test_a_hunted_rule_without_a_true_instance_gets_a_row_of_zeros(tmp_path: Path) -> None:
+    instances = tmp_path / "instances.tsv"
+    instances.write_text("# TL222: 0 candidates, 0 judged\n"
+                         "repo\tpath\tline\tend_line\tcode\tverdict\treason\tsource\n"
+                         "r\ta.py\t4\t4\tTL108\tfalse\treturns the Parameter itself\tp\n",
+                         encoding="utf-8")
+    assert recall.hunted_codes(instances) == {"TL108", "TL222"}
+    table = recall.score({}, {"TL108": "default"}, recall.hunted_codes(instances))
+    assert [(r.code, r.tier, r.instances, r.missed) for r in table] == [
+        ("TL108", "default", 0, 0), ("TL222", "absent", 0, 0)]
