@@ -241,15 +241,24 @@ CONVERSIONS = {"long", "float", "half", "double", "int", "bool", "byte", "view",
                "clone", "detach", "to", "flip", "permute", "transpose", "unsqueeze_"}
 
 
-def torch_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
-    """A call of a torch tensor factory, perhaps followed by device-independent methods."""
+FROM_HOST = {"tensor", "from_numpy", "as_tensor"}  # the data is on the host already
+
+
+def torch_factory(node: ast.AST, aliases: dict[str, str], filled: bool = False) -> bool:
+    """A call of a torch tensor factory, perhaps followed by device-independent methods;
+    with ``filled``, only one that could have filled the tensor on the device (not a copy
+    of host data)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
             node.func.attr in CONVERSIONS):
         node = node.func.value
     if not isinstance(node, ast.Call):
         return False
     name = qualified(node.func, aliases) or ""
-    return name.startswith("torch.") and name.rsplit(".", 1)[-1] in FACTORIES
+    last = name.rsplit(".", 1)[-1]
+    if filled and (last in FROM_HOST or (last.endswith("Tensor") and any(
+            isinstance(a, (ast.List, ast.Tuple, ast.ListComp)) for a in node.args))):
+        return False
+    return name.startswith("torch.") and last in FACTORIES
 
 
 MODULE_BASE = re.compile(r"Module|Model|Net|Block|Layer|Encoder|Decoder|Head|Norm|"
@@ -354,9 +363,12 @@ def loss_summed(tree, parents, aliases):
 
 @hunter("TL301")
 def create_then_move(tree, parents, aliases):
-    """.cuda() / .to(...) on a fresh torch factory call (through device-free conversions)."""
+    """.cuda() / .to(...) on a fresh torch factory call that could have filled the tensor
+    on the device (not torch.tensor/from_numpy of host data), through device-free
+    conversions."""
     for node in ast.walk(tree):
-        if method_name(node) in ("cuda", "to") and torch_factory(node.func.value, aliases):
+        if method_name(node) in ("cuda", "to") and torch_factory(node.func.value, aliases,
+                                                                   filled=True):
             if node.func.attr == "to" and node.args and isinstance(node.args[0], ast.Attribute) \
                     and (qualified(node.args[0], aliases) or "").startswith("torch.") \
                     and node.args[0].attr in ("float", "float32", "long", "half", "int64",
