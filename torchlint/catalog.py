@@ -36,7 +36,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL219": ("scheduler-step-before-optimizer-step", True, False),
     "TL220": ("retain-graph-in-loop", True, False),
     "TL221": ("manual-seed-in-training-loop", True, False),
-    "TL301": ("create-then-move", True, True),
+    "TL301": ("create-then-move", True, False),
     "TL302": ("tensor-move-discarded", True, False),
     "TL303": ("cuda-visible-devices-after-init", True, False),
     "TL304": ("tensor-copy-of-numpy", True, True),
@@ -80,7 +80,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL719": ("torchvision-pretrained", True, False),
     "TL720": ("v2-totensor", True, False),
     "TL721": ("functional-sigmoid-tanh", False, False),
-    "TL801": ("data-parallel", True, True),
+    "TL801": ("data-parallel", True, False),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
     "TL902": ("private-default-collate", True, False),
 }
