@@ -231,6 +231,15 @@ CASES: dict[str, list[Case]] = {
             result = x.permute(0, 2, 1).view(8, -1)
             expected = x.permute(0, 2, 1).contiguous().view(8, -1)
         """, _reshape_where_view_failed, before_raises=RuntimeError),
+        Case("TL501", """
+            import torch
+
+            torch.manual_seed(0)
+            x = torch.randn(2, 3, 4, 5)
+            b, c, h, w = x.shape
+            result = x.permute(0, 2, 3, 1).view(b, h, w * c)
+            expected = x.permute(0, 2, 3, 1).contiguous().view(b, h, w * c)
+        """, _reshape_where_view_failed, before_raises=RuntimeError),
     ],
     "TL701": [Case("TL701", """
         import torch

@@ -243,6 +243,72 @@ def test_tl301_a_seed_anywhere_in_the_function_keeps_random_draws_silent() -> No
     assert [line for line, _, _ in lint("TL301", source)] == [9]
 
 
+def test_tl302_legacy_constructors_through_aliases_make_tensors() -> None:
+    source = """
+    import torch as T
+    import numpy as np
+
+    Tensor = T.cuda.FloatTensor if T.cuda.is_available() else T.FloatTensor
+    Array = np.ndarray
+
+    def build(n):
+        scale = T.Tensor(n)
+        scale.cuda()
+        mask = Tensor(n, n)
+        mask.cpu()
+        plain = Array(n)
+        plain.cpu()
+        return scale, mask, plain
+    """
+    assert [line for line, _, _ in lint("TL302", source)] == [10, 12]
+    assert "    scale = scale.cuda()\n" in fixed("TL302", source)
+
+
+def test_tl305_cpu_work_made_in_the_function_is_not_gpu_work() -> None:
+    source = """
+    import time
+    import torch
+
+    DEVICE = "cuda"
+
+    def bench(n):
+        a = torch.randn(n, n)
+        start = time.perf_counter()
+        torch.matmul(a, a)
+        return time.perf_counter() - start
+    """
+    assert lint("TL305", source) == []
+    # a device move in the function puts the work on the GPU
+    moved = source.replace("torch.randn(n, n)", "torch.randn(n, n).to(DEVICE)")
+    assert [line for line, _, _ in lint("TL305", moved)] == [11]
+    # work on a parameter may be on the GPU
+    given = source.replace("def bench(n):", "def bench(n, a):").replace(
+        "a = torch.randn(n, n)\n        ", "")
+    assert [line for line, _, _ in lint("TL305", given)] == [10]
+
+
+def test_tl302_last_statement_of_a_notebook_cell_is_displayed_not_discarded(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from torchlint.cli import main
+
+    cells = ["import torch\nm = torch.Tensor([[2, 5], [4, 2]])",
+             "device = torch.device('cuda')\nm.to(device)",
+             "m.cuda()\nprint(m)"]
+    notebook = {"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
+                           "execution_count": None} for c in cells],
+                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                "nbformat_minor": 5}
+    path = tmp_path / "tour.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--select", "TL302", "--no-cache",
+                                       "--output-format", "concise", str(path)])
+    found = [line for line in result.output.splitlines() if ": TL302 " in line]
+    assert len(found) == 1 and "cell 3:1:" in found[0], result.output
+
+
 def _tl301_lines(source: str, *, preview: bool) -> tuple[list[int], int]:
     rule = all_rules()["TL301"]
     result = lint_source(SourceFile("example.py", textwrap.dedent(source)),

@@ -108,3 +108,15 @@ def test_sqrt_of_bound_sum_of_squares_is_reported_without_fix() -> None:
     text = "import torch\ndef f(d):\n    s = (d ** 2).sum(-1)\n    return s.sqrt()\n"
     assert _lint("TL206", text) == [(4, 12)]
     assert _fix("TL206", text) == text
+
+
+def test_view_after_permute_reads_the_sizes_an_unpacking_named() -> None:
+    text = (
+        "import torch\n\n\ndef tokens(x):\n    b, c, h, w = x.shape\n"
+        "    y = x.permute(0, 2, 3, 1)\n    return y.view(b, h, w * c)\n"
+    )
+    assert _lint("TL501", text) == [(7, 12)]
+    assert _lint("TL501", text.replace("view(b, h, w * c)", "view(b, h * w, c)")) == []
+    # a size name that is not the unpacked one, or a shape of another tensor: unknown
+    assert _lint("TL501", text.replace("view(b, h, w * c)", "view(b, h, w * k)")) == []
+    assert _lint("TL501", text.replace("= x.shape", "= z.shape")) == []

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.analysis.bindings import bindings_before, module_value
+from torchlint.analysis.bindings import bindings_before, binds_anywhere, module_value
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GradOff,
@@ -42,6 +42,8 @@ _GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "
                                    "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
                                    "layout"})
 _CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
+_CONTAINER_FACTORIES = frozenset({"builtins.dict", "builtins.list", "collections.defaultdict",
+                                  "collections.Counter", "collections.OrderedDict"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
                             "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
 
@@ -358,6 +360,18 @@ def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> b
     return returned and not backprop_here and not data_loop
 
 
+def rebinds(body: cst.CSTNode, holder: str) -> bool:
+    """Does ``body`` bind ``holder`` (a name, or ``self.X``) anew?"""
+    if "." not in holder:
+        return binds_anywhere(body, holder)
+    for node in iter_scope(body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            if any(dotted_name(t.target) == holder for t in targets):
+                return True
+    return False
+
+
 def function_scope(ctx: FileContext) -> cst.CSTNode:
     """The innermost function around the current node, or the module."""
     return ctx.current_function or ctx.module
@@ -413,15 +427,28 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
     return False
 
 
+def is_container(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
+    """``{}``, ``[]``, ``dict(...)``, ``defaultdict(float)``, ``Counter()``: a container
+    whose entries a total can be kept in."""
+    if isinstance(value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)):
+        return True
+    if isinstance(value, cst.Call):
+        return ctx.qualified_name(value.func) in _CONTAINER_FACTORIES
+    return False
+
+
 def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
     """``func`` names a function of this file that gives back no graph: it runs under
     ``no_grad``, or each of its returns is a Python number (``.item()``, ``float(...)``,
     literals, and names only ever bound to such, combined by arithmetic)."""
     if not isinstance(func, cst.Name):
         return False
-    function = _local_functions(ctx).get(func.value)
-    if function is None:
-        return False
+    functions = _local_functions(ctx).get(func.value)
+    # a name defined twice (a notebook's redefined helper, one per branch) may be either
+    return bool(functions) and all(_returns_number(ctx, f) for f in functions)
+
+
+def _returns_number(ctx: FileContext, function: cst.FunctionDef) -> bool:
     if decorated_no_grad(ctx, function):
         return True
     returns = [n for n in iter_scope(function.body) if isinstance(n, cst.Return)]
@@ -430,14 +457,14 @@ def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
         r.value is not None and _is_number(r.value, numbers) for r in returns)
 
 
-def _local_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
-    """The file's functions (and methods) by name, for the names defined only once."""
-    def index() -> dict[str, cst.FunctionDef]:
+def _local_functions(ctx: FileContext) -> dict[str, list[cst.FunctionDef]]:
+    """The file's functions (and methods) by name, every definition of each name."""
+    def index() -> dict[str, list[cst.FunctionDef]]:
         found: dict[str, list[cst.FunctionDef]] = {}
         for node in ctx.definitions():
             if isinstance(node, cst.FunctionDef):
                 found.setdefault(node.name.value, []).append(node)
-        return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+        return found
     return ctx.cached("local_functions", index)
 
 

@@ -91,16 +91,52 @@ class Settings:
         return self._enabled
 
     @cached_property
-    def _enabled(self) -> frozenset[str]:
-        catalog = rule_catalog()
-        base = {code for code, entry in catalog.items() if entry.default}
+    def _selected(self) -> frozenset[str]:
+        """The codes the selection chooses, preview rules included."""
+        base = {code for code, entry in rule_catalog().items() if entry.default}
         for layer in self._layers():
             if layer.select is not None:
                 base = set(expand_selectors(layer.select))
             base |= set(expand_selectors(layer.extend_select))
             base -= set(expand_selectors(layer.ignore))
+        return frozenset(base)
+
+    @cached_property
+    def _enabled(self) -> frozenset[str]:
+        catalog = rule_catalog()
         # a preview rule runs only in preview mode, even when selected by name
-        return frozenset(code for code in base if self.preview or not catalog[code].preview)
+        return frozenset(code for code in self._selected
+                         if self.preview or not catalog[code].preview)
+
+    def skipped_preview_codes(self) -> list[str]:
+        """Preview rules the selection chooses (by name, prefix or ALL) that do not run
+        because preview is off."""
+        return sorted(self._selected - self._enabled)
+
+    def selection_source(self) -> tuple[str, str]:
+        """Who chose the rules, and the verb, for messages: ("the command line's --select",
+        "chooses"), ("pyproject.toml's select and the command line's --ignore", "leave"),
+        ("the default selection", "chooses")."""
+        by_source: dict[str, list[str]] = {}
+        for key in ("select", "extend-select", "ignore", "extend-ignore"):
+            if self.origin(key) != "default":
+                by_source.setdefault(self.origin(key).split("; ")[-1], []).append(key)
+        if not by_source:
+            return "the default selection", "chooses"
+        parts = []
+        for source, keys in by_source.items():
+            if source == "command line":
+                parts.append("the command line's " + " and ".join(f"--{k}" for k in keys))
+                continue
+            if os.path.isabs(source):
+                from torchlint.config.errors import shown
+
+                source = shown(source)
+            parts.append(f"{source}'s {' and '.join(keys)}")
+        keys = [k for ks in by_source.values() for k in ks]
+        removes = any("ignore" in k for k in keys)
+        verb = ("leave" if removes else "choose") + ("" if len(keys) > 1 else "s")
+        return " and ".join(parts), verb
 
     def selected_preview_codes(self) -> list[str]:
         """Preview rules the user named exactly while preview is off (they do not run)."""
