@@ -21,9 +21,11 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_backward_call
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls_method, defines_matching, imports
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
+    EVAL_NAME,
     file_facts,
     is_eval_name,
     is_pytest_test,
@@ -104,6 +106,7 @@ class InferenceWithoutNoGrad(Rule):
                 r"|\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b",
                 r"\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b|"
                 r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*forward\b")
+    requires = (defines_matching(EVAL_NAME) | calls_method("eval", "train")) & imports("torch")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"

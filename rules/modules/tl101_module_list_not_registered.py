@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -65,6 +66,7 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
     # (or `= ([...])`), by `= list(...)`/`= builtins.list(...)`, or by an alias `list as L`
     patterns = (r"Module\b", r"\bself\b",
                 container_pattern("[", "list"))
+    requires = self_store("list")
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"

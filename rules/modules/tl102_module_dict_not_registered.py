@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -58,6 +59,7 @@ class ModuleDictNotRegistered(UnregisteredContainerRule):
     # (or `= ({...})`), by `= dict(...)`/`= builtins.dict(...)`, or by an alias `dict as D`
     patterns = (r"Module\b", r"\bself\b",
                 container_pattern("{", "dict"))
+    requires = self_store("dict")
     message = ("layers held in a plain dict `self.{attr}` are not registered with the module; "
                "use nn.ModuleDict")
     fix_safety = "safe"

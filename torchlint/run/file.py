@@ -6,6 +6,7 @@ from __future__ import annotations
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.engine.limits import oversize
+from torchlint.engine.screen import certainly_clean
 from torchlint.run.cache import Cache
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 from torchlint.source import DecodeError, SourceFile, write_atomic
@@ -16,13 +17,15 @@ from torchlint.source import DecodeError, SourceFile, write_atomic
 
 def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutcome:
     """Lint ``source`` (and with ``mode`` fix it, or diff the fixes). Writes nothing."""
-    from torchlint.engine.lint import lint_source
-    from torchlint.fix.fixer import fix_source
-
     path = source.path
     skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
     if skipped is not None:
         return FileOutcome(path, warning=skipped)
+    if certainly_clean(source, settings):  # decided without libcst and the rules
+        return FileOutcome(path, [])
+    from torchlint.engine.lint import lint_source
+    from torchlint.fix.fixer import fix_source
+
     result = lint_source(source, settings)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:

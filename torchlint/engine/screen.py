@@ -1,0 +1,78 @@
+"""Is a file's lint certainly empty? Decided before libcst or any rule is imported.
+
+The generated catalogue (:mod:`torchlint.catalog`) keeps every built-in rule's text
+prefilter and ``ast`` trigger, so the screen asks them of a file without importing a rule:
+a file on which no enabled rule can fire, and that CPython parses, has no finding. Only
+the files that fail the screen load libcst and the rules (a one-file check of a clean
+file, or a pre-commit run over such files, never does). The engine itself asks the same
+questions again, of the rule classes, for the files that pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
+from torchlint.engine.parse import compiles, python_syntax_error
+from torchlint.engine.prefilter import firing
+from torchlint.engine.triage import Trigger, from_data, triage
+
+if TYPE_CHECKING:
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.source import SourceFile
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What the prefilter and the triage need of a rule: its code and triggers."""
+
+    code: str
+    triggers: tuple[str, ...]
+    patterns: tuple[str, ...]
+    requires: Trigger | None
+
+
+def certainly_clean(source: SourceFile, settings: FileSettings) -> bool:
+    """True when no enabled rule can fire on ``source`` and CPython parses it: linting it
+    would find nothing. False when unsure (then the file is linted)."""
+    text = source.text
+    if UNUSED_NOQA in settings.codes and "noqa" in text.lower():
+        return False
+    rules = _rules(settings)
+    if rules is None:
+        return False
+    facts = None
+    options = settings.options
+    for rule in firing(rules, text, options):  # type: ignore[arg-type]
+        if rule.requires is None:
+            return False
+        facts = facts or triage(text)
+        if facts is None or rule.requires.holds(facts, options):
+            return False
+    return facts is not None or compiles(text) or python_syntax_error(text) is None
+
+
+def _rules(settings: FileSettings) -> Sequence[Screened] | None:
+    if settings.rule_classes is not None:
+        return [Screened(r.code, r.triggers, r.patterns, r.requires)
+                for r in settings.rule_classes if r.code not in ENGINE_CODES]
+    from torchlint.registry import plugin_entry_points
+
+    if plugin_entry_points():  # rules of other packages are not in the catalogue
+        return None
+    return _catalogued(settings.codes - ENGINE_CODES)
+
+
+@lru_cache(maxsize=64)
+def _catalogued(codes: frozenset[str]) -> tuple[Screened, ...] | None:
+    from torchlint.catalog import SCREEN
+
+    if not codes <= SCREEN.keys():
+        return None
+    return tuple(Screened(code, triggers, patterns,
+                          from_data(requires) if requires is not None else None)
+                 for code, (triggers, patterns, requires) in sorted(SCREEN.items())
+                 if code in codes)
