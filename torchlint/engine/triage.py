@@ -30,7 +30,7 @@ from torchlint.analysis.spelling import canonical
 __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
            "calls_method", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
            "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
-           "self_store", "sequence_call", "training_loop_call", "triage"]
+           "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "training_loop_call", "triage"]
 
 
 # ------------------------------------------------------------------ facts
@@ -43,6 +43,9 @@ class _Function:
     # name -> kinds of the values assigned to it ("list", "dict", "" for anything else)
     locals_assigned: dict[str, set[str]] = field(default_factory=dict)
     self_values: list[ast.expr] = field(default_factory=list)  # values stored on self.X
+    # dotted callees of the calls a value stored on self.X starts with (methods chained on
+    # a call seen through: ``torch.zeros(3).float()``)
+    self_calls: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,10 @@ class FileFacts:
     # class name -> candidate qualified names of its bases ("" for a base that is no
     # dotted name); local classes by name
     class_bases: tuple[tuple[str, tuple[str, ...]], ...]
-    # methods of classes: (class, def name, calls, call words, values stored on self that
-    # may be containers: "list"/"dict"/"name")
-    methods: tuple[tuple[str, str, frozenset[str], frozenset[str], frozenset[str]], ...]
+    # methods of classes: (class, def name, callees, callee words, kinds of containers
+    # stored on self, callees of the calls stored on self)
+    methods: tuple[tuple[str, str, frozenset[str], frozenset[str], frozenset[str],
+                         frozenset[str]], ...]
 
     def module_classes(self, options: Options) -> frozenset[str]:
         """Classes that may be module classes: a base that is a module base of ``options``,
@@ -271,6 +275,7 @@ class _Walker:
             elif function is not None and type(target) is ast.Attribute and type(
                     target.value) is ast.Name and target.value.id == "self":
                 function.self_values.append(value)
+                function.self_calls.extend(_chained_callees(value))
 
     # ------------------------------------------------------------ resolution
     def resolve(self, head: str, rest: str) -> set[str]:
@@ -310,8 +315,9 @@ class _Walker:
             (cls, tuple(sorted({q for base in bases for q in self._base_candidates(base)})))
             for cls, bases in self.classes)
         methods = tuple((f.owner, f.name, frozenset(f.calls), frozenset(f.call_words),
-                         frozenset(_stored_kinds(f))) for f in self.methods
-                        if f.owner is not None)
+                         frozenset(_stored_kinds(f)),
+                         frozenset(q for chain in f.self_calls for q in self.resolve(*chain)))
+                        for f in self.methods if f.owner is not None)
         return FileFacts(frozenset(qualnames), frozenset(calls), frozenset(self.attributes),
                          frozenset(self.method_calls), frozenset(self.call_words),
                          frozenset(self.names), frozenset(self.keywords),
@@ -370,6 +376,17 @@ def _sums_into(node: ast.Assign) -> bool:
     return len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(
         value) is ast.BinOp and type(value.op) is ast.Add and type(value.left) is ast.Name and (
         value.left.id == node.targets[0].id)
+
+
+def _chained_callees(value: ast.expr) -> Iterator[tuple[str, str]]:
+    while type(value) is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        chain = _chain(func)
+        if chain is not None:
+            yield chain
+        if type(func) is not ast.Attribute:
+            return
+        value = func.value
 
 
 def _container_kind(value: ast.expr) -> str:
@@ -628,12 +645,13 @@ class _ModuleMethods(Trigger):
     callees: frozenset[str] | None  # qualified names one of which the method calls
     words: frozenset[str] | None  # callee names one of which the method calls
     stores: frozenset[str] | None  # kinds of values stored on self (see FileFacts.methods)
+    stored_calls: frozenset[str] | None = None  # callees stored on self (qualified names)
 
     def holds(self, facts: FileFacts, options: Options) -> bool:
         if not facts.methods:
             return False
         classes = facts.module_classes(options)
-        for owner, method, calls, words, stores in facts.methods:
+        for owner, method, calls, words, stores, stored_calls in facts.methods:
             if owner not in classes or (self.methods and method not in self.methods):
                 continue
             if self.callees is not None and not _calls_any(self.callees, calls):
@@ -641,6 +659,8 @@ class _ModuleMethods(Trigger):
             if self.words is not None and self.words.isdisjoint(words):
                 continue
             if self.stores is not None and self.stores.isdisjoint(stores):
+                continue
+            if self.stored_calls is not None and self.stored_calls.isdisjoint(stored_calls):
                 continue
             return True
         return False
@@ -650,7 +670,7 @@ class _ModuleMethods(Trigger):
             return None if words is None else tuple(sorted(words))
 
         return ("module_methods", part(self.methods), part(self.callees), part(self.words),
-                part(self.stores))
+                part(self.stores), part(self.stored_calls))
 
 
 def _calls_any(wanted: frozenset[str], calls: frozenset[str]) -> bool:
@@ -694,6 +714,8 @@ def from_data(data: tuple[object, ...]) -> Trigger:
         return _Api(frozenset(rest), kind == "calls")  # type: ignore[arg-type]
     if kind == "facet":
         return _Facet(rest[0], frozenset(rest[1:]))  # type: ignore[arg-type]
+    if kind == "loop_calls_all":
+        return _LoopCallsAll(frozenset(rest))  # type: ignore[arg-type]
     if kind == "training_loop_call":
         return _TrainingLoop(frozenset(rest))  # type: ignore[arg-type]
     if kind in ("loops", "loop_sum"):
@@ -701,10 +723,39 @@ def from_data(data: tuple[object, ...]) -> Trigger:
     if kind == "defines_matching":
         return _DefinesMatching(rest[0])  # type: ignore[arg-type]
     if kind == "module_methods":
-        methods, callees, words, stores = (None if p is None else frozenset(p)  # type: ignore[arg-type]
-                                           for p in rest)
-        return _ModuleMethods(methods or frozenset(), callees, words, stores)
+        methods, callees, words, stores, stored = (
+            None if p is None else frozenset(p) for p in rest)  # type: ignore[arg-type]
+        return _ModuleMethods(methods or frozenset(), callees, words, stores, stored)
     raise ValueError(f"not a trigger: {data!r}")
+
+
+def self_store_call(*callees: str, methods: Iterable[str] = ()) -> Trigger:
+    """A method (one of ``methods``; none: any) of a class that may be a module class stores
+    on ``self.X`` a call of one of ``callees`` (qualified names), maybe with methods
+    chained on it."""
+    return _ModuleMethods(frozenset(methods), None, None, None,
+                          frozenset(canonical(c) for c in callees))
+
+
+@dataclass(frozen=True)
+class _LoopCallsAll(Trigger):
+    words: frozenset[str]
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        return any(self.words <= calls for calls, _ in facts.loop_bodies)
+
+    def data(self) -> tuple[object, ...]:
+        return ("loop_calls_all", *sorted(self.words))
+
+
+def loop_calls_all(*names: str) -> Trigger:
+    """The body of one for/while loop calls every one of the names (``f(...)``, ``x.f()``)."""
+    return _LoopCallsAll(frozenset(names))
+
+
+def calls_named(*names: str) -> Trigger:
+    """A callee's last name is one of the names (``f(...)``, ``x.f(...)``)."""
+    return _Facet("call_words", frozenset(names))
 
 
 def module_class() -> Trigger:
