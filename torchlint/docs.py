@@ -91,6 +91,10 @@ def catalog_source() -> str:
     for code, rule in builtin.items():
         requires = rule.requires.data() if rule.requires is not None else None
         lines.append(f'    "{code}": ({rule.triggers!r}, {rule.patterns!r}, {requires!r}),')
+    lines += ["}", "", "# code: the module of its rule (a run imports only the rules a file needs)",
+              "MODULES: dict[str, str] = {"]
+    for code, rule in builtin.items():
+        lines.append(f'    "{code}": "{rule.__module__}",')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,7 @@ questions again, of the rule classes, for the files that pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -38,21 +38,47 @@ class Screened:
 def certainly_clean(source: SourceFile, settings: FileSettings) -> bool:
     """True when no enabled rule can fire on ``source`` and CPython parses it: linting it
     would find nothing. False when unsure (then the file is linted)."""
+    return screen(source, settings) == frozenset()
+
+
+def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
+    """The codes of the enabled rules that can fire on ``source`` (none: its lint is empty,
+    CPython parses it); None when the screen cannot tell (every rule may)."""
     text = source.text
     if UNUSED_NOQA in settings.codes and "noqa" in text.lower():
-        return False
+        return None
     rules = _rules(settings)
     if rules is None:
-        return False
+        return None
     facts = None
     options = settings.options
+    codes = set()
     for rule in firing(rules, text, options):  # type: ignore[arg-type]
         if rule.requires is None:
-            return False
+            codes.add(rule.code)
+            continue
         facts = facts or triage(text)
-        if facts is None or rule.requires.holds(facts, options):
-            return False
-    return facts is not None or compiles(text) or python_syntax_error(text) is None
+        if facts is None:
+            return None
+        if rule.requires.holds(facts, options):
+            codes.add(rule.code)
+    if codes:
+        return frozenset(codes)
+    parses = facts is not None or compiles(text) or python_syntax_error(text) is None
+    return frozenset() if parses else None
+
+
+def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:
+    """``settings`` running only the rules of ``codes`` (importing no other rule); the same
+    settings when the rules cannot be loaded alone (plugins). Not for fixing: a fix may
+    make another rule fire."""
+    if settings.rule_classes is not None:
+        return replace(settings, rule_classes=tuple(
+            r for r in settings.rule_classes if r.code in codes or r.code in ENGINE_CODES))
+    from torchlint.registry import rules_of
+
+    rules = rules_of(codes)
+    return settings if rules is None else replace(settings, rule_classes=rules)
 
 
 def _rules(settings: FileSettings) -> Sequence[Screened] | None:

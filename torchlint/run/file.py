@@ -6,7 +6,7 @@ from __future__ import annotations
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.engine.limits import oversize
-from torchlint.engine.screen import certainly_clean
+from torchlint.engine.screen import narrowed, screen
 from torchlint.run.cache import Cache
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 from torchlint.source import DecodeError, SourceFile, write_atomic
@@ -21,16 +21,20 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
     skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
     if skipped is not None:
         return FileOutcome(path, warning=skipped)
-    if certainly_clean(source, settings):  # decided without libcst and the rules
+    # the screen decides without libcst and the rules which rules can fire
+    codes = screen(source, settings)
+    if codes == frozenset():
         return FileOutcome(path, [])
     from torchlint.engine.lint import lint_source
-    from torchlint.fix.fixer import fix_source
 
-    result = lint_source(source, settings)
+    checking = settings if codes is None or mode.fix or mode.diff else narrowed(settings, codes)
+    result = lint_source(source, checking)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics, error=error,
                            dependencies=result.dependencies)
+    from torchlint.fix.fixer import fix_source
+
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
     codes = tuple(sorted(outcome.fixed_codes.items()))
