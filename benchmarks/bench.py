@@ -267,26 +267,30 @@ def main(argv: list[str] | None = None) -> int:
     for directory in map(os.path.abspath, args.directories):
         work = tempfile.mkdtemp(prefix="torchlint-bench-")
         try:
-            reports.append(bench(directory, args, work))
+            report = bench(directory, args, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        reports.append(report)
+        if not args.json:  # each code base as soon as it is measured
+            print_report(report, args)
     if args.json:
         print(json.dumps([{**r, "results": [asdict(m) for m in r["results"].values()]}
                           for r in reports], indent=2))
-        return 0
-    for report in reports:
-        files = report["files"]
-        print(f"{report['directory']}: {files} Python files, {args.jobs} jobs, "
-              f"--select {args.select}, {args.repeat} rounds (medians)")
-        print(f"  libcst parses {report['libcst files']} of {files} files; one file: "
-              f"{report['one file']}")
-        print(f"  {'':14} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}")
-        for m in report["results"].values():
-            print(f"  {m.name:14} {m.wall:8.2f} {m.cpu:8.2f} {m.peak_mb:8.0f}")
-        for label, ratio in report["ratios"].items():
-            print(f"  {label:34} cpu {ratio:6.2f}x")
     return 0
 
+
+def print_report(report: dict[str, object], args: argparse.Namespace) -> None:
+    files = report["files"]
+    print(f"{report['directory']}: {files} Python files, {args.jobs} jobs, "
+          f"--select {args.select}, {args.repeat} rounds (medians)")
+    print(f"  libcst parses {report['libcst files']} of {files} files; one file: "
+          f"{report['one file']}")
+    print(f"  {'':14} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}")
+    for m in report["results"].values():  # type: ignore[attr-defined]
+        print(f"  {m.name:14} {m.wall:8.2f} {m.cpu:8.2f} {m.peak_mb:8.0f}")
+    for label, ratio in report["ratios"].items():  # type: ignore[attr-defined]
+        print(f"  {label:34} cpu {ratio:6.2f}x")
+    sys.stdout.flush()
 
 if __name__ == "__main__":
     sys.exit(main())
