@@ -155,7 +155,7 @@ def measure(name: str, command: list[str], env: dict[str, str] | None = None) ->
     stop.set()
     sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
+    if process.returncode not in (0, 1) or name.endswith(("parse", "ast")) and process.returncode:
         sys.stderr.write(f"{name}: exit {process.returncode}\n{stderr.decode(errors='replace')}")
     peak_mb = max(peak / 1024, usage.ru_maxrss / 1024)
     return Measure(name, wall, usage.ru_utime + usage.ru_stime, peak_mb, process.returncode)
@@ -201,7 +201,8 @@ def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, obje
     Path(listing).write_text("\n".join(files) + "\n", encoding="utf-8")
     scripts = {}
     for name, text in (("ast", AST_PARSE), ("libcst", BARE_PARSE), ("one", ONE_AST)):
-        scripts[name] = os.path.join(work, f"{name}.py")
+        # not ast.py nor libcst.py: a script's folder comes first on sys.path
+        scripts[name] = os.path.join(work, f"parse_{name}.py")
         Path(scripts[name]).write_text(text, encoding="utf-8")
     one = sorted(files, key=os.path.getsize)[len(files) // 2] if files else None
     selection = [] if args.select == "default" else ["--select", args.select]
