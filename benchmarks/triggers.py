@@ -91,9 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     flagged: Counter[str] = Counter()
     hidden: list[str] = []
     parsed = 0
+    total, done = Counter(roots), Counter[str]()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for root, item in zip(roots, pool.map(check_file, files, [codes] * len(files), roots,
                                               chunksize=8)):
+            done[root] += 1
+            if done[root] == total[root]:
+                print(f"checked {root}: {total[root]} files", flush=True)
             if item is None:
                 continue
             path, passing, findings = item
@@ -104,11 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             for finding in findings:
                 if finding.split()[1] not in passing:
                     hidden.append(f"{os.path.relpath(path, root)}:{finding}")
+                    print(f"HIDDEN {hidden[-1]}", flush=True)  # at once: a long run may stop
     print(f"{'rule':8} {'passes':>7} {'flagged':>8}")
     for code in codes:
         print(f"{code:8} {passed[code]:7} {flagged[code]:8}")
-    for line in hidden:
-        print(f"HIDDEN {line}")
     print(f"{parsed} of {len(files)} files pass some prefilter; {len(hidden)} findings hidden")
     return 1 if hidden else 0
 
