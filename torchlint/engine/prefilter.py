@@ -130,6 +130,11 @@ def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None
     return [r for r in candidates if r in chosen]
 
 
+def triggered(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+    """The rules one of whose trigger words ``text`` holds (the cheapest question)."""
+    return [r for r in rules if _triggered(r, text)]
+
+
 def firing(rules: Sequence[type[Rule]], text: str, options: Options | None = None
            ) -> Iterator[type[Rule]]:
     """The rules whose triggers and patterns all pass ``text`` (on an :func:`unusual` text,

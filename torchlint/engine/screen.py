@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
-from torchlint.engine.prefilter import firing
+from torchlint.engine.prefilter import firing, triggered
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
@@ -52,16 +52,18 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
         return None
     facts = None
     options = settings.options
-    codes = set()
-    for rule in firing(rules, text, options):  # type: ignore[arg-type]
-        if rule.requires is None:
-            codes.add(rule.code)
-            continue
-        facts = facts or triage(text)
-        if facts is None:
-            return None
-        if rule.requires.holds(facts, options):
-            codes.add(rule.code)
+    # the facts first (one walk decides every rule's trigger), the text's costly patterns
+    # then only for the rules whose trigger holds
+    maybe = []
+    for rule in triggered(rules, text):
+        if rule.requires is not None:
+            facts = facts or triage(text)
+            if facts is None:
+                return None
+            if not rule.requires.holds(facts, options):
+                continue
+        maybe.append(rule)
+    codes = {rule.code for rule in firing(maybe, text, options)}  # type: ignore[arg-type]
     if codes:
         return frozenset(codes)
     parses = facts is not None or compiles(text) or python_syntax_error(text) is None

@@ -112,6 +112,19 @@ def _foreign(qual: str) -> bool:
     return bool(qual) and "." in qual and not qual.startswith(("torch.", "builtins."))
 
 
+# nodes without names, calls or loops below them: the walk never enters them
+_LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break,
+                     ast.Continue, *ast.operator.__subclasses__(),
+                     *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),
+                     *ast.boolop.__subclasses__()})
+
+
+@lru_cache(maxsize=None)
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes (not its context or operator)."""
+    return tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
+
+
 class _Walker:
     def __init__(self) -> None:
         self.bindings: dict[str, set[str]] = {}  # name -> qualified names it may be bound to
@@ -251,8 +264,14 @@ class _Walker:
                 self.loop_sums = True
         elif kind is ast.arg:
             self.names.add(node.arg)  # type: ignore[attr-defined]
-        for child in ast.iter_child_nodes(node):
-            self.walk(child, function, klass)
+        for name in _fields(kind):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                        self.walk(item, function, klass)
+            elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
+                self.walk(value, function, klass)
 
     def _bind(self, name: str, qual: str) -> None:
         self.bindings.setdefault(name, set()).add(qual)

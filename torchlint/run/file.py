@@ -27,8 +27,10 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
         return FileOutcome(path, [])
     from torchlint.engine.lint import lint_source
 
-    checking = settings if codes is None or mode.fix or mode.diff else narrowed(settings, codes)
-    result = lint_source(source, checking)
+    if codes is None or mode.fix or mode.diff:
+        result = lint_source(source, settings)
+    else:  # the screen has asked the prefilter already: the narrowed rules all pass it
+        result = lint_source(source, narrowed(settings, codes), prefilter=False)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics, error=error,
