@@ -104,11 +104,13 @@ class TensorAttributeNotRegistered(Rule):
 
     code = "TL104"
     name = "tensor-attribute-not-registered"
-    triggers = ("Module",)
+    # the module class is the ast trigger's to decide: a base from the project may be one
+    # without the file spelling "Module"
+    triggers = ("__init__",)
     # a module class; `self.X =` in a `def __init__`; a torch import; the stored value starts
     # with the factory (chained methods come after it): `= torch.zeros`, `= (th . zeros`,
     # `= zeros` (from torch import zeros), or the factory is imported under an alias (`as Z`)
-    patterns = (r"Module\b", r"\bself\b", r"\bdef[\s\\]+__init__\b", r"\btorch\b",
+    patterns = (r"\bself\b", r"\bdef[\s\\]+__init__\b", r"\btorch\b",
                 ASSIGNED + DOTTED + r"(?:" + _FACTORY_NAMES + r")\b"
                 r"|\b(?:" + _FACTORY_NAMES + r")" + GAP + r"+as\b")
     requires = self_store_call(*TENSOR_FACTORIES, *_MORE_FACTORIES, methods=("__init__",))
