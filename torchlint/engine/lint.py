@@ -16,6 +16,7 @@ from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_
 from torchlint.engine.positions import Locator
 from torchlint.engine.prefilter import rules_to_run
 from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
+from torchlint.engine.triage import triage
 from torchlint.engine.walk import rule_failure, run_rules
 from torchlint.fix.resolve import import_anchor, resolve_fix
 from torchlint.rule import Report, Rule
@@ -51,11 +52,19 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     # TL001 and TL002 are the engine's own; their rule classes only document them
     target = settings.options.target_torch
     rules = [r for r in rules if r.code not in ENGINE_CODES and r.applies_to.includes(target)]
+    parses = False
     if prefilter:
         rules = rules_to_run(rules, text, settings.options)
+        if rules:
+            # the ast triage: run only the rules whose triggers hold on the file's facts
+            facts = triage(text)
+            if facts is not None:
+                parses = True
+                rules = [r for r in rules
+                         if r.requires is None or r.requires.holds(facts, settings.options)]
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
         # nothing can fire: CPython's parser is enough to tell whether the file parses
-        if compiles(text) or python_syntax_error(text) is None:
+        if parses or compiles(text) or python_syntax_error(text) is None:
             return LintResult([], parsed=True)
     try:
         module = parse(source.text)

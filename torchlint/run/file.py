@@ -6,6 +6,7 @@ from __future__ import annotations
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.engine.limits import oversize
+from torchlint.engine.screen import narrowed, screen
 from torchlint.run.cache import Cache
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 from torchlint.source import DecodeError, SourceFile, write_atomic
@@ -16,18 +17,26 @@ from torchlint.source import DecodeError, SourceFile, write_atomic
 
 def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutcome:
     """Lint ``source`` (and with ``mode`` fix it, or diff the fixes). Writes nothing."""
-    from torchlint.engine.lint import lint_source
-    from torchlint.fix.fixer import fix_source
-
     path = source.path
     skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
     if skipped is not None:
         return FileOutcome(path, warning=skipped)
-    result = lint_source(source, settings)
+    # the screen decides without libcst and the rules which rules can fire
+    codes = screen(source, settings)
+    if codes == frozenset():
+        return FileOutcome(path, [])
+    from torchlint.engine.lint import lint_source
+
+    if codes is None or mode.fix or mode.diff:
+        result = lint_source(source, settings)
+    else:  # the screen has asked the prefilter already: the narrowed rules all pass it
+        result = lint_source(source, narrowed(settings, codes), prefilter=False)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics, error=error,
                            dependencies=result.dependencies)
+    from torchlint.fix.fixer import fix_source
+
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
     codes = tuple(sorted(outcome.fixed_codes.items()))

@@ -214,9 +214,10 @@ def run(paths: Iterable[str], settings: SettingsSource, mode: Mode, *,
     report_cached = answered or progress
     if report_cached is not None and done:
         report_cached(len(done))
-    if todo:
-        _load_engine()
-    if jobs <= 1 or len(todo) < _SMALL_RUN:
+    serial = jobs <= 1 or len(todo) < _SMALL_RUN
+    if todo and not serial:
+        _load_engine()  # once, inherited by the forked workers (alone, a file may not need it)
+    if serial:
         computed: Iterator[tuple[str, FileOutcome]] = (
             (path, _guarded(path, pinned, mode, caches[path])) for path in todo)
     else:
