@@ -154,15 +154,25 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
                          "--fix-only to see them.")
         return lines
     errors = sum(1 for o in outcomes if o.error)
+    unwritten = sum(o.unwritten for o in outcomes)
     if not diagnostics and not fixed and errors:
         lines.append(f"No findings, but {plural(errors, 'file')} could not be fully checked "
                      "(see the errors above).")
     elif not diagnostics and not fixed:
         lines.append(f"All checks passed! ({plural(files_checked, 'file')} checked)")
     elif mode.fix:
-        lines.append(_fix_tally(outcomes, fixed, len(diagnostics)))
+        line = _fix_tally(outcomes, fixed, len(diagnostics))
+        if not fixed and not unwritten and line.endswith(" remaining).") and not any(
+                applicable(d, mode.unsafe) for d in diagnostics):
+            line = line[:-1] + (": none of them has a fix." if mode.unsafe else
+                                ": none of them has a safe fix.")
+        lines.append(line)
     else:
         lines.append(f"Found {plural(len(diagnostics), 'error')}.")
+    if unwritten:
+        files = sum(1 for o in outcomes if o.unwritten)
+        lines.append(f"{unwritten} fix{'' if unwritten == 1 else 'es'} not written: "
+                     f"{plural(files, 'file')} could not be written (see the errors above).")
     if diagnostics:
         fixable_now = safe + (unsafe if mode.unsafe else 0)
         if fixable_now:

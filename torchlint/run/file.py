@@ -6,8 +6,8 @@ from __future__ import annotations
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.run.cache import Cache
-from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
-from torchlint.source import DecodeError, SourceFile, write_atomic
+from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices, cannot_fix
+from torchlint.source import DecodeError, SourceFile, read_file, write_atomic
 
 # The engine (libcst and the rules) is imported only when a file must be linted: a run
 # answered from the cache never loads it.
@@ -47,9 +47,9 @@ def _failures(failures: list[str]) -> str | None:
     return "; ".join(failures) + " (the other rules' findings are reported; please report this)"
 
 
-def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+def read_bytes(path: str, *, stdin: bool = True) -> bytes:
+    """A file's bytes; a FIFO, socket or device raises OSError instead of blocking."""
+    return read_file(path, stdin=stdin)
 
 
 def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: Cache | None
@@ -79,8 +79,10 @@ def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: 
         try:
             write_atomic(path, fixed_bytes)
         except (OSError, UnicodeEncodeError) as exc:
-            return FileOutcome(path, outcome.diagnostics,
-                               error=f"cannot write the fixes: {exc}")
+            # the file keeps every finding of the first lint: report those
+            unfixed = lint_one(source, file_settings, Mode())
+            return FileOutcome(path, unfixed.diagnostics, error=cannot_fix(exc),
+                               unwritten=outcome.fixed, preview_only=unfixed.preview_only)
         if cache is not None:
             # what remains is the lint of the bytes now on disk
             cache.put(path, cache.key(path, fixed_bytes, file_settings.fingerprint),

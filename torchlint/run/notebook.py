@@ -18,8 +18,8 @@ from torchlint.diagnostic import Diagnostic
 from torchlint.fix.text import unified_diff
 from torchlint.notebook import Notebook, NotebookError
 from torchlint.run.file import lint_one
-from torchlint.run.outcome import FileOutcome, Mode
-from torchlint.source import SourceFile, write_atomic
+from torchlint.run.outcome import FileOutcome, Mode, cannot_fix
+from torchlint.source import SourceFile, read_file, write_atomic
 
 
 @dataclass
@@ -111,8 +111,14 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
 
     With ``data`` (stdin) the notebook is those bytes, and the fixed notebook is returned
     as ``fixed_text`` instead of being written to ``path``."""
+    from_stdin = data is not None
     try:
-        notebook = Notebook.read(path) if data is None else Notebook.from_bytes(path, data)
+        if data is None:
+            data = read_file(path)
+    except OSError as exc:
+        return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
+    try:
+        notebook = Notebook.from_bytes(path, data)
     except NotebookError as exc:
         if str(exc).startswith("cannot read"):
             return FileOutcome(path, error=str(exc))
@@ -148,13 +154,15 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
     except json.JSONDecodeError:  # pragma: no cover - a bug in the writer, never a user's
         return FileOutcome(path, mapped, error="the fixed notebook would not be valid JSON;"
                            " nothing was written")
-    if data is not None:
+    if from_stdin:
         return FileOutcome(path, mapped, fixed=outcome.fixed, fixed_text=new_raw,
                            error=outcome.error)
     try:
         write_atomic(path, new_raw.encode("utf-8"))
-    except OSError as exc:
-        return FileOutcome(path, mapped, error=f"cannot write the fixes: {exc}")
+    except OSError as exc:  # the notebook keeps every finding of the first lint
+        unfixed = lint_cells(notebook, file_settings, Mode())
+        return FileOutcome(path, unfixed.findings(notebook, file_settings), error=cannot_fix(exc),
+                           unwritten=outcome.fixed)
     return FileOutcome(path, mapped, fixed=outcome.fixed, error=outcome.error)
 
 

@@ -284,7 +284,7 @@ def _from_cache(path: str, settings: Pinned, mode: Mode, cache: Cache | None
     if cache is None or path.endswith(".ipynb"):
         return None
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, stdin=False)  # a pipe (/dev/stdin) is read once, by the worker
     except OSError:
         return None  # the worker reports it
     cached = cache.get(path, cache.key(path, data, settings.for_file(path).fingerprint))

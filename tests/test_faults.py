@@ -1,0 +1,164 @@
+"""Nothing lost, nothing hung, nothing surprising: special files, files that cannot be
+written, output that cannot be written, and interrupted runs."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchlint.config.discovery import discover
+from torchlint.config.settings import Settings
+from torchlint.run.outcome import Mode
+from torchlint.run.runner import process_file
+
+BAD = b"import torch\nx = torch.autograd.Variable(torch.ones(3))\n"
+FIXED = b"import torch\nx = torch.ones(3)\n"
+SETTINGS = Settings(select=("ALL",))
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's torchlint, from any folder
+fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+
+
+def _cli(*args: str, cwd: Path | None = None, stdin: bytes | None = None,
+         stdout: int | None = None) -> subprocess.CompletedProcess[str]:
+    """torchlint check in a subprocess; a run that blocks fails the test instead of
+    hanging it."""
+    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
+                             "--isolated", *args],
+                            input=stdin.decode() if stdin is not None else None,
+                            stdin=None if stdin is not None else subprocess.DEVNULL,
+                            stdout=stdout if stdout is not None else subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd or ROOT, env=ENV,
+                            timeout=300)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+# ------------------------------------------------------------------ 1: special files
+@fifos
+def test_a_fifo_in_a_folder_is_skipped_with_a_note(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "real.py").write_bytes(BAD)
+    found = discover([str(tmp_path)], SETTINGS)
+    assert found.files == [str(tmp_path / "real.py")]
+    assert (str(tmp_path / "pipe.py"), "not a regular file (a FIFO)") in found.skipped
+    result = _cli("-v", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "real.py:2:5: TL704" in result.stdout
+    assert "skipped pipe.py: not a regular file (a FIFO)" in result.stderr
+
+
+@fifos
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_fifo_named_on_the_command_line_is_reported_not_read(tmp_path: Path, jobs: str
+                                                               ) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_bytes(BAD)
+    result = _cli("--jobs", jobs, "pipe.py", "pipe.ipynb", *(f"m{i}.py" for i in range(4)),
+                  cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pipe.py: cannot read: not a regular file (a FIFO)" in result.stderr
+    assert "pipe.ipynb: cannot read: not a regular file (a FIFO)" in result.stderr
+    assert result.stdout.count("TL704") == 4
+
+
+@fifos
+def test_the_reader_never_blocks_on_a_fifo_met_after_discovery(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "late.py")
+    outcome = process_file(str(tmp_path / "late.py"), SETTINGS, Mode(fix=True))
+    assert outcome.error == "cannot read: not a regular file (a FIFO)"
+
+
+def test_a_device_named_like_a_source_file_is_reported(tmp_path: Path) -> None:
+    os.symlink(os.devnull, tmp_path / "null.py")
+    outcome = process_file(str(tmp_path / "null.py"), SETTINGS, Mode())
+    assert outcome.error == "cannot read: not a regular file (a character device)"
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_dev_stdin_named_explicitly_reads_the_pipe(tmp_path: Path, cache: bool) -> None:
+    if not os.path.exists("/dev/stdin"):
+        pytest.skip("no /dev/stdin")
+    # with the cache on, the pipe must still be read only once (by the linting step)
+    options = ["--cache-dir", str(tmp_path / "cache")] if cache else []
+    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--isolated",
+                             *options, *([] if cache else ["--no-cache"]), "/dev/stdin"],
+                            input=BAD.decode(), capture_output=True, text=True, timeout=300,
+                            cwd=ROOT, env=ENV)
+    assert result.returncode == 1, result.stderr
+    assert "/dev/stdin:2:5: TL704" in result.stdout
+
+
+# ------------------------------------------------------------------ 4, 5, 6: writing fixes
+def test_a_read_only_file_is_reported_not_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "frozen.py"
+    path.write_bytes(BAD)
+    os.chmod(path, 0o444)
+    inode = os.stat(path).st_ino
+    outcome = process_file(str(path), SETTINGS, Mode(fix=True))
+    assert outcome.error == "cannot fix: read-only (the file was not changed)"
+    assert path.read_bytes() == BAD and os.stat(path).st_ino == inode
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o444
+    # what is still on disk is reported, and the fix not written is counted
+    assert [d.code for d in outcome.diagnostics] == ["TL704"]
+    assert outcome.unwritten == 1 and outcome.fixed == 0
+
+
+def test_hard_links_stay_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "code.py"
+    path.write_bytes(BAD)
+    os.chmod(path, 0o640)
+    os.link(path, tmp_path / "alias.py")
+    outcome = process_file(str(path), SETTINGS, Mode(fix=True))
+    assert outcome.error is None and outcome.fixed == 1
+    assert (tmp_path / "alias.py").read_bytes() == FIXED
+    assert os.stat(path).st_ino == os.stat(tmp_path / "alias.py").st_ino
+    assert os.stat(path).st_nlink == 2
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+
+
+def test_a_file_name_near_the_limit_can_be_fixed(tmp_path: Path) -> None:
+    path = tmp_path / ("m" * 250 + ".py")  # 253 bytes: the limit is 255
+    path.write_bytes(BAD)
+    outcome = process_file(str(path), SETTINGS, Mode(fix=True))
+    assert outcome.error is None and outcome.fixed == 1
+    assert path.read_bytes() == FIXED
+    assert sorted(os.listdir(tmp_path)) == [path.name]
+
+
+def test_fixes_that_cannot_be_written_are_said_in_the_summary(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_bytes(BAD)
+    (tmp_path / "frozen.py").write_bytes(BAD)
+    os.chmod(tmp_path / "frozen.py", 0o444)
+    result = _cli("--fix", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert (tmp_path / "ok.py").read_bytes() == FIXED
+    assert (tmp_path / "frozen.py").read_bytes() == BAD
+    assert "frozen.py:2:5: TL704" in result.stdout
+    assert "torchlint: error: frozen.py: cannot fix: read-only" in result.stderr
+    assert "No findings" not in result.stderr
+    assert "1 fix not written: 1 file could not be written (see the errors above)." \
+        in result.stderr
+
+
+# ------------------------------------------------------------------ 18: nothing fixable
+def test_fix_says_when_nothing_has_a_safe_fix(tmp_path: Path) -> None:
+    (tmp_path / "net.py").write_text("import torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+                                     "    def forward(self, x):\n        return x\n\n\n"
+                                     "net = Net()\ny = net.forward(1)\n")  # an unsafe fix only
+    result = _cli("--fix", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "Found 1 error (0 fixed, 1 remaining): none of them has a safe fix." \
+        in result.stderr
+    assert "1 more fix available with `--fix --unsafe-fixes`" in result.stderr
+    fixable = _cli("--fix", "--unfixable", "ALL", ".", cwd=tmp_path)
+    assert "none of them has a safe fix" in fixable.stderr
+    unsafe = _cli("--fix", "--unsafe-fixes", "--unfixable", "ALL", ".", cwd=tmp_path)
+    assert "Found 1 error (0 fixed, 1 remaining): none of them has a fix." in unsafe.stderr
