@@ -162,3 +162,26 @@ def test_fix_says_when_nothing_has_a_safe_fix(tmp_path: Path) -> None:
     assert "none of them has a safe fix" in fixable.stderr
     unsafe = _cli("--fix", "--unsafe-fixes", "--unfixable", "ALL", ".", cwd=tmp_path)
     assert "Found 1 error (0 fixed, 1 remaining): none of them has a fix." in unsafe.stderr
+
+
+# ------------------------------------------------------------------ 8: output errors
+full_disk = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+
+
+@full_disk
+@pytest.mark.parametrize("args", [["check", "--isolated", "--no-cache"],
+                                  ["check", "--isolated", "--no-cache", "--diff"],
+                                  ["check", "--isolated", "--no-cache", "--statistics"],
+                                  ["rules"]])
+def test_a_full_disk_under_stdout_is_an_output_error(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "bad.py").write_bytes(BAD)
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "torchlint", *args,
+                                 *([str(tmp_path)] if args[0] == "check" else [])],
+                                stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                env=ENV, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "torchlint: error: cannot write the output: No space left on device"), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "Exception ignored" not in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -9,7 +10,10 @@ import click
 
 from torchlint import __version__
 from torchlint.commands.check import check
-from torchlint.commands.report import EXIT_ERROR, EXIT_FINDINGS, error
+from torchlint.commands.report import EXIT_ERROR, EXIT_FINDINGS, error, output_error
+
+# what writing stdout can fail with: a full disk or quota, an I/O error, a closed stdout
+_OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EBADF})
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -93,6 +97,12 @@ def entry_point() -> None:
     except KeyboardInterrupt:
         click.echo("torchlint: interrupted", err=True)
         sys.exit(130)
+    except OSError as exc:
+        if exc.filename is None and exc.errno in _OUTPUT_FAILURES:  # writing stdout
+            output_error(exc)
+        else:
+            error(f"internal error: {exc!r} (please report it)")
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, exit 2
         error(f"internal error: {exc!r} (please report it)")
         sys.exit(EXIT_ERROR)

@@ -33,6 +33,16 @@ def warning(message: str) -> None:
     click.echo(f"torchlint: warning: {message}", err=True)
 
 
+def output_error(exc: OSError) -> None:
+    """Say that stdout cannot be written, and send what is left in its buffer nowhere (so
+    that the exit's flush fails no more)."""
+    error(f"cannot write the output: {exc.strerror or exc}")
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the exit
+    except OSError:
+        pass
+
+
 def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -67,6 +77,21 @@ def _write_findings(diagnostics: list[Diagnostic], stream: TextIO, output: Outpu
         RENDERERS[output.output_format](diagnostics, stream, output.sources)
 
 
+def _write_file(diagnostics: list[Diagnostic], output: Output, mode: Mode) -> bool:
+    """Write the findings to ``output.output_file``; False (said) when it cannot be."""
+    assert output.output_file is not None
+    try:
+        parent = output.output_file.parent
+        if str(parent) not in ("", "."):
+            os.makedirs(parent, exist_ok=True)
+        with open(output.output_file, "w", encoding="utf-8", newline="\n") as handle:
+            _write_findings(diagnostics, handle, output, mode)
+    except OSError as exc:
+        error(f"cannot write {output.output_file}: {exc.strerror or exc}")
+        return False
+    return True
+
+
 def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: Output,
            *, from_stdin: bool = False) -> int:
     """Print what the run found and fixed; the exit status."""
@@ -76,27 +101,24 @@ def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: 
     diffs = [o.diff for o in outcomes if o.diff]
     # with stdin --fix, the fixed code owns stdout; findings go to stderr
     stream: TextIO = sys.stderr if (from_stdin and mode.fix) else sys.stdout
-    if output.silent:
-        pass
-    elif mode.diff:
-        for diff in diffs:
-            sys.stdout.write(diff)
-    elif output.fix_only:
-        pass
-    elif output.output_file is not None:
-        try:
-            parent = output.output_file.parent
-            if str(parent) not in ("", "."):
-                os.makedirs(parent, exist_ok=True)
-            with open(output.output_file, "w", encoding="utf-8", newline="\n") as handle:
-                _write_findings(diagnostics, handle, output, mode)
-        except OSError as exc:
-            error(f"cannot write {output.output_file}: {exc.strerror or exc}")
-            return EXIT_ERROR
-    else:
-        _write_findings(diagnostics, stream, output, mode)
-    stream.flush()
-    sys.stdout.flush()
+    try:
+        if output.silent or (output.fix_only and not mode.diff):
+            pass
+        elif mode.diff:
+            for diff in diffs:
+                sys.stdout.write(diff)
+        elif output.output_file is not None:
+            if not _write_file(diagnostics, output, mode):
+                return EXIT_ERROR
+        else:
+            _write_findings(diagnostics, stream, output, mode)
+        stream.flush()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `torchlint check | head`: the CLI's own exit
+        raise
+    except OSError as exc:  # a full disk, a closed or broken stdout
+        output_error(exc)
+        return EXIT_ERROR
     if not output.silent:
         for outcome in errors:
             error(f"{outcome.path}: {outcome.error}")
