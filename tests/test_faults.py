@@ -185,3 +185,64 @@ def test_a_full_disk_under_stdout_is_an_output_error(tmp_path: Path, args: list[
         "torchlint: error: cannot write the output: No space left on device"), result.stderr
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     assert "Exception ignored" not in result.stderr
+
+
+# ------------------------------------------------------------------ 2, 3: signals
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as handle:
+        return [int(child) for child in handle.read().split()]
+
+
+def _gone(pid: int) -> bool:
+    """Has ``pid`` exited (a zombie of an exited parent is reaped by init)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"),
+                    reason="needs Linux's /proc to find the worker processes")
+@pytest.mark.parametrize(("signal_name", "status", "said"), [
+    ("SIGINT", 130, "torchlint: interrupted"), ("SIGTERM", 143, "torchlint: terminated")])
+def test_a_signal_stops_a_fix_run_and_its_workers(tmp_path: Path, signal_name: str,
+                                                  status: int, said: str) -> None:
+    import signal
+    import time
+
+    body = b"import torch\n" + b"".join(
+        b"x%d = torch.autograd.Variable(torch.ones(%d))\n" % (i, i) for i in range(150))
+    names = [f"m{n:03}.py" for n in range(200)]
+    for name in names:
+        (tmp_path / name).write_bytes(body)
+
+    def fixed() -> set[str]:
+        return {name for name in names if (tmp_path / name).read_bytes() != body}
+
+    process = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "--isolated",
+                                "--no-cache", "--fix", "--jobs", "2", str(tmp_path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=ROOT, env=ENV)
+    try:
+        while not fixed() and process.poll() is None:  # the workers are writing fixes
+            time.sleep(0.02)
+        workers = _children(process.pid)
+        process.send_signal(getattr(signal, signal_name))
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == status, stderr
+    assert said in stderr and "Traceback" not in stderr and "Aborted" not in stderr
+    assert len(workers) == 2
+    at_exit = {name: (tmp_path / name).read_bytes() for name in names}
+    for _ in range(600):  # the workers go promptly; then nothing may change any more
+        if all(_gone(worker) for worker in workers):
+            break
+        time.sleep(0.1)
+    assert all(_gone(worker) for worker in workers)
+    assert {name: (tmp_path / name).read_bytes() for name in names} == at_exit
+    assert len(fixed()) < len(names)  # the queued work was cancelled
+    assert sorted(os.listdir(tmp_path)) == names  # no temporary file left
