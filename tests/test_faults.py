@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from torchlint.config.discovery import discover
+from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
+from torchlint.rule import Rule
 from torchlint.run.outcome import Mode
-from torchlint.run.runner import process_file
+from torchlint.run.runner import process_file, run
 
 BAD = b"import torch\nx = torch.autograd.Variable(torch.ones(3))\n"
 FIXED = b"import torch\nx = torch.ones(3)\n"
@@ -246,3 +249,76 @@ def test_a_signal_stops_a_fix_run_and_its_workers(tmp_path: Path, signal_name: s
     assert {name: (tmp_path / name).read_bytes() for name in names} == at_exit
     assert len(fixed()) < len(names)  # the queued work was cancelled
     assert sorted(os.listdir(tmp_path)) == names  # no temporary file left
+
+
+# ------------------------------------------------------------------ the preview hint
+class LegacyName(Rule):
+    """## What it does
+    Flags the name `legacy`, in a shape that only preview mode reports."""
+    code, name, message, triggers = "TL998", "legacy-name", "legacy", ("legacy",)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "legacy":
+            self.report(node, preview=True)
+
+
+class _Shapes:
+    """Settings whose one rule reports each ``legacy`` as a preview shape (a module level
+    class: worker processes receive it)."""
+
+    settings = FileSettings.for_rules([LegacyName])
+
+    def for_file(self, path: str) -> FileSettings:
+        return self.settings
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_preview_count_goes_through_the_runner_and_the_cache(tmp_path: Path, jobs: int
+                                                                 ) -> None:
+    paths = []
+    for i in range(5):
+        (tmp_path / f"m{i}.py").write_text("legacy\n" * (i + 1))
+        paths.append(str(tmp_path / f"m{i}.py"))
+    settings = _Shapes()
+    first = list(run(paths, settings, Mode(), jobs=jobs, cache_dir=tmp_path / "cache"))
+    again = list(run(paths, settings, Mode(), jobs=jobs, cache_dir=tmp_path / "cache"))
+    assert [o.preview_only for o in first] == [1, 2, 3, 4, 5]
+    assert not any(o.cached for o in first) and all(o.cached for o in again)
+    assert [o.preview_only for o in again] == [1, 2, 3, 4, 5]
+    assert all(o.diagnostics == [] for o in first + again)
+
+
+def test_preview_rules_are_counted_not_reported_when_preview_is_off() -> None:
+    from torchlint.engine.lint import lint_source
+    from torchlint.source import SourceFile
+
+    source = SourceFile("dp.py", "import torch\n\nmodel = torch.nn.DataParallel(net)\n")
+    quiet = lint_source(source, Settings().for_file("dp.py"))
+    assert quiet.diagnostics == [] and quiet.preview_only == 1
+    loud = lint_source(source, Settings(preview=True).for_file("dp.py"))
+    assert [d.code for d in loud.diagnostics] == ["TL801"] and loud.preview_only == 0
+    ignored = lint_source(source, Settings(ignore=("TL801",)).for_file("dp.py"))
+    assert ignored.diagnostics == [] and ignored.preview_only == 0
+
+
+def test_the_summary_says_how_many_more_findings_preview_would_show(tmp_path: Path) -> None:
+    (tmp_path / "dp.py").write_text("import torch\n\nmodel = torch.nn.DataParallel(net)\n"
+                                    "other = torch.nn.DataParallel(net)\n")
+    (tmp_path / "bad.py").write_bytes(BAD)
+    hint = "2 more findings with --preview (rules and shapes not yet in the default tier)."
+    plain = _cli(".", cwd=tmp_path)
+    assert hint in plain.stderr and "TL801" not in plain.stdout
+    assert "Found 1 error." in plain.stderr
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    for _ in range(2):  # computed, then answered from the cache: the same count
+        cached = subprocess.run([sys.executable, "-m", "torchlint", "check", "--isolated",
+                                 *cache, "-v", str(tmp_path)], capture_output=True, text=True,
+                                cwd=ROOT, env=ENV, timeout=300)
+        assert hint in cached.stderr
+    assert "2 answered from the cache" in cached.stderr
+    preview = _cli("--preview", ".", cwd=tmp_path)
+    assert "--preview (rules" not in preview.stderr and preview.stdout.count("TL801") == 2
+    assert "--preview (rules" not in _cli("--select", "TL7", ".", cwd=tmp_path).stderr
+    assert "--preview (rules" not in _cli("-q", ".", cwd=tmp_path).stderr
+    machine = _cli("--output-format", "json", ".", cwd=tmp_path)
+    assert "preview" not in machine.stdout and hint in machine.stderr

@@ -204,6 +204,11 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
             more = f"{unsafe} more fix" + ("" if unsafe == 1 else "es")
             lines.append(f"{more} available with `--fix --unsafe-fixes`"
                          " (review them first with `--diff --unsafe-fixes`).")
+    preview_only = sum(o.preview_only for o in outcomes)
+    if preview_only:  # counted only while preview is off
+        lines.append(f"{preview_only} more finding{'' if preview_only == 1 else 's'} with "
+                     "--preview (rules and shapes not yet in the default tier).")
+    if diagnostics:
         if output.statistics and output.output_format == "concise":
             from torchlint.reporters.statistics import LEGEND
 

@@ -92,6 +92,11 @@ class Settings:
 
     @cached_property
     def _enabled(self) -> frozenset[str]:
+        # a preview rule runs only in preview mode, even when selected by name
+        return self._selected - self._preview_only
+
+    @cached_property
+    def _selected(self) -> frozenset[str]:
         catalog = rule_catalog()
         base = {code for code, entry in catalog.items() if entry.default}
         for layer in self._layers():
@@ -99,8 +104,14 @@ class Settings:
                 base = set(expand_selectors(layer.select))
             base |= set(expand_selectors(layer.extend_select))
             base -= set(expand_selectors(layer.ignore))
-        # a preview rule runs only in preview mode, even when selected by name
-        return frozenset(code for code in base if self.preview or not catalog[code].preview)
+        return frozenset(base)
+
+    @cached_property
+    def _preview_only(self) -> frozenset[str]:
+        """The selected preview rules that do not run because preview is off."""
+        catalog = rule_catalog()
+        return frozenset() if self.preview else frozenset(
+            code for code in self._selected if catalog[code].preview)
 
     def selected_preview_codes(self) -> list[str]:
         """Preview rules the user named exactly while preview is off (they do not run)."""
@@ -112,8 +123,10 @@ class Settings:
         return sorted(code for code in named if code in catalog and catalog[code].preview)
 
     def codes_for(self, path: str) -> frozenset[str]:
-        codes = self.enabled_codes()
-        if not self.per_file_ignores:
+        return self._not_ignored(path, self.enabled_codes())
+
+    def _not_ignored(self, path: str, codes: frozenset[str]) -> frozenset[str]:
+        if not self.per_file_ignores or not codes:
             return codes
         ignored: set[str] = set()
         for pattern, selectors in self.per_file_ignores:
@@ -157,7 +170,8 @@ class Settings:
     def for_file(self, path: str) -> FileSettings:
         """The settings ``path`` is linted with (its per-file ignores applied)."""
         return _file_settings(self.codes_for(path), self.unfixable_codes(), self.noqa,
-                              self.options, self.project)
+                              self.options, self.project,
+                              self._not_ignored(path, self._preview_only))
 
     def origin(self, key: str) -> str:
         """Where the value of ``key`` came from ("default" when nothing set it)."""
@@ -219,6 +233,7 @@ class Settings:
 
 @lru_cache(maxsize=256)
 def _file_settings(codes: frozenset[str], unfixable: frozenset[str], noqa: bool,
-                   options: Options, project: Project) -> FileSettings:
+                   options: Options, project: Project, preview_codes: frozenset[str]
+                   ) -> FileSettings:
     return FileSettings(codes, unfixable=unfixable, noqa=noqa, options=options,
-                        project=project)
+                        project=project, preview_codes=preview_codes)

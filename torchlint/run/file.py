@@ -23,7 +23,7 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics, error=error,
-                           dependencies=result.dependencies)
+                           dependencies=result.dependencies, preview_only=result.preview_only)
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
     codes = tuple(sorted(outcome.fixed_codes.items()))
@@ -32,12 +32,14 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
 
         diff = unified_diff(source.text, outcome.source.text, path)
         return FileOutcome(path, result.diagnostics, fixed=0, diff=diff, error=error,
-                           found=len(result.diagnostics), fixed_codes=codes)
+                           found=len(result.diagnostics), fixed_codes=codes,
+                           preview_only=result.preview_only)
     error = error or _failures(outcome.result.rule_failures)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
                        fixed_text=outcome.source.text if changed else None, error=error,
                        dependencies=outcome.result.dependencies,
-                       found=len(result.diagnostics), fixed_codes=codes)
+                       found=len(result.diagnostics), fixed_codes=codes,
+                       preview_only=outcome.result.preview_only)
 
 
 def _failures(failures: list[str]) -> str | None:
@@ -62,9 +64,10 @@ def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: 
     file_settings = settings.for_file(path)
     key = cache.key(path, data, file_settings.fingerprint) if cache is not None else None
     if cache is not None and key is not None:
-        cached = cache.get(path, key)
-        if cached is not None and cached_result_suffices(cached, mode):
-            return FileOutcome(path, cached, cached=True)
+        cached = cache.lookup(path, key)
+        if cached is not None and cached_result_suffices(cached.diagnostics, mode):
+            return FileOutcome(path, cached.diagnostics, cached=True,
+                               preview_only=cached.preview_only)
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
@@ -86,7 +89,7 @@ def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: 
         if cache is not None:
             # what remains is the lint of the bytes now on disk
             cache.put(path, cache.key(path, fixed_bytes, file_settings.fingerprint),
-                      outcome.diagnostics, outcome.dependencies)
+                      outcome.diagnostics, outcome.dependencies, outcome.preview_only)
     elif cache is not None and key is not None and not outcome.error:
-        cache.put(path, key, outcome.diagnostics, outcome.dependencies)
+        cache.put(path, key, outcome.diagnostics, outcome.dependencies, outcome.preview_only)
     return outcome

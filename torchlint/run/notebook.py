@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings
@@ -132,38 +133,39 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
                         replace(mode, fix=False, diff=False) if mode.diff else mode)
     outcome = linted.outcome
     mapped = linted.findings(notebook, file_settings)
+
+    def result(**values: Any) -> FileOutcome:
+        return FileOutcome(path, mapped, preview_only=outcome.preview_only, **values)
+
     if not (mode.fix or mode.diff):
-        return FileOutcome(path, mapped, error=outcome.error)
+        return result(error=outcome.error)
     fixed_program = outcome.fixed_text
     if mode.diff:  # lint_one diffs the program; the diff is redone per cell, in cell terms
         fixing = lint_one(SourceFile(path=path, text=linted.program), file_settings,
                           replace(mode, fix=True, diff=False))
         fixed_program = fixing.fixed_text
     if fixed_program is None or fixed_program == linted.program:
-        return FileOutcome(path, mapped, error=outcome.error)
+        return result(error=outcome.error)
     changed = notebook.changed_cells(fixed_program, skip=linted.broken)
     if changed is None:  # a fix moved a cell marker: write nothing rather than guess
-        return FileOutcome(path, mapped, error="the fixes could not be mapped back to the cells;"
-                           " nothing was written")
+        return result(error="the fixes could not be mapped back to the cells; nothing was "
+                      "written")
     if mode.diff:
-        return FileOutcome(path, mapped, diff=_cells_diff(path, notebook, changed),
-                           error=outcome.error)
+        return result(diff=_cells_diff(path, notebook, changed), error=outcome.error)
     new_raw = notebook.with_sources(changed)
     try:
         json.loads(new_raw)
     except json.JSONDecodeError:  # pragma: no cover - a bug in the writer, never a user's
-        return FileOutcome(path, mapped, error="the fixed notebook would not be valid JSON;"
-                           " nothing was written")
+        return result(error="the fixed notebook would not be valid JSON; nothing was written")
     if from_stdin:
-        return FileOutcome(path, mapped, fixed=outcome.fixed, fixed_text=new_raw,
-                           error=outcome.error)
+        return result(fixed=outcome.fixed, fixed_text=new_raw, error=outcome.error)
     try:
         write_atomic(path, new_raw.encode("utf-8"))
     except OSError as exc:  # the notebook keeps every finding of the first lint
         unfixed = lint_cells(notebook, file_settings, Mode())
         return FileOutcome(path, unfixed.findings(notebook, file_settings), error=cannot_fix(exc),
-                           unwritten=outcome.fixed)
-    return FileOutcome(path, mapped, fixed=outcome.fixed, error=outcome.error)
+                           unwritten=outcome.fixed, preview_only=unfixed.outcome.preview_only)
+    return result(fixed=outcome.fixed, error=outcome.error)
 
 
 def _cells_diff(path: str, notebook: Notebook, changed: dict[int, str]) -> str:

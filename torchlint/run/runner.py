@@ -305,7 +305,7 @@ def _from_cache(path: str, settings: Pinned, mode: Mode, cache: Cache | None
         data = read_bytes(path, stdin=False)  # a pipe (/dev/stdin) is read once, by the worker
     except OSError:
         return None  # the worker reports it
-    cached = cache.get(path, cache.key(path, data, settings.for_file(path).fingerprint))
-    if cached is None or not cached_result_suffices(cached, mode):
+    cached = cache.lookup(path, cache.key(path, data, settings.for_file(path).fingerprint))
+    if cached is None or not cached_result_suffices(cached.diagnostics, mode):
         return None
-    return FileOutcome(path, cached, cached=True)
+    return FileOutcome(path, cached.diagnostics, cached=True, preview_only=cached.preview_only)
