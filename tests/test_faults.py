@@ -73,6 +73,18 @@ def test_a_fifo_named_on_the_command_line_is_reported_not_read(tmp_path: Path, j
 
 
 @fifos
+@pytest.mark.parametrize("name", [".gitignore", "pyproject.toml", "requirements.txt",
+                                  "setup.py", ".ignore"])
+def test_a_fifo_among_the_configuration_files_is_not_waited_on(tmp_path: Path, name: str
+                                                               ) -> None:
+    os.mkfifo(tmp_path / name)
+    (tmp_path / "real.py").write_bytes(BAD)
+    result = _cli(".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "real.py:2:5: TL704" in result.stdout
+
+
+@fifos
 def test_the_reader_never_blocks_on_a_fifo_met_after_discovery(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "late.py")
     outcome = process_file(str(tmp_path / "late.py"), SETTINGS, Mode(fix=True))
