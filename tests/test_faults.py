@@ -118,7 +118,7 @@ def test_a_read_only_file_is_reported_not_rewritten(tmp_path: Path) -> None:
     os.chmod(path, 0o444)
     inode = os.stat(path).st_ino
     outcome = process_file(str(path), SETTINGS, Mode(fix=True))
-    assert outcome.error == "cannot fix: read-only (the file was not changed)"
+    assert outcome.error == "cannot fix: read-only"
     assert path.read_bytes() == BAD and os.stat(path).st_ino == inode
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o444
     # what is still on disk is reported, and the fix not written is counted
@@ -159,8 +159,9 @@ def test_fixes_that_cannot_be_written_are_said_in_the_summary(tmp_path: Path) ->
     assert "frozen.py:2:5: TL704" in result.stdout
     assert "torchlint: error: frozen.py: cannot fix: read-only" in result.stderr
     assert "No findings" not in result.stderr
-    assert "1 fix not written: 1 file could not be written (see the errors above)." \
-        in result.stderr
+    assert "Found 2 errors (1 fixed, 1 remaining)." in result.stderr
+    assert "1 fix not written: frozen.py (read-only); it is unchanged." in result.stderr
+    assert "fixable with the `--fix` option" not in result.stderr
 
 
 # ------------------------------------------------------------------ 18: nothing fixable

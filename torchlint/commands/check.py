@@ -208,13 +208,15 @@ def _run(o: _Options, *, watching: bool = False) -> int:
         return EXIT_CLEAN
     try:
         if o.add_noqa:
-            return _add_noqa(found.files, workspace, o)
-        return _check_files(found.files, found.walked, workspace, mode, output, o, started)
+            status = _add_noqa(found.files, workspace, o)
+        else:
+            status = _check_files(found.files, found.walked, workspace, mode, output, o,
+                                  started)
     except ConfigError as exc:  # a configuration met on the way (a nested one)
         error(str(exc), exc.snippet)
-        return EXIT_ERROR
-    finally:
-        workspace.memo.save()
+        status = EXIT_ERROR
+    workspace.memo.save()  # not after Ctrl-C or SIGTERM: nothing is written after a signal
+    return status
 
 
 def _check_stdin(path: str, workspace: Workspace, mode: Mode, output: Output,

@@ -18,7 +18,7 @@ import click
 
 from torchlint.diagnostic import Diagnostic, applicable
 from torchlint.reporters import RENDERERS, Sources
-from torchlint.run.outcome import FileOutcome, Mode
+from torchlint.run.outcome import CANNOT_FIX, FileOutcome, Mode
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -192,11 +192,12 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
     else:
         lines.append(f"Found {plural(len(diagnostics), 'error')}.")
     if unwritten:
-        files = sum(1 for o in outcomes if o.unwritten)
-        lines.append(f"{unwritten} fix{'' if unwritten == 1 else 'es'} not written: "
-                     f"{plural(files, 'file')} could not be written (see the errors above).")
+        lines.append(_unwritten(outcomes, unwritten))
     if diagnostics:
         fixable_now = safe + (unsafe if mode.unsafe else 0)
+        if mode.fix:  # the fixes of a file that could not be written are not for --fix
+            fixable_now -= sum(1 for o in outcomes if o.unwritten for d in o.diagnostics
+                               if applicable(d, mode.unsafe))
         if fixable_now:
             lines.append(f"[*] {fixable_now} fixable with the `--fix` option"
                          + (" (with `--unsafe-fixes`)." if mode.unsafe and unsafe else "."))
@@ -219,6 +220,17 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
                          "matters; `--output-format full` shows each finding in its code "
                          "with its fix.")
     return lines
+
+
+def _unwritten(outcomes: list[FileOutcome], count: int) -> str:
+    """Which files kept the fixes made for them unwritten, and why."""
+    files = [o for o in outcomes if o.unwritten]
+    named = ", ".join(f"{o.path} ({(o.error or '').removeprefix(CANNOT_FIX)})"
+                      for o in files[:3])
+    more = f" and {plural(len(files) - 3, 'more file')}" if len(files) > 3 else ""
+    unchanged = "it is" if len(files) == 1 else "they are"
+    return (f"{count} fix{'' if count == 1 else 'es'} not written: {named}{more}; "
+            f"{unchanged} unchanged.")
 
 
 def _fix_tally(outcomes: list[FileOutcome], fixed: int, remaining: int) -> str:

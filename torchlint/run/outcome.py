@@ -55,4 +55,7 @@ def cannot_fix(exc: OSError | UnicodeError) -> str:
         why = f"cannot write it: {exc.strerror or exc}"
     else:
         why = f"cannot encode the fixed text: {exc}"
-    return f"cannot fix: {why} (the file was not changed)"
+    return f"{CANNOT_FIX}{why}"
+
+
+CANNOT_FIX = "cannot fix: "  # how the error of a file whose fixes were not written begins
