@@ -107,6 +107,12 @@ def _is_stdin(info: os.stat_result) -> bool:
     return (stdin.st_dev, stdin.st_ino) == (info.st_dev, info.st_ino)
 
 
+def _check_regular(path: str | Path, info: os.stat_result, stdin: bool) -> None:
+    kind = special_kind(info.st_mode)
+    if kind is not None and not (stdin and _is_stdin(info)):
+        raise NotRegularFile(path, kind)
+
+
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | \
     getattr(os, "O_BINARY", 0)
 
@@ -116,15 +122,10 @@ def read_file(path: str | Path, *, stdin: bool = True) -> bytes:
     raises :class:`NotRegularFile` (checked before opening, and again on what was opened,
     which is opened without waiting for a FIFO's writer). ``stdin``: the pipe this process
     reads as stdin, named as ``/dev/stdin``, is read to its end."""
-    kind = special_kind(os.stat(path).st_mode)
-    if kind is not None and not (stdin and _is_stdin(os.stat(path))):
-        raise NotRegularFile(path, kind)
+    _check_regular(path, os.stat(path), stdin)
     fd = os.open(path, _OPEN_FLAGS)
     try:
-        info = os.fstat(fd)
-        kind = special_kind(info.st_mode)
-        if kind is not None and not (stdin and _is_stdin(info)):
-            raise NotRegularFile(path, kind)
+        _check_regular(path, os.fstat(fd), stdin)
         if _OPEN_FLAGS & getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as handle:
