@@ -188,7 +188,7 @@ def test_unfixable(tmp_path: Path) -> None:
     [
         ('[tool.torchlint]\nselct = ["TL7"]\n', "selct"),
         ('[tool.torchlint]\nselect = ["TL999"]\n', "TL999"),
-        ('[tool.torchlint]\nignore = "TL704"\nunfixable = [1]\n', "unfixable"),
+        ('[tool.torchlint]\nignore = ["TL704"]\nunfixable = [1]\n', "unfixable"),
         ("[tool.torchlint\n", "invalid TOML"),
     ],
 )

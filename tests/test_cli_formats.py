@@ -178,6 +178,34 @@ def test_gitlab(project: Path) -> None:
     assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in issues]
 
 
+def test_junit(project: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    result = _check(project, "--output-format", "junit")
+    assert result.exit_code == 1
+    root = ET.fromstring(result.stdout)  # the summary stays off stdout: it parses
+    assert (root.get("tests"), root.get("failures")) == ("2", "2")
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "train.py"
+    assert [(c.get("name"), c.get("line"), c.get("column")) for c in suite] == [
+        ("org.torchlint.TL704", "5", "12"), ("org.torchlint.TL704", "6", "12")]
+    (project / "train.py").write_text("x = 1\n")
+    clean = ET.fromstring(_check(project, "--output-format", "junit").stdout)
+    assert (clean.get("tests"), clean.get("failures")) == ("1", "0")
+
+
+def test_rdjson(project: Path) -> None:
+    result = _check(project, "--output-format", "rdjson")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["source"]["name"] == "torchlint"
+    assert [(d["location"]["path"], d["location"]["range"]["start"], d["code"]["value"])
+            for d in report["diagnostics"]] == [
+        ("train.py", {"line": 5, "column": 12}, "TL704"),
+        ("train.py", {"line": 6, "column": 12}, "TL704")]
+    assert all(d["suggestions"] for d in report["diagnostics"])  # TL704's fixes
+
+
 def test_pylint(project: Path) -> None:
     lines = _check(project, "--output-format", "pylint").stdout.splitlines()
     assert lines[0].startswith("train.py:5: [TL704(autograd-variable), ] torch.autograd.Variable is deprecated")
@@ -278,3 +306,29 @@ def test_stdin_formats_use_the_stdin_text(project: Path) -> None:
     found = json.loads(result.stdout)
     assert found[0]["filename"] == "piped.py"
     assert found[0]["fix"]["edits"][0]["location"] == {"row": 5, "column": 12}
+
+
+def test_a_preview_rule_that_joins_the_defaults_reads_as_one_tier(tmp_path: Path) -> None:
+    # "preview (default)" and "runs only with --preview, on by default" read as a
+    # contradiction: every place that names a tier says "default once stable"
+    from torchlint.lsp.presentation import rule_documentation
+    from torchlint.registry import all_rules
+
+    code = next(c for c, r in all_rules().items() if r.preview and r.default)
+    runner = CliRunner()
+    listed = runner.invoke(main, ["rules"]).stdout
+    explained = runner.invoke(main, ["explain", code]).stdout
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    sarif = json.loads(_check(tmp_path, "--output-format", "sarif").stdout)
+    rule = next(r for r in sarif["runs"][0]["tool"]["driver"]["rules"] if r["id"] == code)
+    hover = rule_documentation(code) or ""
+    assert f"{code}\t{all_rules()[code].name}\tpreview; default once stable\t" in listed
+    assert "*preview: runs only with --preview; on by default once stable;" in explained
+    assert "| preview; default once stable |" in readme
+    assert rule["properties"]["tags"] == ["pytorch", "preview", "default once stable"]
+    assert rule["defaultConfiguration"]["enabled"] is False  # not without --preview
+    assert "(preview; default once stable; fix:" in hover
+    for text in (listed, explained, readme, json.dumps(rule), hover):
+        assert "preview (default)" not in text and "--preview, on by default" not in text
+        assert "default, preview" not in text

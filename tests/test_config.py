@@ -213,10 +213,26 @@ def test_user_configuration_only_where_no_project_configuration_exists(
      "3 | ignore = []\n  | ^"),
     ('[tool.torchlint]\n\nselct = ["TL3"]\n', "pyproject.toml:3:1: unknown key 'selct'",
      "3 | selct = [\"TL3\"]\n  | ^^^^^"),
-    ('[tool.torchlint]\n  preview = "yes"\n', "pyproject.toml:2:3: 'preview' must be true or false",
-     "  |   ^^^^^^^"),
-    ('[tool.torchlint]\ntarget-torch = 2.10\n', "pyproject.toml:2:1: 'target-torch' must be a "
-     "string", ""),
+    ('[tool.torchlint]\n  preview = "yes"\n', "pyproject.toml:2:13: 'preview' must be true or "
+     "false", "  |             ^^^^^"),
+    ('[tool.torchlint]\ntarget-torch = 2.10  # c\n', "pyproject.toml:2:16: 'target-torch' must be a "
+     "string", "  |                ^^^^\n"),
+    # the caret is under the bad value: a code in a list of several lines
+    ('[tool.torchlint]\nselect = [\n  "TL3",\n  "TL999",  # "TL999"\n]\n',
+     "pyproject.toml:4:3: unknown rule code or prefix 'TL999' in 'select'",
+     '4 |   "TL999",  # "TL999"\n  |   ^^^^^^^\n'),
+    # ... a code of per-file-ignores, as a table or written inline
+    ('[tool.torchlint.per-file-ignores]\n"tests/*" = ["TL3"]\n"x/*" = ["TL3", "TL99x"]\n',
+     "pyproject.toml:3:17: unknown rule code or prefix 'TL99x' in 'per-file-ignores' 'x/*'",
+     '  |                 ^^^^^^^\n'),
+    ('[tool.torchlint]\nper-file-ignores = { "t/*" = ["TL3"], "x/*" = ["TL99x"] }\n',
+     "pyproject.toml:2:48: unknown rule code or prefix 'TL99x'", "^^^^^^^"),
+    # a string where a list belongs is an error, not a list of one
+    ('[tool.torchlint]\nselect = "TL3"\n', "pyproject.toml:2:10: 'select' must be a list of "
+     'strings, not a string: write ["TL3"]', "  |          ^^^^^"),
+    # Ruff's [tool.ruff.lint] has no counterpart here: say so
+    ('[tool.torchlint.lint]\nselect = ["TL3"]\n', "pyproject.toml:1:17: unknown key 'lint' in "
+     "[tool.torchlint]: torchlint has no 'lint' sub-table", "  |                 ^^^^\n"),
     ("[tool.torchlint\n", "pyproject.toml:1:16: invalid TOML", "1 | [tool.torchlint"),
 ])
 def test_configuration_errors_name_the_line_and_column_with_a_caret(
@@ -234,3 +250,119 @@ def test_resolve_settings_raises_a_config_error(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = "TL3\n')
     with pytest.raises(ConfigError):
         resolve_settings(tmp_path / "x.py")
+
+
+LIST_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable", "extend-fixable",
+             "unfixable", "exclude", "extend-exclude", "extend-module-bases",
+             "extend-model-names")
+
+
+def test_every_list_valued_key_rejects_a_lone_string(tmp_path: Path) -> None:
+    from torchlint.config.keys import KEYS
+
+    listed = {name for name, key in KEYS.items() if key.parse.__name__ in (
+        "_string_list", "_codes", "_globs")}
+    assert listed == set(LIST_KEYS)  # a new list-valued key joins this test
+    write(tmp_path / "x.py", MOVE)
+    for key in LIST_KEYS:
+        write(tmp_path / "pyproject.toml", f'[tool.torchlint]\n{key} = "TL3"\n')
+        result = check(tmp_path, "x.py")
+        assert result.exit_code == 2, key
+        assert (f"pyproject.toml:2:{len(key) + 4}: '{key}' must be a list of strings, not a "
+                'string: write ["TL3"]') in result.stderr, result.stderr
+    write(tmp_path / "pyproject.toml", '[tool.torchlint.per-file-ignores]\n"t/*" = "TL3"\n')
+    result = check(tmp_path, "x.py")
+    assert "pyproject.toml:2:9: 'per-file-ignores' 't/*' must be a list of strings" in result.stderr
+
+
+def test_configuration_errors_name_the_file_relative_to_the_current_folder(
+        tmp_path: Path) -> None:
+    write(tmp_path / "pkg" / "sub" / "pyproject.toml", '[tool.torchlint]\nselct = ["TL3"]\n')
+    write(tmp_path / "pkg" / "sub" / "x.py", MOVE)
+    result = check(tmp_path, "pkg")
+    assert result.stderr.startswith(
+        f"torchlint: error: {os.path.join('pkg', 'sub', 'pyproject.toml')}:2:1: unknown key")
+    assert str(tmp_path) not in result.stderr
+    # a file outside the current folder keeps its full path
+    result = check(tmp_path / "pkg" / "sub", "--config", 'extend-select = ["TL3"]', "x.py")
+    assert "sub/pyproject.toml" not in result.stderr and "pyproject.toml:2:1" in result.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = check(elsewhere, str(tmp_path / "pkg" / "sub" / "x.py"))
+    assert str(tmp_path / "pkg" / "sub" / "pyproject.toml") in result.stderr
+    # and so does one named from the root of the file system
+    root = Path(os.path.abspath(os.sep))
+    result = check(root, str(tmp_path / "pkg" / "sub" / "x.py"))
+    assert f"error: {tmp_path / 'pkg' / 'sub' / 'pyproject.toml'}:2:1:" in result.stderr
+
+
+DEEP = "[" * 3000 + "]" * 3000
+
+
+@pytest.mark.parametrize("body", [
+    f"[tool.torchlint]\nselect = {DEEP}\n",
+    f'[tool.torchlint]\nselect = ["TL3"]\n[x]\ny = {DEEP}\n',
+    "[tool.torchlint]\nx = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
+], ids=["array", "array-in-another-table", "inline-tables"])
+def test_a_deeply_nested_configuration_is_a_configuration_error(tmp_path: Path,
+                                                                  body: str) -> None:
+    write(tmp_path / "pyproject.toml", body)
+    write(tmp_path / "x.py", MOVE)
+    result = check(tmp_path, "x.py")
+    assert result.exit_code == 2
+    assert result.stderr == ("torchlint: error: pyproject.toml: cannot be read as a "
+                             "configuration: values nested too deeply to read\n")
+
+
+def test_a_deeply_nested_pyproject_without_torchlint_settings_is_not_an_error(
+        tmp_path: Path) -> None:
+    # read only for the torch requirement it declares: unreadable, it declares none
+    write(tmp_path / "pyproject.toml", f'[project]\ndependencies = ["torch>=2.0"]\nx = {DEEP}\n')
+    write(tmp_path / "x.py", "import torch\n")
+    result = check(tmp_path, "x.py")
+    assert result.exit_code == 0, result.output
+    result = check(tmp_path, "--config", f"select = {DEEP}", "x.py")
+    assert result.exit_code == 2 and "values nested too deeply to read" in result.stderr
+    assert len(result.stderr) < 300  # the assignment is shown shortened
+    assert "Traceback" not in result.output
+
+
+def test_extend_naming_a_file_that_is_not_toml_does_not_print_its_lines(tmp_path: Path) -> None:
+    write(tmp_path / "notes.txt", "the secret first line\nmore\n")
+    write(tmp_path / "torchlint.toml", 'extend = "notes.txt"\n')
+    write(tmp_path / "x.py", MOVE)
+    result = check(tmp_path, "x.py")
+    assert result.exit_code == 2
+    assert result.stderr == ("torchlint: error: torchlint.toml: 'extend' names notes.txt, which "
+                             "is not a TOML configuration file\n")
+    # a broken TOML configuration that is extended still shows where it is broken
+    write(tmp_path / "base.toml", 'select = ["TL3"\n')
+    write(tmp_path / "torchlint.toml", 'extend = "base.toml"\n')
+    result = check(tmp_path, "x.py")
+    assert result.exit_code == 2 and "base.toml:1:16: invalid TOML" in result.stderr
+
+
+def test_a_selection_that_enables_no_rule_says_who_chose_it_and_names_the_preview_rules(
+        tmp_path: Path) -> None:
+    from torchlint.registry import all_rules
+
+    write(tmp_path / "x.py", MOVE)
+    preview = sorted(c for c, r in all_rules().items() if r.preview and r.default)[-1]
+    family = preview[:3]
+    assert all(r.preview for c, r in all_rules().items() if c.startswith(family))
+    result = check(tmp_path, "--select", preview, "x.py")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "torchlint: warning: no rule is enabled: the command line's --select chooses none that "
+        f"runs without --preview; {preview} is a preview rule: add --preview (or `preview = "
+        "true` in the configuration) to run it\nAll checks passed! (1 file checked)\n")
+    # chosen by a prefix: still named
+    result = check(tmp_path, "--select", family, "x.py")
+    assert f"--select chooses none that runs without --preview; {preview} is a" in result.stderr
+    result = check(tmp_path, "--select", "TL7", "--ignore", "TL7", "x.py")
+    assert ("warning: no rule is enabled: the command line's --select and --ignore leave none; "
+            "only syntax errors are reported") in result.stderr
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nignore = ["ALL"]\n')
+    result = check(tmp_path, "x.py")
+    assert "no rule is enabled: pyproject.toml's ignore leaves none;" in result.stderr
+    assert "warning" not in check(tmp_path, "--preview", "--select", preview, "x.py").stderr

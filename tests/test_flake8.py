@@ -73,3 +73,25 @@ def test_disable_noqa_shows_suppressed_findings(project: Path) -> None:
                 if ": TL704 " in line]
     assert len(honoured) == 1
     assert len(disabled) == 3  # both `# noqa` lines show up too
+
+
+def test_files_the_configuration_excludes_yield_nothing(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torchlint]\nextend-exclude = ["generated", "legacy_*.py"]\n')
+    for name in ("mod.py", "generated/mod.py", "legacy_mod.py", "pkg/legacy_x.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(SOURCE)
+    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "."], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert {line.split(":")[0] for line in done.stdout.splitlines()} == {"./mod.py"}
+    # check skips the same files
+    listed = subprocess.run([sys.executable, "-m", "torchlint", "check", "--show-files", "."],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert [Path(p).name for p in listed.stdout.split()] == ["mod.py"]
+    # `exclude` (which replaces the default exclusions) too
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nexclude = ["mod.py"]\n')
+    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "mod.py",
+                           "legacy_mod.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert {line.split(":")[0] for line in done.stdout.splitlines()} == {"legacy_mod.py"}

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +55,13 @@ def test_statistics_markers() -> None:
 def test_every_renderer_handles_no_findings(name: str) -> None:
     stream = io.StringIO()
     RENDERERS[name]([], stream, Sources())
-    assert stream.getvalue().strip() in ("", "[]") or name == "sarif"
+    if name == "junit":  # one passing case: CI systems read an empty report as no tests
+        root = ET.fromstring(stream.getvalue())
+        assert (root.get("tests"), root.get("failures")) == ("1", "0")
+    elif name == "rdjson":
+        assert json.loads(stream.getvalue())["diagnostics"] == []
+    else:
+        assert stream.getvalue().strip() in ("", "[]") or name == "sarif"
 
 
 class _Tty(io.StringIO):
@@ -182,3 +191,100 @@ def test_cached_files_count_without_skewing_the_time_left() -> None:
         assert task.completed == 60 and task.speed is None  # no speed from the cache hits
         bar.advance(1)
         assert bar._progress.tasks[0].completed == 61
+
+
+def _render(name: str, diagnostics: list[Diagnostic], sources: Sources) -> str:
+    stream = io.StringIO()
+    RENDERERS[name](diagnostics, stream, sources)
+    return stream.getvalue()
+
+
+def test_junit_is_one_suite_per_file_and_one_failed_case_per_finding(tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    findings = [_diag("TL301", path=str(tmp_path / "pkg" / "a.py")),
+                _diag("TL704", path="b.py", message='uses <"&">'),
+                _diag("TL301", path="b.py"),
+                _diag("TL702", path="nb.ipynb", cell=3)]
+    text = _render("junit", findings, Sources())
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    root = ET.fromstring(text)
+    assert root.tag == "testsuites" and root.get("name") == "torchlint"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "4", "0")
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert sorted(suites) == ["b.py", "nb.ipynb", "pkg/a.py"]  # paths relative to the cwd
+    assert [(s.get("tests"), s.get("failures")) for s in suites.values()] == [
+        ("1", "1"), ("2", "2"), ("1", "1")]
+    cases = suites["b.py"].findall("testcase")
+    assert [c.get("name") for c in cases] == ["org.torchlint.TL301", "org.torchlint.TL704"]
+    assert {(c.get("classname"), c.get("line"), c.get("column")) for c in cases} == {
+        ("b", "2", "3")}
+    failure = cases[1].find("failure")
+    assert failure is not None and failure.get("message") == 'uses <"&">'
+    assert failure.text == 'line 2, col 3, TL704 uses <"&">'
+    notebook = suites["nb.ipynb"].find("testcase/failure")
+    assert notebook is not None and notebook.text == "cell 3, line 2, col 3, TL702 m"
+
+
+# reviewdog's DiagnosticResult (proto/rdf/reviewdog.proto) as a JSON schema: the shape an
+# rdjson report must have; no other keys are allowed, so a misspelt one fails
+_POSITION = {"type": "object", "additionalProperties": False,
+             "properties": {"line": {"type": "integer", "minimum": 1},
+                            "column": {"type": "integer", "minimum": 1}}}
+_RANGE = {"type": "object", "additionalProperties": False, "required": ["start"],
+          "properties": {"start": _POSITION, "end": _POSITION}}
+_SOURCE = {"type": "object", "additionalProperties": False, "required": ["name"],
+           "properties": {"name": {"type": "string"}, "url": {"type": "string"}}}
+_SEVERITY = {"enum": ["UNKNOWN_SEVERITY", "ERROR", "WARNING", "INFO"]}
+RDJSON_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["diagnostics"],
+    "properties": {
+        "source": _SOURCE, "severity": _SEVERITY,
+        "diagnostics": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False, "required": ["message", "location"],
+            "properties": {
+                "message": {"type": "string"},
+                "location": {"type": "object", "additionalProperties": False,
+                             "required": ["path"],
+                             "properties": {"path": {"type": "string"}, "range": _RANGE}},
+                "severity": _SEVERITY, "source": _SOURCE,
+                "code": {"type": "object", "additionalProperties": False, "required": ["value"],
+                         "properties": {"value": {"type": "string"}, "url": {"type": "string"}}},
+                "suggestions": {"type": "array", "items": {
+                    "type": "object", "additionalProperties": False,
+                    "required": ["range", "text"],
+                    "properties": {"range": _RANGE, "text": {"type": "string"}}}},
+                "original_output": {"type": "string"},
+            }}},
+    },
+}
+
+
+def test_rdjson_has_reviewdogs_shape_byte_columns_and_fixes_as_suggestions(
+        tmp_path: Path, monkeypatch) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    monkeypatch.chdir(tmp_path)
+    text = 'x = "é"; y = old(1)\n'
+    (tmp_path / "a.py").write_text(text, encoding="utf-8")
+    start = text.index("old")
+    fixed = Diagnostic("a.py", 1, start + 1, 1, start + 7, "TL702", "rule", "use new",
+                       Fix.unsafe(Edit(start, start + 3, "new")))
+    plain = Diagnostic(str(tmp_path / "a.py"), 1, 1, 1, 2, "TL704", "rule", "m")
+    notebook = _diag("TL301", Fix.safe(Edit(0, 1, "x")), cell=2, path="nb.ipynb")
+    report = json.loads(_render("rdjson", [fixed, plain, notebook], Sources()))
+    jsonschema.validate(report, RDJSON_SCHEMA)
+    assert report["source"]["name"] == "torchlint" and report["severity"] == "ERROR"
+    first, second, third = report["diagnostics"]
+    # columns count UTF-8 bytes: "é" is two
+    assert first["location"] == {"path": "a.py", "range": {
+        "start": {"line": 1, "column": start + 2}, "end": {"line": 1, "column": start + 8}}}
+    assert first["code"] == {"value": "TL702"} and first["message"] == "use new"
+    assert first["suggestions"] == [{"range": {"start": {"line": 1, "column": start + 2},
+                                               "end": {"line": 1, "column": start + 5}},
+                                     "text": "new"}]
+    assert second["location"]["path"] == "a.py" and "suggestions" not in second
+    # a notebook's cells are JSON strings in the stored file: no suggestion, the cell named
+    assert third["message"] == "cell 2: m" and "suggestions" not in third
+    with pytest.raises(jsonschema.ValidationError):  # the checks can fail
+        jsonschema.validate({"diagnostics": [{"message": "m", "location": {"file": "a"}}]},
+                            RDJSON_SCHEMA)

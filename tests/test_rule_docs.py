@@ -43,3 +43,35 @@ def test_codes_and_names_are_unique_and_well_formed() -> None:
     for code, rule in all_rules().items():
         assert rule.code == code and code.startswith("TL") and len(code) == 5
         assert rule.fix_safety in ("safe", "unsafe", "sometimes", "none")
+
+
+ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_summary_is_one_complete_sentence(rule) -> None:
+    # what `torchlint rules`, the README's table and SARIF's shortDescription show
+    summary = rule.summary()
+    assert summary.endswith("."), summary
+    assert summary.count("`") % 2 == 0, summary
+    assert summary.count("(") == summary.count(")"), summary
+    assert summary.count("[") == summary.count("]"), summary
+    assert not summary.lower().endswith(ABBREVIATIONS), summary
+    what = " ".join(rule.doc().split("## What it does", 1)[1].split("##", 1)[0].split())
+    assert what.startswith(summary)
+
+
+def test_summary_does_not_end_at_an_abbreviation_or_a_period_in_code() -> None:
+    from torchlint.rule import Rule
+
+    class Sample(Rule):
+        """## What it does
+        Flags a list of losses, e.g. `losses.append(loss)`, i.e. one that grows (as in
+        `x.grad.zero_()` or `y. z`). Then more.
+
+        ## Why is this bad?
+        ...
+        """
+
+    assert Sample.summary() == ("Flags a list of losses, e.g. `losses.append(loss)`, i.e. one "
+                                "that grows (as in `x.grad.zero_()` or `y. z`).")

@@ -16,9 +16,10 @@ FIX_LABELS = {"safe": "safe", "unsafe": "unsafe", "sometimes": "safe / unsafe", 
 
 
 def tier(rule: type) -> str:
-    """``default``, ``opt-in``, or ``preview`` (with ``--preview`` only) for the tables."""
+    """``default``, ``opt-in``, or ``preview`` (with ``--preview`` only; ``preview; default
+    once stable`` for one that joins the defaults when it leaves the preview tier)."""
     if getattr(rule, "preview", False):
-        return "preview" + (" (default)" if getattr(rule, "default", False) else "")
+        return "preview" + ("; default once stable" if getattr(rule, "default", False) else "")
     return "default" if getattr(rule, "default", False) else "opt-in"
 
 

@@ -5,7 +5,9 @@ Each file is linted with the settings of its nearest torchlint configuration, as
 rule options), so both report the same findings. On top, an opt-in rule runs when flake8's ``--select`` or ``--extend-select`` names it
 (``TL002``) or a prefix narrower than the plugin's own ``TL`` (``TL0``), so the ``TL`` that
 flake8 users put in ``select`` to turn the plugin on keeps the opt-in rules off. flake8
-then decides which codes it shows (``--select``, ``--ignore``, ``# noqa``).
+then decides which codes it shows (``--select``, ``--ignore``, ``# noqa``). A file that the
+configuration's ``exclude`` or ``extend-exclude`` names yields nothing (torchlint's default
+exclusions are left to flake8's own ``--exclude``).
 """
 
 from __future__ import annotations
@@ -72,8 +74,11 @@ class TorchlintChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         codes = self.codes if self.codes is not None else enabled_codes(None, None)
         opt_in = {code for code in codes if not all_rules()[code].default}
+        workspace = self._workspace()
         try:
-            configured = self._workspace().for_file(self.filename)
+            if workspace.settings_for(self.filename).is_excluded(self.filename, explicit=True):
+                return  # the configuration's exclude / extend-exclude, as check applies them
+            configured = workspace.for_file(self.filename)
         except ConfigError as exc:  # said once per file, never a crash of flake8
             yield 1, 0, f"{SYNTAX_ERROR} torchlint configuration: {exc}", type(self)
             return

@@ -13,6 +13,8 @@ from torchlint.analysis.torch_releases import EVERY_RELEASE, Releases
 from torchlint.diagnostic import Fix
 
 FixSafety = Literal["safe", "unsafe", "sometimes", "none"]
+# abbreviations whose period ends no sentence ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|resp)|\.\.)\.$", re.I)
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "Use instead:",
                 "## Fix safety")
 
@@ -93,11 +95,17 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def summary(cls) -> str:
-        """First sentence of the 'What it does' section."""
+        """First sentence of the 'What it does' section: up to the first period that ends a
+        sentence (not one of an abbreviation such as "e.g.", nor one inside backticks or
+        parentheses)."""
         doc = cls.doc()
-        body = doc.split("## What it does", 1)[-1].split("##", 1)[0].strip()
-        first = re.split(r"(?<=\.)\s", " ".join(body.split()), maxsplit=1)[0]
-        return first
+        body = " ".join(doc.split("## What it does", 1)[-1].split("##", 1)[0].split())
+        for end in re.finditer(r"\.(?=\s)", body):
+            before = body[:end.end()]
+            if (_ABBREVIATION.search(before) is None and before.count("`") % 2 == 0
+                    and before.count("(") == before.count(")")):
+                return before
+        return body
 
     @classmethod
     def doc_example(cls, heading: str) -> str:

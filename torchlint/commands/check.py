@@ -282,15 +282,24 @@ def _warn_preview(files: list[str], workspace: Workspace, o: _Options) -> None:
             chosen[id(settings)] = settings
             named.update(settings.selected_preview_codes())
     chosen_settings = list(chosen.values())
-    for code in sorted(named):
+    empty = next((s for s in chosen_settings if not s.enabled_codes() - ENGINE_CODES), None)
+    skipped = empty.skipped_preview_codes() if empty else []
+    for code in sorted(named - set(skipped)):
         warning(f"{code} is a preview rule; it runs only with --preview "
                 "(or `preview = true` in the configuration)")
-    for settings in chosen_settings:
-        if not settings.enabled_codes() - ENGINE_CODES:
-            where = settings.origin("select")
-            warning(f"no rule is enabled (the selection of {where} chooses none); only "
-                    "syntax errors are reported")
-            break
+    if empty is not None:
+        warning(_nothing_enabled(*empty.selection_source(), skipped))
+
+
+def _nothing_enabled(source: str, verb: str, skipped: list[str]) -> str:
+    """The warning for a selection that enables no rule, naming the preview rules it chose."""
+    if not skipped:
+        return f"no rule is enabled: {source} {verb} none; only syntax errors are reported"
+    codes = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+    one = len(skipped) == 1
+    return (f"no rule is enabled: {source} {verb} none that runs without --preview; {codes} "
+            f"{'is a preview rule' if one else 'are preview rules'}: add --preview (or "
+            f"`preview = true` in the configuration) to run {'it' if one else 'them'}")
 
 
 def _explain_discovery(found: Any, workspace: Workspace, seconds: float) -> None:
@@ -397,8 +406,9 @@ def _option_sections() -> list[tuple[str, list[Any]]]:
                          show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT", show_envvar=True,
                          help="How findings are printed: concise (one line each), full (with "
                          "source, fix diff and hint), json, json-lines, sarif, github (workflow "
-                         "commands), gitlab (Code Quality), pylint. Colour on a terminal, "
-                         "never with NO_COLOR set, always with FORCE_COLOR set."),
+                         "commands), gitlab (Code Quality), pylint, junit (JUnit XML), rdjson "
+                         "(reviewdog). Colour on a terminal, never with NO_COLOR set, always "
+                         "with FORCE_COLOR set."),
             click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path),
                          default=None, help="Write the findings (or statistics) to this file "
                          "(its folders are created) instead of stdout."),

@@ -73,7 +73,8 @@ def explain_rule(code: str) -> int:
         return EXIT_ERROR
     default = "on by default" if rule.default else "opt-in (enable with --select " + rule.code + ")"
     if rule.preview:
-        default = "preview: runs only with --preview, " + default
+        default = "preview: runs only with --preview; " + (
+            "on by default once stable" if rule.default else default)
     header = f"# {rule.code} {rule.name}\n\n*{default}; fix: {fix_label(rule)}*\n\n"
     if sys.stdout.isatty():
         from rich.console import Console

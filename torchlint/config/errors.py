@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import PurePath
+
 
 class ConfigError(Exception):
     """A problem with settings; the CLI prints it (and its ``snippet``) and exits 2.
@@ -25,3 +28,18 @@ def caret_snippet(text: str, line: int, column: int, width: int = 1) -> str:
     width = max(1, min(width, max(1, len(source) - column + 1)))
     return (f"{gutter} |\n{line} | {source}\n"
             f"{gutter} | {' ' * (column - 1)}{'^' * width}")
+
+
+def shown(path: str | PurePath) -> str:
+    """``path`` as an error names it: relative to the current folder when it lies below it
+    (as Ruff names files), as given otherwise."""
+    try:
+        cwd = os.getcwd()
+        relative = os.path.relpath(os.path.abspath(path), cwd)
+    except (ValueError, OSError):  # another drive; no current folder
+        return str(path)
+    if os.path.dirname(cwd) == cwd:  # run from the root of the file system: say it all
+        return str(path)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return str(path)
+    return relative

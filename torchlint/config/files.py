@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from torchlint.config.errors import ConfigError
+from torchlint.config.errors import ConfigError, shown
 from torchlint.config.layers import Layer
 from torchlint.source import read_file
 
@@ -57,14 +57,24 @@ def _has_torchlint_table(path: Path) -> bool:
     return isinstance(tool, dict) and "torchlint" in tool
 
 
-def read_layer(path: Path, *, explicit: bool = False) -> Layer:
+def read_layer(path: Path, *, explicit: bool = False, extended_by: Path | None = None
+               ) -> Layer:
     """The settings ``path`` holds. ``explicit``: named with ``--config``, where a file with
-    no torchlint settings is an error rather than nothing."""
+    no torchlint settings is an error rather than nothing. ``extended_by``: the file whose
+    ``extend`` names it."""
     from torchlint.config.keys import KEYS, KeyProblem, check_table
-    from torchlint.config.toml_files import parse_toml, problem_at, read_text
+    from torchlint.config.toml_files import loads, parse_toml, problem_at, read_text, tomllib
 
     text = read_text(path)
-    data = parse_toml(text, path)
+    if extended_by is not None and path.suffix != ".toml":
+        # any file may be named: say what it is not, never print its lines
+        try:
+            data = loads(text)
+        except tomllib().TOMLDecodeError:
+            raise ConfigError(f"{shown(extended_by)}: 'extend' names {shown(path)}, which is "
+                              "not a TOML configuration file") from None
+    else:
+        data = parse_toml(text, path)
     table_path: tuple[str, ...] = ()
     tool = data.get("tool")
     in_tool = isinstance(tool, dict) and "torchlint" in tool
@@ -75,22 +85,26 @@ def read_layer(path: Path, *, explicit: bool = False) -> Layer:
         table = data
     elif is_pyproject(path) or in_tool or "tool" in data or "project" in data:
         if not in_tool:
-            raise ConfigError(f"{path}: no [tool.torchlint] table: nothing for torchlint "
+            raise ConfigError(f"{shown(path)}: no [tool.torchlint] table: nothing for torchlint "
                               "here (add the table, or name a torchlint.toml)")
         table = tool["torchlint"]  # type: ignore[index]
         table_path = TABLE
     else:  # another name, given with --config or 'extend': keys at the top level
         table = data
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.torchlint] must be a table")
+        raise ConfigError(f"{shown(path)}: [tool.torchlint] must be a table")
     if explicit and not table and not table_path:  # an empty [tool.torchlint] says "defaults"
-        raise ConfigError(f"{path}: holds no torchlint settings (known keys: "
+        raise ConfigError(f"{shown(path)}: holds no torchlint settings (known keys: "
                           f"{', '.join(KEYS)})")
+    section = "[tool.torchlint]" if table_path else "the top level"
     try:
-        values = check_table(table)
+        values = check_table(table, section=section)
     except KeyProblem as problem:
-        section = "[tool.torchlint]" if table_path else "the top level"
-        raise problem_at(text, path, table_path, problem.key, str(problem), section) from None
+        bad = problem.bad
+        raise problem_at(text, path, table_path, problem.key, str(problem),
+                         "" if problem.placed else section,
+                         value=bad is not None, item=bad.item if bad else None,
+                         under=bad.under if bad else None) from None
     return Layer(values, os.path.dirname(os.path.abspath(path)), str(path))
 
 
@@ -102,11 +116,14 @@ def load_chain(path: Path, *, explicit: bool = False) -> list[Layer]:
     while current is not None:
         current = Path(os.path.normpath(os.path.abspath(current)))
         if current in seen:
-            cycle = " extends ".join(str(p) for p in (*seen, current))
+            cycle = " extends ".join(shown(p) for p in (*seen, current))
             raise ConfigError(f"circular configuration: {cycle}")
         if seen and not current.is_file():
-            raise ConfigError(f"{seen[-1]}: 'extend' names {current}, which does not exist")
-        layer = read_layer(current, explicit=explicit or bool(seen))
+            what = "is not a file" if current.exists() else "does not exist"
+            raise ConfigError(f"{shown(seen[-1])}: 'extend' names {shown(current)}, which "
+                              f"{what}")
+        layer = read_layer(current, explicit=explicit or bool(seen),
+                           extended_by=seen[-1] if seen else None)
         seen.append(current)
         chain.append(layer)
         extend = layer.values.get("extend")
@@ -137,19 +154,20 @@ def user_config() -> Path | None:
 def override_layer(assignment: str, base: str) -> Layer:
     """``--config 'KEY = VALUE'`` (a TOML assignment) as a layer."""
     from torchlint.config.keys import FILE_ONLY, KEYS, KeyProblem, check_table
-    from torchlint.config.toml_files import tomllib
+    from torchlint.config.toml_files import loads, tomllib
 
+    said = repr(assignment if len(assignment) <= 60 else assignment[:57] + "...")
     try:
-        data = tomllib().loads(assignment)
+        data = loads(assignment)
     except tomllib().TOMLDecodeError as exc:
-        raise ConfigError(f"--config {assignment!r} is neither a file nor a TOML "
+        raise ConfigError(f"--config {said} is neither a file nor a TOML "
                           f"'key = value' assignment ({exc})") from None
     if len(data) != 1:
-        raise ConfigError(f"--config {assignment!r}: give one 'key = value' per --config")
+        raise ConfigError(f"--config {said}: give one 'key = value' per --config")
     try:
         values = check_table(data, allowed=[k for k in KEYS if k not in FILE_ONLY])
     except KeyProblem as problem:
-        raise ConfigError(f"--config {assignment!r}: {problem}") from None
+        raise ConfigError(f"--config {said}: {problem}") from None
     return Layer(values, base, "--config")
 
 

@@ -91,14 +91,9 @@ class Settings:
         return self._enabled
 
     @cached_property
-    def _enabled(self) -> frozenset[str]:
-        # a preview rule runs only in preview mode, even when selected by name
-        return self._selected - self._preview_only
-
-    @cached_property
     def _selected(self) -> frozenset[str]:
-        catalog = rule_catalog()
-        base = {code for code, entry in catalog.items() if entry.default}
+        """The codes the selection chooses, preview rules included."""
+        base = {code for code, entry in rule_catalog().items() if entry.default}
         for layer in self._layers():
             if layer.select is not None:
                 base = set(expand_selectors(layer.select))
@@ -107,11 +102,41 @@ class Settings:
         return frozenset(base)
 
     @cached_property
-    def _preview_only(self) -> frozenset[str]:
-        """The selected preview rules that do not run because preview is off."""
+    def _enabled(self) -> frozenset[str]:
         catalog = rule_catalog()
-        return frozenset() if self.preview else frozenset(
-            code for code in self._selected if catalog[code].preview)
+        # a preview rule runs only in preview mode, even when selected by name
+        return frozenset(code for code in self._selected
+                         if self.preview or not catalog[code].preview)
+
+    def skipped_preview_codes(self) -> list[str]:
+        """Preview rules the selection chooses (by name, prefix or ALL) that do not run
+        because preview is off."""
+        return sorted(self._selected - self._enabled)
+
+    def selection_source(self) -> tuple[str, str]:
+        """Who chose the rules, and the verb, for messages: ("the command line's --select",
+        "chooses"), ("pyproject.toml's select and the command line's --ignore", "leave"),
+        ("the default selection", "chooses")."""
+        by_source: dict[str, list[str]] = {}
+        for key in ("select", "extend-select", "ignore", "extend-ignore"):
+            if self.origin(key) != "default":
+                by_source.setdefault(self.origin(key).split("; ")[-1], []).append(key)
+        if not by_source:
+            return "the default selection", "chooses"
+        parts = []
+        for source, keys in by_source.items():
+            if source == "command line":
+                parts.append("the command line's " + " and ".join(f"--{k}" for k in keys))
+                continue
+            if os.path.isabs(source):
+                from torchlint.config.errors import shown
+
+                source = shown(source)
+            parts.append(f"{source}'s {' and '.join(keys)}")
+        keys = [k for ks in by_source.values() for k in ks]
+        removes = any("ignore" in k for k in keys)
+        verb = ("leave" if removes else "choose") + ("" if len(keys) > 1 else "s")
+        return " and ".join(parts), verb
 
     def selected_preview_codes(self) -> list[str]:
         """Preview rules the user named exactly while preview is off (they do not run)."""
@@ -171,7 +196,7 @@ class Settings:
         """The settings ``path`` is linted with (its per-file ignores applied)."""
         return _file_settings(self.codes_for(path), self.unfixable_codes(), self.noqa,
                               self.options, self.project,
-                              self._not_ignored(path, self._preview_only))
+                              self._not_ignored(path, self._selected - self._enabled))
 
     def origin(self, key: str) -> str:
         """Where the value of ``key`` came from ("default" when nothing set it)."""

@@ -223,10 +223,10 @@ def declarations_in(directory: str, names: frozenset[str]) -> list[Declaration]:
     if "pyproject.toml" in names:
         data = _read(os.path.join(directory, "pyproject.toml"))
         if data and _MENTION.search(data):
-            from torchlint.config.toml_files import tomllib
+            from torchlint.config.toml_files import loads, tomllib
 
             try:
-                parsed = tomllib().loads(data.decode("utf-8", "replace"))
+                parsed = loads(data.decode("utf-8", "replace"))
             except tomllib().TOMLDecodeError:
                 parsed = {}
             found += _from_pyproject(parsed, "pyproject.toml")

@@ -59,10 +59,9 @@ def rule_documentation(code: str) -> str | None:
     rule = all_rules().get(code.upper())
     if rule is None:
         return None
-    tier = "default" if rule.default else "opt-in"
-    if rule.preview:
-        tier += ", preview"
-    return f"**{rule.code}** `{rule.name}` ({tier}; fix: {rule.fix_safety})\n\n{rule.doc()}"
+    from torchlint.docs import tier
+
+    return f"**{rule.code}** `{rule.name}` ({tier(rule)}; fix: {rule.fix_safety})\n\n{rule.doc()}"
 
 
 def fix_title(code: str, safe: bool) -> str:

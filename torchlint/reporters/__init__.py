@@ -24,6 +24,8 @@ _WHERE = {
     "github": ("github", "render_github"),
     "gitlab": ("gitlab", "render_gitlab"),
     "pylint": ("pylint", "render_pylint"),
+    "junit": ("junit", "render_junit"),
+    "rdjson": ("rdjson", "render_rdjson"),
 }
 
 

@@ -6,18 +6,10 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from torchlint.diagnostic import Diagnostic
-from torchlint.reporters.sources import Sources
-
-
-def _relative(path: str) -> str:
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
-        return Path(path).as_posix()
+from torchlint.reporters.sources import Sources, relative_path
 
 
 def render_gitlab(diagnostics: Sequence[Diagnostic], stream: TextIO,
@@ -26,7 +18,7 @@ def render_gitlab(diagnostics: Sequence[Diagnostic], stream: TextIO,
     seen: Counter[str] = Counter()
     issues: list[dict[str, Any]] = []
     for d in diagnostics:
-        path = _relative(d.path)
+        path = relative_path(d.path)
         lines = sources.lines(d)
         code_line = lines[d.line - 1].strip() if 0 < d.line <= len(lines) else ""
         # stable across unrelated edits: no line number, the code of the line instead

@@ -58,9 +58,11 @@ def _rules() -> list[dict[str, Any]]:
             "fullDescription": {"text": " ".join(why.split()) or rule.summary() or rule.name},
             # the whole documentation travels inline: no link that could go dead
             "help": {"text": doc or rule.name, "markdown": doc or rule.name},
-            "defaultConfiguration": {"enabled": bool(rule.default), "level": "error"},
+            # a preview rule runs only with --preview: not enabled by default (yet)
+            "defaultConfiguration": {"enabled": bool(rule.default) and not rule.preview,
+                                     "level": "error"},
             "properties": {"fixSafety": rule.fix_safety,
-                           "tags": ["pytorch", tier(rule)]},
+                           "tags": ["pytorch", *tier(rule).split("; ")]},
         })
     return described
 

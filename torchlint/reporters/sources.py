@@ -5,10 +5,19 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from torchlint.diagnostic import Diagnostic, Edit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def relative_path(path: str) -> str:
+    """``path`` relative to the current folder (posix), or as given when outside it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return Path(path).as_posix()
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,24 @@ class Sources:
             return _NEWLINE.split(loaded.text)
         source = loaded.cell_source(diagnostic.cell or 0)  # type: ignore[attr-defined]
         return _NEWLINE.split(source) if source is not None else []
+
+    def stored_lines(self, path: str) -> list[str]:
+        """The lines of the file as stored (a notebook's .ipynb text), without line endings;
+        empty when it cannot be read."""
+        if not path.endswith(".ipynb"):
+            text = self.text(path)
+            return _NEWLINE.split(text) if text is not None else []
+        key = f"\0stored\0{path}"
+        if key not in self._texts:
+            try:
+                stored = self.overrides.get(path)
+                if stored is None:
+                    with open(path, encoding="utf-8") as handle:
+                        stored = handle.read()
+                self._texts[key] = _NEWLINE.split(stored)
+            except (OSError, UnicodeDecodeError):
+                self._texts[key] = []
+        return self._texts[key]  # type: ignore[return-value]
 
     def position(self, path: str, offset: int) -> Position | None:
         loaded = self._load(path)
