@@ -7,7 +7,9 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import libcst as cst
 import pytest
@@ -22,6 +24,7 @@ from torchlint.run.runner import process_file, run
 BAD = b"import torch\nx = torch.autograd.Variable(torch.ones(3))\n"
 FIXED = b"import torch\nx = torch.ones(3)\n"
 SETTINGS = Settings(select=("ALL",))
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's torchlint, from any folder
 fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
@@ -30,16 +33,35 @@ fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this s
 def _cli(*args: str, cwd: Path | None = None, stdin: bytes | None = None,
          stdout: int | None = None) -> subprocess.CompletedProcess[str]:
     """torchlint check in a subprocess; a run that blocks fails the test instead of
-    hanging it."""
-    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
-                             "--isolated", *args],
-                            input=stdin.decode() if stdin is not None else None,
-                            stdin=None if stdin is not None else subprocess.DEVNULL,
-                            stdout=stdout if stdout is not None else subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=cwd or ROOT, env=ENV,
-                            timeout=300)
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
+    hanging it (its whole process group is killed, workers included)."""
+    command = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--isolated", *args]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE if stdin is not None else
+                               subprocess.DEVNULL,
+                               stdout=stdout if stdout is not None else subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=cwd or ROOT, env=ENV,
+                               start_new_session=True)
+    try:
+        out, err = process.communicate(stdin.decode() if stdin is not None else None,
+                                       timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)
+        process.communicate()
+        raise
+    assert "Traceback" not in err, err
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def _within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()``, failing the test if it has not returned within ``seconds`` (it may be
+    blocked for good: it is left behind in a daemon thread)."""
+    import threading
+
+    box: list[T] = []
+    thread = threading.Thread(target=lambda: box.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert box, f"still blocked after {seconds} s"
+    return box[0]
 
 
 # ------------------------------------------------------------------ 1: special files
@@ -87,7 +109,8 @@ def test_a_fifo_among_the_configuration_files_is_not_waited_on(tmp_path: Path, n
 @fifos
 def test_the_reader_never_blocks_on_a_fifo_met_after_discovery(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "late.py")
-    outcome = process_file(str(tmp_path / "late.py"), SETTINGS, Mode(fix=True))
+    outcome = _within(120, lambda: process_file(str(tmp_path / "late.py"), SETTINGS,
+                                                Mode(fix=True)))
     assert outcome.error == "cannot read: not a regular file (a FIFO)"
 
 
@@ -239,29 +262,35 @@ def test_a_signal_stops_a_fix_run_and_its_workers(tmp_path: Path, signal_name: s
     process = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "--isolated",
                                 "--no-cache", "--fix", "--jobs", "2", str(tmp_path)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=ROOT, env=ENV)
+                               cwd=ROOT, env=ENV, start_new_session=True)
     try:
         while not fixed() and process.poll() is None:  # the workers are writing fixes
             time.sleep(0.02)
         workers = _children(process.pid)
         process.send_signal(getattr(signal, signal_name))
-        _, stderr = process.communicate(timeout=120)
+        try:
+            _, stderr = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the workers too: they hold the pipes
+            _, stderr = process.communicate()
+        assert process.returncode == status, stderr
+        assert said in stderr and "Traceback" not in stderr and "Aborted" not in stderr
+        assert len(workers) == 2
+        at_exit = {name: (tmp_path / name).read_bytes() for name in names}
+        for _ in range(600):  # the workers go promptly; then nothing may change any more
+            if all(_gone(worker) for worker in workers):
+                break
+            time.sleep(0.1)
+        assert all(_gone(worker) for worker in workers)
+        assert {name: (tmp_path / name).read_bytes() for name in names} == at_exit
+        assert len(fixed()) < len(names)  # the queued work was cancelled
+        assert sorted(os.listdir(tmp_path)) == names  # no temporary file left
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == status, stderr
-    assert said in stderr and "Traceback" not in stderr and "Aborted" not in stderr
-    assert len(workers) == 2
-    at_exit = {name: (tmp_path / name).read_bytes() for name in names}
-    for _ in range(600):  # the workers go promptly; then nothing may change any more
-        if all(_gone(worker) for worker in workers):
-            break
-        time.sleep(0.1)
-    assert all(_gone(worker) for worker in workers)
-    assert {name: (tmp_path / name).read_bytes() for name in names} == at_exit
-    assert len(fixed()) < len(names)  # the queued work was cancelled
-    assert sorted(os.listdir(tmp_path)) == names  # no temporary file left
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # whatever is left of a failed run
+        except ProcessLookupError:
+            pass
+        process.communicate()
 
 
 # ------------------------------------------------------------------ the preview hint
