@@ -238,3 +238,34 @@ def test_compound_statements_reach_every_function_without_entering_expressions()
     assert [n.name.value for n in found if isinstance(n, cst.FunctionDef)] == list("abcdefghij")
     assert not any(isinstance(n, (cst.Lambda, cst.ListComp, cst.SimpleStatementLine))
                    for n in found)
+
+
+def test_unpacked_shape_is_the_nearest_unpacking_after_the_binding() -> None:
+    from torchlint.analysis.shapes import unpacked_shape
+
+    source = """
+        def f(x, y):
+            mark()
+            b, c, _h, w = x.shape
+            n, (d) = y.size()
+            mark()
+            x = g(x)
+            mark()
+    """
+
+    def question(ctx, node):
+        if not (isinstance(node.func, cst.Name) and node.func.value == "mark"):
+            return None
+        found = []
+        for name in ("x", "y"):
+            bound = ctx.binding(name, node)
+            unpack = unpacked_shape(ctx, name, node,
+                                    None if bound is None or bound.kind == "param" else bound.node)
+            found.append(unpack.names if unpack is not None else None)
+        return found
+
+    assert [a for a in probe(source, "Call", question) if a is not None] == [
+        [None, None],
+        [("b", "c", "_h", "w"), ("n", "d")],
+        [None, ("n", "d")],  # x is bound anew after its unpacking
+    ]

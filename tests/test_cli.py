@@ -283,7 +283,7 @@ def test_rules_table_and_json() -> None:
     assert table.exit_code == 0 and "TL301" in table.stdout and "create-then-move" in table.stdout
     payload = json.loads(run("rules", "--format", "json").stdout)
     entry = next(r for r in payload if r["code"] == "TL301")
-    assert entry == {"code": "TL301", "name": "create-then-move", "default": True, "preview": True,
+    assert entry == {"code": "TL301", "name": "create-then-move", "default": True, "preview": False,
                      "fix": "sometimes", "summary": entry["summary"]}
     assert entry["summary"]
 

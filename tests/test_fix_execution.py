@@ -130,27 +130,30 @@ CASES: dict[str, list[Case]] = {
             import torch
 
             device = torch.device("cpu")
-            mask = torch.ones(4, 4).to(device)
-            steps = torch.arange(10).to(device, dtype=torch.float64)
-            full = torch.full((2, 3), 7).to(device)
+            for step in range(2):
+                mask = torch.ones(4, 4).to(device)
+                steps = torch.arange(10).to(device, dtype=torch.float64)
+                full = torch.full((2, 3), 7).to(device)
             result = (mask, steps, full)
         """),
         Case("TL301", """
             import torch
 
-            mask = torch.ones(4, 4).cuda()
-            ids = torch.tensor([1, 2, 3]).cuda()
+            for step in range(2):
+                mask = torch.ones(4, 4).cuda()
+                ids = torch.tensor([1, 2, 3]).cuda()
             result = (mask, ids)
         """, cpu=True),
         Case("TL301", """
             import torch
 
             device = torch.device("cpu")
-            labels = torch.zeros(3).long().cuda()
-            scale = torch.ones(4).view(1, 4, 1, 1).to(device)
-            pos = torch.arange(5).unsqueeze(0).float().to(device=device)
-            grid = torch.arange(6).view(2, 3).t().half().to(device)
-            filled = torch.empty(2).fill_(3).repeat(2).to(torch.int64).to(device)
+            for step in range(2):
+                labels = torch.zeros(3).long().cuda()
+                scale = torch.ones(4).view(1, 4, 1, 1).to(device)
+                pos = torch.arange(5).unsqueeze(0).float().to(device=device)
+                grid = torch.arange(6).view(2, 3).t().half().to(device)
+                filled = torch.empty(2).fill_(3).repeat(2).to(torch.int64).to(device)
             result = (labels, scale, pos, grid, filled)
         """, _same_layout, cpu=True),
     ],
@@ -228,6 +231,15 @@ CASES: dict[str, list[Case]] = {
             result = x.permute(0, 2, 1).view(8, -1)
             expected = x.permute(0, 2, 1).contiguous().view(8, -1)
         """, _reshape_where_view_failed, before_raises=RuntimeError),
+        Case("TL501", """
+            import torch
+
+            torch.manual_seed(0)
+            x = torch.randn(2, 3, 4, 5)
+            b, c, h, w = x.shape
+            result = x.permute(0, 2, 3, 1).view(b, h, w * c)
+            expected = x.permute(0, 2, 3, 1).contiguous().view(b, h, w * c)
+        """, _reshape_where_view_failed, before_raises=RuntimeError),
     ],
     "TL701": [Case("TL701", """
         import torch
@@ -273,7 +285,31 @@ CASES: dict[str, list[Case]] = {
         weights = Variable(torch.randn(3, 3), requires_grad=True)
         plain = Variable(torch.ones(2))
         result = (weights, plain)
-    """)],
+    """),
+        # Variable(h) is h.detach(): the fix keeps the graph cut where h carries one
+        Case("TL704", """
+            import torch
+            from torch.autograd import Variable
+
+            torch.manual_seed(0)
+            a = torch.randn(3, requires_grad=True)
+            h = a * 2
+            cut = Variable(h)
+            leaf = Variable(h * 3, requires_grad=True)
+            (cut * leaf).sum().backward()
+            result = (cut, leaf, cut.grad_fn is None, leaf.is_leaf, leaf.grad, a.grad)
+        """),
+        # Variable(x, requires_grad=True) makes a new leaf: x itself keeps requires_grad=False
+        Case("TL704", """
+            import torch
+            from torch.autograd import Variable
+
+            x = torch.ones(3)
+            weights = Variable(x, requires_grad=True)
+            (weights * 2).sum().backward()
+            result = (x.requires_grad, weights.requires_grad, weights.grad, x.grad)
+        """),
+    ],
     "TL705": [
         Case("TL705", """
             import torch

@@ -77,7 +77,7 @@ def test_a_crashing_rule_is_isolated_and_the_others_still_report() -> None:
     from torchlint.engine.lint import lint_source
     from torchlint.registry import all_rules
 
-    source = SourceFile("t.py", "import torch\nx = torch.ones(1).cuda()\n")
+    source = SourceFile("t.py", "import torch\nfor _ in range(2):\n    x = torch.ones(1).cuda()\n")
     result = lint_source(source, FileSettings.for_rules([Crashes, all_rules()["TL301"]], {"TL996", "TL301"}))
     assert [d.code for d in result.diagnostics] == ["TL301"]
     assert result.rule_failures == ["internal error in TL996: ValueError: boom"]

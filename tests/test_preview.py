@@ -67,6 +67,6 @@ def test_cli_warns_about_a_named_preview_rule(preview_tl201: None, tmp_path: Pat
 
 def test_catalog_records_the_tier() -> None:
     catalog = registry.rule_catalog()
-    stable, preview = catalog["TL704"], catalog["TL301"]
+    stable, preview = catalog["TL704"], catalog["TL304"]
     assert isinstance(stable, CatalogEntry) and stable.preview is False and stable.default
     assert isinstance(preview, CatalogEntry) and preview.preview is True and preview.default

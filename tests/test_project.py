@@ -140,3 +140,21 @@ def test_import_cycles_and_deep_chains_end(tmp_path: Path) -> None:
     write(tmp_path / "b.py", "from a import A\nclass B(A):\n    pass\n")
     view = Project().for_file(str(tmp_path / "c.py"))
     assert not view.derives_from("a.A", MODULE_BASES)
+
+
+def test_plain_classes_are_told_from_library_and_module_classes(project: Path) -> None:
+    view = Project().for_file(str(project / "pkg" / "model.py"))
+    assert view.is_plain_class("pkg.layers.Config")
+    assert not view.is_plain_class("pkg.BaseBlock")  # a module class, through a re-export
+    assert not view.is_plain_class("pkg.missing.Thing")
+    assert not view.is_plain_class("torch.nn.Module")
+
+
+def test_plain_class_bases_follow_the_project_and_stop_at_cycles(tmp_path: Path) -> None:
+    write(tmp_path / "a.py", "from abc import ABC\nimport lib\n\nclass Base(object):\n"
+          "    pass\n\nclass Child(Base, ABC):\n    pass\n\nclass Foreign(lib.Thing):\n"
+          "    pass\n\nclass Loop(Loop2):\n    pass\n\nclass Loop2(Loop):\n    pass\n")
+    view = Project().for_file(str(tmp_path / "c.py"))
+    assert view.is_plain_class("a.Child")
+    assert not view.is_plain_class("a.Foreign")
+    assert not view.is_plain_class("a.Loop2")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from torchlint.analysis.options import Options
 from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.fix.fixer import fix_source
@@ -217,7 +218,7 @@ def test_tl301_random_draws_get_an_unsafe_fix_and_deterministic_ones_a_safe_fix(
     source = """
     import torch
 
-    def make(device):
+    def training_step(device):
         a = torch.zeros(3).to(device)
         b = torch.randn(3).to(device)
         c = torch.empty(3).normal_().cuda()
@@ -232,7 +233,7 @@ def test_tl301_a_seed_anywhere_in_the_function_keeps_random_draws_silent() -> No
     import torch
     import lightning as L
 
-    def make(device, seed):
+    def training_step(device, seed):
         if seed is not None:
             L.seed_everything(seed)
         noise = torch.randn(3).to(device)
@@ -240,3 +241,121 @@ def test_tl301_a_seed_anywhere_in_the_function_keeps_random_draws_silent() -> No
         return noise, zeros
     """
     assert [line for line, _, _ in lint("TL301", source)] == [9]
+
+
+def test_tl302_legacy_constructors_through_aliases_make_tensors() -> None:
+    source = """
+    import torch as T
+    import numpy as np
+
+    Tensor = T.cuda.FloatTensor if T.cuda.is_available() else T.FloatTensor
+    Array = np.ndarray
+
+    def build(n):
+        scale = T.Tensor(n)
+        scale.cuda()
+        mask = Tensor(n, n)
+        mask.cpu()
+        plain = Array(n)
+        plain.cpu()
+        return scale, mask, plain
+    """
+    assert [line for line, _, _ in lint("TL302", source)] == [10, 12]
+    assert "    scale = scale.cuda()\n" in fixed("TL302", source)
+
+
+def test_tl305_cpu_work_made_in_the_function_is_not_gpu_work() -> None:
+    source = """
+    import time
+    import torch
+
+    DEVICE = "cuda"
+
+    def bench(n):
+        a = torch.randn(n, n)
+        start = time.perf_counter()
+        torch.matmul(a, a)
+        return time.perf_counter() - start
+    """
+    assert lint("TL305", source) == []
+    # a device move in the function puts the work on the GPU
+    moved = source.replace("torch.randn(n, n)", "torch.randn(n, n).to(DEVICE)")
+    assert [line for line, _, _ in lint("TL305", moved)] == [11]
+    # work on a parameter may be on the GPU
+    given = source.replace("def bench(n):", "def bench(n, a):").replace(
+        "a = torch.randn(n, n)\n        ", "")
+    assert [line for line, _, _ in lint("TL305", given)] == [10]
+
+
+def test_tl302_last_statement_of_a_notebook_cell_is_displayed_not_discarded(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from torchlint.cli import main
+
+    cells = ["import torch\nm = torch.Tensor([[2, 5], [4, 2]])",
+             "device = torch.device('cuda')\nm.to(device)",
+             "m.cuda()\nprint(m)"]
+    notebook = {"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
+                           "execution_count": None} for c in cells],
+                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                "nbformat_minor": 5}
+    path = tmp_path / "tour.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--select", "TL302", "--no-cache",
+                                       "--output-format", "concise", str(path)])
+    found = [line for line in result.output.splitlines() if ": TL302 " in line]
+    assert len(found) == 1 and "cell 3:1:" in found[0], result.output
+
+
+def _tl301_lines(source: str, *, preview: bool) -> tuple[list[int], int]:
+    rule = all_rules()["TL301"]
+    result = lint_source(SourceFile("example.py", textwrap.dedent(source)),
+                         FileSettings.for_rules([rule], {"TL301"},
+                                                options=Options(preview=preview)))
+    return [d.line for d in result.diagnostics], result.preview_only
+
+
+def test_tl301_is_default_where_the_code_runs_repeatedly_and_preview_in_one_off_setup() -> None:
+    source = """
+    import torch
+
+    mask = torch.ones(3).cuda()  # module level, once
+
+    def build(n):
+        return torch.zeros(n).cuda()  # called once below
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("pos", torch.arange(8).cuda())  # the constructor
+
+        def forward(self, x):
+            return x + torch.ones(8).cuda()  # every forward
+
+    def step(model, loader):
+        for x in loader:
+            noise = torch.zeros(4).cuda()  # every batch
+            model(x + noise)
+
+    table = build(3)
+    if __name__ == "__main__":
+        dummy = torch.ones(2).cuda()  # a script's setup
+    """
+    assert _tl301_lines(source, preview=False) == ([15, 19], 4)
+    assert _tl301_lines(source, preview=True) == ([4, 7, 12, 15, 19, 24], 0)
+
+
+def test_tl301_a_function_called_from_a_loop_runs_repeatedly() -> None:
+    source = """
+    import torch
+
+    def sample_noise(n, device):
+        return torch.zeros(n).to(device)
+
+    def main(device):
+        for epoch in range(10):
+            print(sample_noise(4, device))
+    """
+    assert _tl301_lines(source, preview=False) == ([5], 0)

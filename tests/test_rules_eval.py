@@ -138,3 +138,80 @@ def test_tl107_super_is_silent_and_multiline_keeps_layout() -> None:
     found = _lint("TL107", source)
     assert len(found) == 1
     assert "self.inner(\n            x,\n        )" in _fix("TL107", source)
+
+
+def test_tl401_on_the_last_function_of_a_file_without_a_final_newline() -> None:
+    source = "import torch\n\n\ndef evaluate(model, x):\n    model.eval()\n    return model(x)"
+    rule = all_rules()["TL401"]
+    settings = FileSettings.for_rules([rule], {"TL401"})
+    result = lint_source(SourceFile("example.py", source), settings)
+    assert result.rule_failures == []
+    assert [(d.line, d.column, d.fix is not None) for d in result.diagnostics] == [(4, 5, True)]
+    fixed = fix_source(SourceFile("example.py", source), settings, unsafe=True).source.text
+    assert fixed == ("import torch\n\n\n@torch.no_grad()\ndef evaluate(model, x):\n"
+                     "    model.eval()\n    return model(x)")
+
+
+def test_textbook_script_evaluation_gets_both_tl401_and_tl402() -> None:
+    """train() then evaluate() from main(): evaluate() has neither no_grad nor eval()."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "TL402" / "textbook.py"
+    rules = [all_rules()["TL401"], all_rules()["TL402"]]
+    found = lint_source(SourceFile.read(path), FileSettings.for_rules(rules)).diagnostics
+    assert sorted((d.line, d.code) for d in found) == [(31, "TL401"), (31, "TL402"),
+                                                       (39, "TL402")]
+    assert "after training" in next(d.message for d in found if d.code == "TL402")
+
+
+def test_tl402_a_plain_train_call_does_not_switch_the_mode() -> None:
+    """``train(model, loader)`` is a function of the script, not ``model.train(False)``."""
+    found = _lint("TL402", """\
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            return [model(x) for x in loader]
+
+        def main(model, loader):
+            train(model, loader)
+            evaluate(model, loader)
+        """)
+    assert [d.line for d in found] == [4]
+    quiet = _lint("TL402", """\
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            return [model(x) for x in loader]
+
+        def main(model, loader):
+            model.train(False)
+            evaluate(model, loader)
+        """)
+    assert quiet == []
+
+
+def test_inference_names() -> None:
+    from torchlint.rules.evaluation.functions import is_inference_name
+
+    named = ["translate", "stylize", "caption_image", "beam_search", "beam_search_decode",
+             "predict", "predict_proba", "generate", "generate_samples", "sample",
+             "sample_images", "infer", "inference_image", "_predict"]
+    assert [n for n in named if not is_inference_name(n)] == []
+    others = ["translated", "stylizer_step", "captions", "sample_step", "predict_batch",
+              "train", "resample", "regenerate"]
+    assert [n for n in others if is_inference_name(n)] == []
+
+
+def test_tl401_module_level_loop_over_a_test_set_names_the_model() -> None:
+    found = _lint("TL401", """\
+        import torch
+
+        model = torch.nn.Linear(4, 2)
+        for images, labels in testloader:
+            outputs = model(images)
+        """)
+    assert [(d.line, d.message) for d in found] == [
+        (5, "'model' runs with autograd on in an evaluation loop; wrap the loop in "
+            "`with torch.no_grad():`")]

@@ -108,7 +108,7 @@ def test_layer_in_nested_helper_of_forward_is_silent() -> None:
 
 def test_create_then_move_multiline_call_gets_keyword_line() -> None:
     text = (
-        "import torch\n\n\ndef f(device):\n    return torch.zeros(\n        3,\n"
+        "import torch\n\n\ndef training_step(device):\n    return torch.zeros(\n        3,\n"
         "        4,  # rows\n    ).to(device)\n"
     )
     fixed = _fix("TL301", text)
@@ -248,3 +248,62 @@ def test_forward_in_a_package_kept_in_a_tests_folder_is_silent(tmp_path, monkeyp
     assert _lint_in_project("TL107", tmp_path, files, "tests/suite/helpers.py") == []
     found = _lint_in_project("TL107", tmp_path, files, "src/pkg/helpers.py")
     assert [(d.line, d.code) for d in found] == [(14, "TL107")]
+
+
+def test_forward_of_a_plain_class_of_another_file_is_silent(tmp_path) -> None:
+    plain = """
+        from abc import ABC
+
+
+        class Base(object):
+            pass
+
+
+        class Predictor(Base, ABC):
+            def forward(self, x):
+                return x * 2
+    """
+    use = """
+        import torch
+        from .plain import Predictor
+        from .layers import BaseBlock
+
+
+        class Runner:
+            def __init__(self):
+                self.model = Predictor()
+                self.block = BaseBlock()
+
+            def run(self, x):
+                return self.model.forward(x) + self.block.forward(x)
+
+
+        def go(x):
+            model = Predictor()
+            return model.forward(x)
+    """
+    files = {"pkg/__init__.py": "", "pkg/plain.py": plain, "pkg/layers.py": _BASE,
+             "pkg/use.py": use}
+    found = _lint_in_project("TL107", tmp_path, files, "pkg/use.py")
+    assert [(d.line, d.code) for d in found] == [(12, "TL107")]
+
+
+def test_tensor_attribute_of_a_subclass_of_another_files_module_class(tmp_path) -> None:
+    model = """
+        import torch
+        from .layers import BaseBlock
+
+
+        class Head(BaseBlock):
+            def __init__(self, n):
+                super().__init__()
+                self.mask = torch.ones(n, n).triu()
+
+            def forward(self, x):
+                return x @ self.mask
+    """
+    files = {"pkg/__init__.py": "", "pkg/layers.py": _BASE, "pkg/model.py": model}
+    found = _lint_in_project("TL104", tmp_path, files, "pkg/model.py")
+    assert [(d.line, d.code) for d in found] == [(8, "TL104")]
+    alone = _lint_in_project("TL104", tmp_path / "alone", {"model.py": model}, "model.py")
+    assert alone == []

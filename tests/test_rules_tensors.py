@@ -33,7 +33,8 @@ def test_view_with_a_dtype_is_silent() -> None:
 
 def test_data_parallel_needs_torch() -> None:
     assert _lint("TL801", "from mylib import DataParallel\nDataParallel(1)\n") == []
-    assert _lint("TL801", "import torch.nn.parallel as P\nP.DataParallel(1)\n") == [(2, 1)]
+    assert _lint("TL801", "import torch.nn.parallel as P\nP.DataParallel(1)\nloss.backward()\n"
+                 ) == [(2, 1)]
 
 
 def test_adam_from_import_gets_an_adamw_import_and_loses_the_unused_adam() -> None:
@@ -70,7 +71,7 @@ def test_data_assignment_target_is_silent() -> None:
 def test_data_parallel_alias_and_subclass() -> None:
     text = ("import torch.nn as nn\nDP = nn.DataParallel\n\n"
             "class Mine(nn.DataParallel):\n    pass\n\n"
-            "def f(m, DP2=None):\n    return DP(m), Mine(m), DP2(m)\n")
+            "def f(m, DP2=None):\n    return DP(m), Mine(m), DP2(m)\n\nloss.backward()\n")
     assert _lint("TL801", text) == [(8, 12), (8, 19)]
 
 
@@ -108,3 +109,15 @@ def test_sqrt_of_bound_sum_of_squares_is_reported_without_fix() -> None:
     text = "import torch\ndef f(d):\n    s = (d ** 2).sum(-1)\n    return s.sqrt()\n"
     assert _lint("TL206", text) == [(4, 12)]
     assert _fix("TL206", text) == text
+
+
+def test_view_after_permute_reads_the_sizes_an_unpacking_named() -> None:
+    text = (
+        "import torch\n\n\ndef tokens(x):\n    b, c, h, w = x.shape\n"
+        "    y = x.permute(0, 2, 3, 1)\n    return y.view(b, h, w * c)\n"
+    )
+    assert _lint("TL501", text) == [(7, 12)]
+    assert _lint("TL501", text.replace("view(b, h, w * c)", "view(b, h * w, c)")) == []
+    # a size name that is not the unpacked one, or a shape of another tensor: unknown
+    assert _lint("TL501", text.replace("view(b, h, w * c)", "view(b, h, w * k)")) == []
+    assert _lint("TL501", text.replace("= x.shape", "= z.shape")) == []

@@ -121,3 +121,46 @@ def test_tl209_guarded_or_unguarded() -> None:
         torch.cuda.empty_cache()
     """
     assert findings("TL209", source) == [(4, 5)]
+
+
+def test_tl202_total_kept_on_self_is_named_in_the_message_and_fixed() -> None:
+    source = """
+import torch.nn.functional as F
+
+
+class Loop:
+    def __init__(self, model):
+        self.model = model
+        self.total = 0.0
+
+    def step(self, x, y):
+        loss = F.mse_loss(self.model(x), y)
+        loss.backward()
+        self.total += loss
+"""
+    [(line, column)] = findings("TL202", source)
+    assert line == 13
+    assert "self.total += loss.item()" in fixed("TL202", source)
+    # a total the class backpropagates keeps its graph on purpose
+    wanted = source + "\n    def flush(self):\n        self.total.backward()\n"
+    assert findings("TL202", wanted) == []
+    # set in __init__ only as a model: no number, tensor or container to sum into
+    assert findings("TL202", source.replace("self.total = 0.0", "self.total = model")) == []
+
+
+def test_tl205_step_function_is_reported_at_its_name_unless_a_caller_clears() -> None:
+    source = """
+    def step(model, optimizer, x):
+        model(x).sum().backward()
+        optimizer.step()
+
+
+    def fit(model, optimizer, batches):
+        for x in batches:
+            step(model, optimizer, x)
+    """
+    assert findings("TL205", source) == [(2, 5)]
+    cleared = source.replace("for x in batches:\n", "for x in batches:\n        optimizer.zero_grad()\n")
+    assert cleared != source and findings("TL205", cleared) == []
+    # never run more than once in the file: its gradients start empty
+    assert findings("TL205", source.replace("step(model, optimizer, x)\n", "pass\n")) == []

@@ -19,7 +19,11 @@ from torchlint.analysis.nodes import (
     string_value,
     target_names,
 )
-from torchlint.analysis.tensor_facts import TENSOR_METHODS, is_tensor_expression
+from torchlint.analysis.tensor_facts import (
+    TENSOR_METHODS,
+    is_legacy_tensor_call,
+    is_tensor_expression,
+)
 from torchlint.rules.devices.cuda import is_device_move
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -208,7 +212,8 @@ def is_known_tensor_name(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> b
         root = _chain_root(value)
         if isinstance(root, cst.Name) and root.value == name.value and root is not value:
             continue  # x = x.float(): what was x before?
-        return is_tensor_expression(ctx, value) or batch_item(ctx, value, at)
+        return is_tensor_expression(ctx, value) or is_legacy_tensor_call(ctx, value) or (
+            batch_item(ctx, value, at))
     return False
 
 

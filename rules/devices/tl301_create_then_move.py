@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.execution import runs_repeatedly
 from torchlint.analysis.nodes import get_arg, has_keyword, method_call, positional_args
 from torchlint.analysis.torch_facts import is_device_like, is_dtype
 from torchlint.diagnostic import Fix, NodeEdit
@@ -44,10 +45,13 @@ class CreateThenMove(Rule):
     known to be a host tensor. It does not flag test files (`test_*.py`, files under
     `tests/`): a test builds its small inputs once, and the copy costs nothing.
 
-    Preview: on real code 17 of 25 sampled findings were worth changing and none was
-    wrong, but 8 were tensors built once (a script's setup, an export's dummy inputs, a
-    notebook cell) where the copy costs nothing, and one file cannot tell those from the
-    per-step code where it matters.
+    Reported by default where the code runs repeatedly: in a loop body (training,
+    evaluation, data loading, sampling), in `forward` and the other methods of module classes
+    (not their constructors), in functions that run per batch or per request (`__call__`,
+    `encode_*`, `decode*`, collate and step functions) and in the functions of the file they
+    call or a loop calls. One-off setup (module-level code outside loops, a `__main__` block,
+    a function called once) is reported only in preview mode: there the copy happens once
+    and costs nothing measurable.
 
     ## Why is this bad?
     The tensor is allocated and filled in host memory, then a second copy is allocated
@@ -59,18 +63,20 @@ class CreateThenMove(Rule):
     ```python
     import torch
 
-    mask = torch.ones(128, 128).cuda()
-    steps = torch.arange(10).to(device)
-    labels = torch.zeros(8).long().cuda()
+    for step in range(1000):
+        frames = torch.ones((1000, 64, 64)).cuda()
+        steps = torch.arange(10).to(device)
+        labels = torch.zeros(8).long().cuda()
     ```
 
     Use instead:
     ```python
     import torch
 
-    mask = torch.ones(128, 128, device="cuda")
-    steps = torch.arange(10, device=device)
-    labels = torch.zeros(8, device="cuda").long()
+    for step in range(1000):
+        frames = torch.ones((1000, 64, 64), device="cuda")
+        steps = torch.arange(10, device=device)
+        labels = torch.zeros(8, device="cuda").long()
     ```
 
     ## Fix safety
@@ -86,7 +92,6 @@ class CreateThenMove(Rule):
     """
 
     code = "TL301"
-    preview = True
     name = "create-then-move"
     # factories are torch.* names ("cuda"/".to" missed `torch.zeros(3).` + newline + `to(d)`)
     triggers = ("torch",)
@@ -128,8 +133,9 @@ class CreateThenMove(Rule):
         device, dtype = moved
         if chain.leaf.endswith("_like") and not self._like_source_on_host(factory, device, node):
             return
-        self.report(node, device=ctx.code(device), fix=self._fix(node, attribute, chain,
-                                                                 device, dtype))
+        self.report(node, device=ctx.code(device),
+                    fix=self._fix(node, attribute, chain, device, dtype),
+                    preview=not runs_repeatedly(ctx))  # set up once: the copy costs nothing
 
     def _like_source_on_host(self, factory: cst.Call, device: cst.BaseExpression,
                              node: cst.Call) -> bool:

@@ -12,6 +12,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.notebook import MARKER_PREFIX
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
 
@@ -22,7 +23,9 @@ class TensorMoveDiscarded(Rule):
     known to be a tensor, so the moved copy is thrown away. It does not flag a `.to(...)`
     whose every argument is the `dtype=`/`device=` the tensor's factory was given just before
     (`bias.to(q.dtype)` after `bias = torch.zeros(..., dtype=q.dtype)`): that call returns the
-    tensor itself, so nothing is lost.
+    tensor itself, so nothing is lost. Nor the last statement of a notebook cell, whose
+    value Jupyter displays. Tensors include those of the legacy constructors
+    (`torch.Tensor(3, 4)`, `torch.cuda.LongTensor(n)`).
 
     ## Why is this bad?
     Unlike `nn.Module.to()`, which moves parameters in place, the tensor methods return a
@@ -86,7 +89,7 @@ class TensorMoveDiscarded(Rule):
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
         attribute = method_call(call, "cuda", "cpu", "to")
-        if attribute is None:
+        if attribute is None or self._displayed(node):
             return
         assert isinstance(call, cst.Call)
         target = attribute.value
@@ -127,6 +130,27 @@ class TensorMoveDiscarded(Rule):
             return
         name = self.context.code(target)
         self.report(call, fix=fix, name=name, method=attribute.attr.value)
+
+    def _displayed(self, node: cst.Expr) -> bool:
+        """The last statement of a notebook cell: Jupyter shows its value, nothing is lost
+        (``m.to(device)`` at the end of a tutorial's cell displays the moved tensor)."""
+        ctx = self.context
+        if not ctx.path.endswith(".ipynb") or len(ctx.ancestors) < 3:
+            return False
+        line, module = ctx.ancestors[-2], ctx.ancestors[-3]
+        if not isinstance(module, cst.Module) or not isinstance(line, cst.SimpleStatementLine):
+            return False
+        if line.body[-1] is not node:
+            return False
+        body = list(module.body)
+        position = next((i for i, s in enumerate(body) if s is line), None)
+        if position is None:
+            return False
+        if position + 1 == len(body):
+            return True
+        following = body[position + 1]
+        return any(empty.comment is not None and empty.comment.value.startswith(MARKER_PREFIX)
+                   for empty in getattr(following, "leading_lines", ()))
 
     def _already_there(self, name: cst.Name, call: cst.Call, at: cst.CSTNode) -> bool:
         """``bias.to(q.dtype)`` right after ``bias = torch.zeros(..., dtype=q.dtype)``: every

@@ -4,15 +4,21 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.cuda_use import file_uses_cuda, mentions_cuda
 from torchlint.analysis.nodes import (
     has_keyword,
+    iter_calls,
+    iter_nodes,
     iter_scope,
     last_name_part,
     method_call,
+    own_callee,
+    target_names,
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
-from torchlint.rules.devices.cuda import file_uses_cuda, is_device_move
+from torchlint.rules.devices.cuda import is_device_move
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})
@@ -52,7 +58,12 @@ class CudaTimingWithoutSync(Rule):
     each step (each copy waits for the previous step, so the stop is at most one step
     early), a stop taken after something in the same statement already waited
     (`f"{loss.item()} {time.time() - t0}"`, a tensor formatted in an earlier f-string
-    field), nor host-only work (another framework's `add_model`, building on the CPU).
+    field), a span that already waits (`.item()`, `float(loss)`, or a call of a function
+    of the file that does, such as an `evaluate()` returning `acc.item()`), nor host-only
+    work (another framework's `add_model`, building on the CPU). Only GPU work on the timed
+    path counts: a function that neither mentions CUDA, moves anything to a device nor
+    names a device, and that times work on tensors or models it made itself, times the
+    CPU, even in a file that uses CUDA elsewhere.
 
     ## Why is this bad?
     CUDA kernels run asynchronously: a model call returns as soon as its kernels are queued,
@@ -118,19 +129,55 @@ class CudaTimingWithoutSync(Rule):
         if self._synced_earlier_in_statement(node):
             return
         started = pending = synced = False
+        timed: list[cst.CSTNode] = []
         for part in preceding:
             if self._contains_clock(part):
                 started, pending, synced = True, False, False
+                timed = []
             elif started:
                 if self._contains_sync(part) or (
                         isinstance(part, (cst.For, cst.While)) and self._copies_each_step(part)):
                     synced = True
                 elif self._contains_work(part):
                     pending = True
+                    timed.append(part)
         # any wait for the GPU since the start (e.g. `loss.item()` every step) keeps the
         # measurement anchored; only a start-work-stop span with no wait at all is reported
-        if started and pending and not synced and file_uses_cuda(self.context):
+        if started and pending and not synced and file_uses_cuda(self.context) and (
+                self._gpu_on_path(timed)):
             self.report(node, clock=qual)
+
+    def _gpu_on_path(self, timed: list[cst.CSTNode]) -> bool:
+        """May the timed work run on the GPU? Not when its function (with the functions of
+        the file it calls) neither mentions CUDA, moves anything to a device nor names a
+        device (``device``, ``args.gpu``, ``self.device``), and the timed work only reads
+        what the function made itself: tensors and models built on the host, whatever the
+        rest of the file does. Work on a parameter, an attribute or a global may be on
+        the GPU."""
+        ctx = self.context
+        function = ctx.current_function
+        if function is None:
+            return True  # module level: the file uses CUDA
+        def places() -> bool:
+            return _places_on_gpu(ctx, function) or any(
+                _places_on_gpu(ctx, callee) for callee in self._callees(function))
+        if ctx.cached(("tl305_places_on_gpu", id(function)), places):
+            return True
+        made_here = ctx.cached(("tl305_made_here", id(function)),
+                               lambda: _made_in(function))
+        for part in timed:
+            for call in self._calls(part):
+                for name in _names_read(call):
+                    if name.value not in made_here and ctx.qualified_name(name) is None:
+                        return True  # a parameter, a global or self: may live on the GPU
+        return False
+
+    def _callees(self, function: cst.FunctionDef) -> list[cst.FunctionDef]:
+        """The functions (and methods) of the file that ``function`` calls by name."""
+        names = {name for call in iter_calls(function.body)
+                 if (name := own_callee(call.func)) is not None}
+        return [d for d in self.context.definitions()
+                if isinstance(d, cst.FunctionDef) and d.name.value in names and d is not function]
 
     def _is_stop(self, node: cst.Call) -> bool:
         """``clock() - start``, or ``end = clock()`` with ``end - ...`` later in the scope."""
@@ -209,8 +256,10 @@ class CudaTimingWithoutSync(Rule):
     def _contains_clock(self, node: cst.CSTNode) -> bool:
         return any(self.context.qualified_name(c.func) in _CLOCKS for c in self._calls(node))
 
-    def _contains_sync(self, node: cst.CSTNode) -> bool:
+    def _contains_sync(self, node: cst.CSTNode, follow: bool = True) -> bool:
         for call in self._calls(node):
+            if follow and self._calls_syncing_function(call):
+                return True
             qual = self.context.qualified_name(call.func)
             if qual in _SYNC_BUILTINS and call.args:
                 return True
@@ -223,6 +272,19 @@ class CudaTimingWithoutSync(Rule):
             if attribute is not None and call.args and is_cpu(call.args[0].value):
                 return True
         return False
+
+    def _calls_syncing_function(self, call: cst.Call) -> bool:
+        """``evaluate(net, loader)`` where every function of the file of that name waits for
+        the GPU (``return acc.item() / n``, ``float(loss)``)."""
+        name = own_callee(call.func)
+        if name is None or self.context.qualified_name(call.func) is not None:
+            return False
+        defs = [d for d in self.context.definitions()
+                if isinstance(d, cst.FunctionDef) and d.name.value == name]
+        return bool(defs) and all(
+            self.context.cached(("tl305_syncs", id(d)),
+                                lambda d=d: self._contains_sync(d.body, follow=False))
+            for d in defs)
 
     def _copies_each_step(self, loop: cst.For | cst.While) -> bool:
         """The loop copies data to the device with a blocking ``.to(device)``/``.cuda()``
@@ -269,6 +331,43 @@ _CONTAINER_VERBS = frozenset({"add", "append", "insert", "remove", "attach", "de
 def _handles_a_model(name: str) -> bool:
     words = [w for w in name.lower().split("_") if w]
     return len(words) > 1 and words[0] in _CONTAINER_VERBS
+
+
+_GPU_WORDS = ("cuda", "gpu", "device")
+
+
+def _places_on_gpu(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """``function`` mentions CUDA, moves something to a device, or names a device."""
+    for node in iter_nodes(function):
+        if mentions_cuda(node):
+            return True
+        if isinstance(node, cst.Call) and is_device_move(ctx, node):
+            return True
+        if isinstance(node, cst.Name) and any(w in node.value.lower() for w in _GPU_WORDS):
+            return True
+    return False
+
+
+def _made_in(function: cst.FunctionDef) -> frozenset[str]:
+    """Names the function binds itself (assignments, loops, withs), not its parameters."""
+    params = {p.name.value for p in iter_nodes(function.params) if isinstance(p, cst.Param)}
+    made: set[str] = set()
+    for node in iter_scope(function.body):
+        if isinstance(node, (cst.AssignTarget, cst.For, cst.AsName, cst.CompFor)):
+            target = node.target if not isinstance(node, cst.AsName) else node.name
+            made.update(target_names(target))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+            made.update(target_names(node.target))
+    return frozenset(made - params)
+
+
+def _names_read(root: cst.CSTNode) -> list[cst.Name]:
+    """The names ``root`` reads: not the ``.attr`` of an attribute (``x.sum``) nor a
+    keyword (``dim=``)."""
+    nodes = list(iter_nodes(root))
+    skipped = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)} | {
+        id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    return [n for n in nodes if isinstance(n, cst.Name) and id(n) not in skipped]
 
 
 def is_cpu(node: cst.BaseExpression) -> bool:

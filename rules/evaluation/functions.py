@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.bindings import module_statements
+from torchlint.analysis.bindings import binds_anywhere, bound_names, module_statements
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
     GradOff,
+    called_only_with_grad_off,
     decorated_no_grad,
     with_turns_off,
 )
@@ -50,6 +51,23 @@ _GRAD_NEEDING_PREFIXES = ("torch.autograd.functional.", "torch.func.", "torch.au
 def is_eval_name(name: str) -> bool:
     name = name.lstrip("_")
     return bool(EVAL_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
+
+
+# Functions that run a trained model to produce something: translation, captions,
+# predictions, generated or sampled outputs, style transfer, beam search
+INFERENCE_NAME = re.compile(
+    r"^(translate|stylize)$|^(caption|beam_search)(_|$)|^(predict|generate|sample|infer)")
+# Methods that run a model to produce outputs: ``model.generate(...)``, ``decoder.beam_search``
+INFERENCE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_decode",
+                               "greedy_search", "translate", "caption", "predict", "infer",
+                               "inference"})
+
+
+def is_inference_name(name: str) -> bool:
+    """A function named for running a model to produce outputs (``translate``,
+    ``predict_image``, ``generate_text``, ``sample``, ``beam_search``...)."""
+    name = name.lstrip("_")
+    return bool(INFERENCE_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
 
 
 def is_step_hook(name: str) -> bool:
@@ -198,15 +216,19 @@ def _note_call(ctx: FileContext, node: cst.Call, grad_free: bool, facts: Functio
 
 
 def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts,
-                *, include_evaluated: bool = True) -> set[str]:
+                *, include_evaluated: bool = True, include_globals: bool = False) -> set[str]:
     """Dotted names that are models in ``function``: model parameters, ``self.model``...
-    (not ``self.x`` when ``x`` is a method of the class: ``self._test_model(...)``)."""
+    (not ``self.x`` when ``x`` is a method of the class: ``self._test_model(...)``); with
+    ``include_globals``, model-named globals of a script too (``net = Net()`` at module
+    level, used by ``def test():``)."""
     names: set[str] = set(facts.eval_receivers) if include_evaluated else set()
     this = self_name(ctx, function)
     for param in params(function):
         name = param.name.value
         if name != this and is_model_name(name, ctx.options.model_names):
             names.add(name)
+    if include_globals:
+        names |= _global_models(ctx, function, facts)
     if this is not None:
         methods = _methods(ctx.enclosing_class(function))
         for call in facts.calls:
@@ -215,6 +237,86 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
                     is_model_name(attr, ctx.options.model_names)):
                 names.add(call.name)
     return names
+
+
+def _global_models(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts
+                   ) -> set[str]:
+    """Model-named names the function calls that are module-level variables of the file
+    (assigned there, not imported) and that the function does not bind itself."""
+    found: set[str] = set()
+    local = {p.name.value for p in parameters(function)}
+    for call in facts.calls:
+        head = call.name.partition(".")[0]
+        if head in found or head in local or not is_model_name(head, ctx.options.model_names):
+            continue
+        if head in _module_variables(ctx) and not binds_anywhere(function.body, head):
+            found.add(head)
+    return found
+
+
+def _module_variables(ctx: FileContext) -> frozenset[str]:
+    """Names a module-level statement assigns (``model = Net().to(device)``), not imports,
+    functions or classes."""
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        for stmt in module_statements(ctx.module.body):
+            if not isinstance(stmt, (cst.Import, cst.ImportFrom, cst.FunctionDef,
+                                     cst.ClassDef)):
+                names.update(bound_names(stmt))
+        return frozenset(names)
+
+    return ctx.cached("eval_module_variables", compute)
+
+
+def model_calls(ctx: FileContext, facts: FunctionFacts, models: set[str]) -> list[ModelCall]:
+    """The calls of ``models``: ``model(x)``, ``model.forward(x)`` (noted as ``model``), and
+    inference methods that run it (``decoder.beam_search(...)``) where this file defines
+    that method without turning gradients off (``generate`` of Hugging Face, fairseq or
+    minGPT models is decorated with ``no_grad`` where it is defined)."""
+    found = []
+    for call in facts.calls:
+        head, _, method = call.name.rpartition(".")
+        if call.name in models or head in models and method in _recording_methods(ctx):
+            found.append(call)
+    return found
+
+
+def _recording_methods(ctx: FileContext) -> frozenset[str]:
+    """Inference methods a class of this file defines, none of them decorated with a
+    grad-mode decorator."""
+    def compute() -> frozenset[str]:
+        defined: dict[str, bool] = {}
+        for node in ctx.definitions():
+            if isinstance(node, cst.ClassDef):
+                for stmt in node.body.body:
+                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value in INFERENCE_METHODS:
+                        name = stmt.name.value
+                        off = decorated_no_grad(ctx, stmt, GradOff.MENTIONED)
+                        defined[name] = defined.get(name, True) and not off
+        return frozenset(name for name, recording in defined.items() if recording)
+
+    return ctx.cached("eval_recording_methods", compute)
+
+
+def called_only_from_grad_off_code(ctx: FileContext, name: str) -> bool:
+    """Every function of this file that calls ``name`` runs with gradients off: decorated
+    with ``no_grad``/``inference_mode``, only called under them, or (up to a few levels)
+    only called by such functions (a pipeline's ``encode_prompt`` helper, called from its
+    ``@torch.no_grad()`` ``__call__``). False when nothing in the file calls ``name``."""
+    facts = file_facts(ctx)
+    decorated = ctx.cached("eval_grad_off_functions", lambda: frozenset(
+        n.name.value for n in ctx.definitions()
+        if isinstance(n, cst.FunctionDef) and decorated_no_grad(ctx, n, GradOff.MENTIONED)))
+
+    def off(function: str, depth: int) -> bool:
+        callers = [caller for caller, called in facts.calls_of.items() if function in called
+                   and caller != function]
+        if not callers or depth > 3:
+            return False
+        return all(caller in decorated or called_only_with_grad_off(ctx, caller)
+                   or off(caller, depth + 1) for caller in callers)
+
+    return off(name, 0)
 
 
 def _methods(cls: cst.ClassDef | None) -> set[str]:
@@ -303,7 +405,7 @@ def _file_scan(ctx: FileContext, node: cst.CSTNode, grad_free: bool, facts: File
         name = last_name_part(node.func)
         if name is not None:
             scope[0].add(name)
-            if name == "eval" and not node.args or (name == "train" and node.args):
+            if _is_eval_call(node):  # a method: ``train(model, loader)`` switches nothing
                 scope[1] = True
     for child in semantic_children(node):
         _file_scan(ctx, child, grad_free, facts, per_scope, scope)

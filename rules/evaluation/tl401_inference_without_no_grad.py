@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.execution import is_training_call
 from torchlint.analysis.grad_mode import (
     GradOff,
     called_with_grad_off,
@@ -19,15 +21,19 @@ from torchlint.analysis.nodes import (
     method_call,
     semantic_children,
 )
-from torchlint.analysis.torch_facts import is_backward_call
+from torchlint.analysis.torch_facts import is_model_name, may_be_torch
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
+    INFERENCE_METHODS,
+    called_only_from_grad_off_code,
     file_facts,
     is_eval_name,
+    is_inference_name,
     is_pytest_test,
     is_step_hook,
+    model_calls,
     model_names,
     scan_function,
 )
@@ -37,9 +43,16 @@ from torchlint.rules.patterns import MODEL_NAME
 class InferenceWithoutNoGrad(Rule):
     """## What it does
     Flags an evaluation function (named like `evaluate`/`validate`/`predict`, or one that
-    calls `model.eval()`) that runs a model with autograd still recording. Evaluation code
-    at module level (a script or notebook cell) is flagged too: `model.eval()` followed by
-    a loop that calls that model outside `no_grad` and never backpropagates.
+    calls `model.eval()`) or an inference function (`translate`, `stylize`, `caption_*`,
+    `beam_search*`, `predict*`, `generate*`, `sample*`, `infer*`) that runs a model with
+    autograd still recording: a model it receives, its own `self.model`, or a script's
+    module-global model; called directly, through `.forward`, or through an inference
+    method (`model.sample(...)`, `decoder.beam_search(...)`) that a class of the file
+    defines without turning gradients off (the `generate` of Hugging Face, fairseq or
+    minGPT models is decorated with `no_grad` where it is defined).
+    Evaluation code at module level (a script or notebook cell) is flagged too: a loop that
+    calls a model outside `no_grad`, never backpropagates nor steps an optimizer, and runs
+    after `model.eval()` or over a test or validation set (`for x, y in test_loader:`).
 
     Not flagged: functions decorated with `no_grad`/`inference_mode` or only called under
     them (also through `ExitStack.enter_context(torch.no_grad())`); functions that
@@ -49,7 +62,11 @@ class InferenceWithoutNoGrad(Rule):
     points (`forward`, `training_step`), including a training step that sets an EMA or
     teacher model to eval inside its own `no_grad` block; a module's own inference
     methods (the caller decides about autograd); and calls of the class's own methods
-    (`self._test_model(...)`) taken for models by their names.
+    (`self._test_model(...)`) taken for models by their names. An inference function that
+    does not call `.eval()` is not flagged where a training step calls it
+    (`fake = generate_fake(generator, z)`): its output may be trained on.
+    A helper that the file only reaches from code running with gradients off (a pipeline's
+    `encode_prompt` helper, called from its `@torch.no_grad()` `__call__`) is not flagged.
 
     ## Why is this bad?
     `model.eval()` only changes how layers such as dropout and batch norm behave; it does
@@ -95,15 +112,20 @@ class InferenceWithoutNoGrad(Rule):
 
     code = "TL401"
     name = "inference-without-no-grad"
-    triggers = ("val", "eval", "test", "infer", "predict", "train")
-    # a torch import; a def named like evaluation (EVAL_NAME) or X.eval()/X.train(False);
-    # a model call: an eval receiver, or a call/.forward of a model-named param or self attribute
+    triggers = ("val", "eval", "test", "infer", "predict", "train", "translate", "caption",
+                "generate", "sample", "stylize", "beam_search")
+    # a torch import; a def named like evaluation (EVAL_NAME) or inference (INFERENCE_NAME),
+    # X.eval()/X.train(False), or a module-level loop over a test/validation set; a model
+    # call: an eval receiver, a call/.forward/inference method of a model-named name
     patterns = (r"\btorch\b",
                 r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
-                r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)"
-                r"|\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b",
+                r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b"
+                r"|_*(?:translate|stylize|caption|beam_search|predict|generate|sample|infer))"
+                r"|\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b"
+                r"|^for\b[^\n]*(?:test|val|eval)",
                 r"\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b|"
-                r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*forward\b")
+                r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*"
+                r"(?:forward|" + "|".join(sorted(INFERENCE_METHODS)) + r")\b")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"
@@ -123,33 +145,37 @@ class InferenceWithoutNoGrad(Rule):
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         ctx = self.context
         name = node.name.value
-        if not is_eval_name(name) and id(node) not in self._switches_mode:
+        named = is_eval_name(name) or is_inference_name(name)
+        if not named and id(node) not in self._switches_mode:
             return  # neither named nor acting like evaluation code: skip the scan
         if decorated_no_grad(ctx, node) or is_pytest_test(ctx, node) or is_step_hook(name):
             return
         if decorated_no_grad(ctx, node, GradOff.MENTIONED) or name in _TRAINING_ENTRY_POINTS:
             return
         facts = scan_function(ctx, node)
-        if not (is_eval_name(name) or set(facts.eval_receivers) - facts.eval_in_grad_free):
+        if not (named or set(facts.eval_receivers) - facts.eval_in_grad_free):
             return  # only an EMA/teacher model set to eval inside a no_grad block
         cls = ctx.enclosing_class(node)
         if cls is not None and ctx.is_module_class(cls) and "self" not in facts.eval_receivers:
             return  # a module's own inference method: its callers decide about autograd
-        if not is_eval_name(name) and (facts.train_at or facts.train_receivers - set(
+        if not named and (facts.train_at or facts.train_receivers - set(
                 facts.eval_receivers)):
             return  # switches modes back and forth: not an evaluation function
         if facts.backward or facts.needs_grad or facts.grad_off_call:
             return
         if not ctx.imports_from("torch"):
             return
-        models = model_names(ctx, node, facts)
-        exposed = [c for c in facts.calls if c.name in models and not c.grad_free]
+        models = model_names(ctx, node, facts, include_globals=True)
+        exposed = [c for c in model_calls(ctx, facts, models) if not c.grad_free]
         if not exposed:
             return
         callers = file_facts(ctx)
         if called_with_grad_off(ctx, name) or name in callers.called_with_backward or (
-                name in callers.called_from_forward):
+                name in callers.called_from_forward) or called_only_from_grad_off_code(ctx, name):
             return  # the caller decides about autograd
+        if not is_eval_name(name) and not facts.eval_receivers and (
+                name in callers.called_from_training):
+            return  # ``generate_fake(z)`` in a training step: its output may be trained on
         fix = None
         spelled = reference(ctx, "torch.no_grad")
         # a coroutine's body runs after the decorator has returned: no_grad would not cover it
@@ -178,13 +204,18 @@ class InferenceWithoutNoGrad(Rule):
                         and is_literal_false(call.args[0].value))
                     (evaluated.add if off else evaluated.discard)(target)
                 continue
-            if isinstance(stmt, (cst.For, cst.While)) and evaluated and not any(
-                    is_backward_call(ctx, n) for n in iter_nodes(stmt.body)):
-                exposed = _exposed_call(ctx, stmt, evaluated)
-                if exposed is not None:
-                    self.report(exposed, message=(
-                        f"'{dotted_name(exposed.func) or 'the model'}' runs with autograd on "
-                        "after .eval(); wrap the evaluation loop in `with torch.no_grad():`"))
+            if not isinstance(stmt, (cst.For, cst.While)) or any(
+                    is_training_call(ctx, n) for n in iter_nodes(stmt.body)):
+                continue
+            exposed = _exposed_call(ctx, stmt, evaluated.__contains__) if evaluated else None
+            if exposed is None and isinstance(stmt, cst.For) and _evaluation_set(stmt.iter):
+                # ``for images, labels in test_loader:`` running a script's model
+                exposed = _exposed_call(ctx, stmt, lambda name: is_model_name(
+                    name, ctx.options.model_names) and may_be_torch(ctx, cst.Name(name), stmt))
+            if exposed is not None:
+                self.report(exposed, message=(
+                    f"'{_callee_text(exposed)}' runs with autograd on in an evaluation "
+                    "loop; wrap the loop in `with torch.no_grad():`"))
 
     def _edit(self, node: cst.FunctionDef, decorator: str) -> NodeEdit | None:
         """Above all decorators, but below ``@staticmethod``/``@classmethod``: no_grad must
@@ -225,10 +256,40 @@ def _module_sequence(ctx: FileContext, body: Sequence[cst.CSTNode]) -> Iterator[
             yield stmt
 
 
-def _exposed_call(ctx: FileContext, loop: cst.For | cst.While, models: set[str]
-                  ) -> cst.Call | None:
-    """The first call of one of ``models`` (or its ``.forward``) in the loop, outside any
-    block that turns gradients off."""
+def _evaluation_set(iterable: cst.BaseExpression) -> bool:
+    """``test_loader``, ``enumerate(valloader)``, ``tqdm(dataloaders["val"])``,
+    ``test_data``: an iteration over a test or validation set."""
+    for node in iter_nodes(iterable):
+        if isinstance(node, cst.Name):
+            words = node.value.lower()
+        elif isinstance(node, cst.Attribute):
+            words = node.attr.value.lower()
+        elif isinstance(node, cst.SimpleString):
+            words = node.value.strip("'\"").lower()
+            if words in ("val", "valid", "validation", "test", "eval"):
+                return True
+            continue
+        else:
+            continue
+        if _EVALUATION_SET.search(words):
+            return True
+    return False
+
+
+_EVALUATION_SET = re.compile(r"(test|val|valid|eval)_?(loader|dl|data|dataset|set|batches|iter)")
+
+
+def _callee_text(call: cst.Call) -> str:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        func = func.value
+    return dotted_name(func) or "the model"
+
+
+def _exposed_call(ctx: FileContext, loop: cst.For | cst.While,
+                  is_model: Callable[[str], bool]) -> cst.Call | None:
+    """The first call of a model (or its ``.forward``, or an inference method such as
+    ``.generate``) in the loop, outside any block that turns gradients off."""
     stack: list[cst.CSTNode] = [loop.body]
     while stack:
         node = stack.pop()
@@ -238,9 +299,11 @@ def _exposed_call(ctx: FileContext, loop: cst.For | cst.While, models: set[str]
             continue
         if isinstance(node, cst.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            if isinstance(func, cst.Attribute) and func.attr.value in (
+                    "forward", *INFERENCE_METHODS):
                 func = func.value
-            if dotted_name(func) in models:
+            name = dotted_name(func)
+            if name is not None and is_model(name):
                 return node
         stack.extend(reversed(list(semantic_children(node))))
     return None

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.grad_mode import GradOff, decorated_no_grad
+from torchlint.analysis.execution import file_trains
+from torchlint.analysis.grad_mode import GradOff, called_only_with_grad_off, decorated_no_grad
 from torchlint.analysis.nodes import last_name_part
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
@@ -21,6 +22,12 @@ class InferenceWithoutEval(Rule):
     """## What it does
     Flags an evaluation function that runs a model it receives under `torch.no_grad()`
     but never switches that model to evaluation mode with `.eval()`.
+
+    In a file that trains (it back-propagates or steps an optimizer), an evaluation
+    function that runs the model with gradients on is flagged too: the model is still in
+    training mode there, and the missing `no_grad` is TL401's finding besides. A function
+    that this file only calls with gradients off (`with torch.inference_mode():
+    evaluate(model, loader)`) counts as running under `no_grad`.
 
     Not flagged: a helper that this file also calls from a training step or from a
     framework's per-batch hook (`validation_step`): the caller owns the mode there, and
@@ -70,8 +77,10 @@ class InferenceWithoutEval(Rule):
 
     code = "TL402"
     name = "inference-without-eval"
-    # "enable_grad": grad_off() also accepts with-items whose text says enable_grad
-    triggers = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
+    # "enable_grad": grad_off() also accepts with-items whose text says enable_grad;
+    # "backward"/"step": a file that trains flags evaluation without no_grad too
+    triggers = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward",
+                "step")
     # a torch import; a def named like evaluation (EVAL_NAME); a call or .forward of a
     # model-named parameter or self attribute (model_names without eval receivers)
     patterns = (r"\btorch\b",
@@ -96,9 +105,16 @@ class InferenceWithoutEval(Rule):
             return
         if facts.backward or facts.needs_grad or not ctx.imports_from("torch"):
             return
-        decorated = decorated_no_grad(ctx, node, GradOff.MENTIONED)
+        # gradients off around the whole function: its decorator, or every caller in the file
+        # (``with torch.inference_mode(): evaluate(model, loader)``)
+        decorated = decorated_no_grad(ctx, node, GradOff.MENTIONED) or (
+            called_only_with_grad_off(ctx, name))
+        # in a file that trains, the model is in training mode unless switched: an
+        # evaluation that runs it with gradients on (TL401's finding) misses eval() as well
+        trained = file_trains(ctx)
         models = model_names(ctx, node, facts, include_evaluated=False)
-        called = [c for c in facts.calls if c.name in models and (c.grad_free or decorated)]
+        called = [c for c in facts.calls
+                  if c.name in models and (c.grad_free or decorated or trained)]
         if not called or class_sets_eval(ctx, node):  # the costly class-wide look comes last
             return
         first = next(i for i, c in enumerate(facts.calls) if c is called[0])
@@ -114,7 +130,10 @@ class InferenceWithoutEval(Rule):
         first = self._first_statement(node)
         if first is not None:
             fix = Fix.unsafe(NodeEdit(first, f"{model}.eval()", kind="insert_line_before"))
-        self.report(node.name, fix=fix, function=name, model=model)
+        message = None if called[0].grad_free or decorated else (
+            f"evaluation function '{name}' runs '{model}' after training but never calls "
+            f"{model}.eval(); dropout and batch norm stay in training mode")
+        self.report(node.name, fix=fix, message=message, function=name, model=model)
 
     @staticmethod
     def _first_statement(node: cst.FunctionDef) -> cst.CSTNode | None:

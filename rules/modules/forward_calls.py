@@ -233,6 +233,8 @@ def _called(ctx: FileContext, call: cst.Call, place: Place, at: cst.CSTNode,
     cls = _local_class(ctx, call.func)
     if cls is not None:  # an instance of a class of this file
         return is_module_class(ctx, cls) and not defines_call(ctx, cls)
+    if _project_plain_class(ctx, call.func):
+        return False  # an instance of a plain class of the project
     if is_layer_call(ctx, call):
         return True
     if _foreign(ctx, call):
@@ -255,11 +257,46 @@ def _self_attribute(ctx: FileContext, attr: str, place: Place) -> bool | None:
     values = ctx.cached(("tl107_attr_values", id(cls), attr), lambda: _attr_values(cls, attr))
     if any(_foreign(ctx, v) for v in values):
         return False
+    if values and all(isinstance(v, cst.Call) and _plain_instance(ctx, v) for v in values):
+        return False  # ``self.model = Predictor()``: only ever a plain class's instance
     if is_module_class(ctx, cls) or is_model_name(attr, ctx.options.model_names):
         return True  # a submodule, or a model held by a helper class
     if any(is_layer_call(ctx, v) for v in values):
         return True
     return None
+
+
+def _plain_instance(ctx: FileContext, call: cst.Call) -> bool:
+    """``call`` makes an instance of a plain class of the file or the project."""
+    local = _local_class(ctx, call.func)
+    if local is not None:
+        return not is_module_class(ctx, local) and _plain_local(ctx, local, 0)
+    return _project_plain_class(ctx, call.func)
+
+
+def _plain_local(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
+    """A class of this file whose bases are only ``object``, ``ABC`` or plain classes of
+    the file or the project."""
+    if depth > 8:
+        return False
+    for base in cls.bases:
+        if base.keyword is not None:
+            continue  # metaclass=ABCMeta
+        local = _local_class(ctx, base.value)
+        if local is not None:
+            if local is cls or not _plain_local(ctx, local, depth + 1):
+                return False
+        elif ctx.qualified_name(base.value) not in ("builtins.object", "abc.ABC") and (
+                not _project_plain_class(ctx, base.value)):
+            return False
+    return True
+
+
+def _project_plain_class(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    qual = ctx.qualified_name(func)
+    project = ctx.project
+    return qual is not None and project is not None and project.knows_top_level(
+        qual.split(".", 1)[0]) and project.is_plain_class(qual)
 
 
 def _attr_values(cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:

@@ -14,6 +14,7 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
+from torchlint.rules.modules.module_classes import is_module_class
 from torchlint.rules.modules.tensor_attributes import (
     is_reshaping,
     may_be_scalar,
@@ -47,7 +48,10 @@ class TensorAttributeNotRegistered(Rule):
     Flags a tensor created with a factory (`torch.zeros`, `torch.tensor`, `torch.arange`,
     ...) in a module's `__init__` and stored as a plain attribute, neither registered as a
     buffer nor wrapped in `nn.Parameter`, when the module's computation reads it: `forward`,
-    a Lightning step (`training_step`...), or a method they call on `self`.
+    a Lightning step (`training_step`...), or a method they call on `self`. The module
+    may derive from `nn.Module`, from a `torch.nn` layer (`class ScaledNorm(nn.BatchNorm2d)`)
+    or from a module class of the file or the project; the tensor may be stored directly or
+    through a local name (`mask = torch.ones(n, n).triu()`, then `self.mask = mask`).
 
     Not flagged: an attribute only read elsewhere (CPU-side sampling, a `collate_fn`) or
     never read; one moved by hand where it is used (`.to(...)`, `.cuda()`, `.type_as(...)`,
@@ -103,11 +107,12 @@ class TensorAttributeNotRegistered(Rule):
 
     code = "TL104"
     name = "tensor-attribute-not-registered"
-    triggers = ("Module",)
-    # a module class; `self.X =` in a `def __init__`; a torch import; the stored value starts
+    triggers = ("__init__",)
+    # `self.X =` in a `def __init__`; a torch import (the class may derive from a layer or
+    # from a module class of another file, so `Module` need not be named); the stored value starts
     # with the factory (chained methods come after it): `= torch.zeros`, `= (th . zeros`,
     # `= zeros` (from torch import zeros), or the factory is imported under an alias (`as Z`)
-    patterns = (r"Module\b", r"\bself\b", r"\bdef[\s\\]+__init__\b", r"\btorch\b",
+    patterns = (r"\bself\b", r"\bdef[\s\\]+__init__\b", r"\btorch\b",
                 ASSIGNED + DOTTED + r"(?:" + _FACTORY_NAMES + r")\b"
                 r"|\b(?:" + _FACTORY_NAMES + r")" + GAP + r"+as\b")
     message = ("tensor stored as plain attribute `self.{attr}`: it will not follow .to()/.cuda() "
@@ -143,13 +148,18 @@ class TensorAttributeNotRegistered(Rule):
     def _finding(self, node: cst.Assign | cst.AnnAssign) -> tuple[str, bool] | None:
         """(attribute, fixable) when ``node`` stores an unregistered factory tensor."""
         attr = self_attribute(single_target(node))
-        if attr is None or attr in _FRAMEWORK_ATTRIBUTES or not self.context.in_method("__init__"):
+        if attr is None or attr in _FRAMEWORK_ATTRIBUTES or not self._in_module_init():
             return None
         assert node.value is not None
         ctx = self.context
         if ctx.is_test_file:
             return None  # test modules are built to check behaviour, often on purpose
         found = self._factory(node.value)
+        if found is None and isinstance(node.value, cst.Name):
+            # ``mask = torch.ones(n, n).triu(); ...; self.mask = mask``
+            bound = ctx.binding(node.value.value, node)
+            if bound is not None and bound.kind == "assign" and bound.value is not None:
+                found = self._factory(bound.value)
         if found is None:
             return None
         factory, reshaped = found
@@ -163,6 +173,15 @@ class TensorAttributeNotRegistered(Rule):
         fixable = (grad is None or not is_literal_true(grad.value)) and self._can_register(
             cls, attr)
         return attr, fixable
+
+    def _in_module_init(self) -> bool:
+        """In ``__init__`` of a module class: one deriving from ``nn.Module``, a ``torch.nn``
+        layer (``class MyNorm(nn.BatchNorm2d)``) or a module class of the file or project."""
+        function = self.context.current_function
+        if function is None or function.name.value != "__init__":
+            return False
+        cls = self.context.enclosing_class()
+        return cls is not None and is_module_class(self.context, cls)
 
     def _factory(self, value: cst.BaseExpression) -> tuple[cst.Call, bool] | None:
         """The factory call a stored value starts with, and whether the chain reshapes it."""

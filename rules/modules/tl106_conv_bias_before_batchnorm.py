@@ -5,7 +5,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.nodes import dotted_name, self_attribute, single_target
+from torchlint.analysis.nodes import (
+    dotted_name,
+    iter_nodes,
+    iter_scope,
+    self_attribute,
+    single_target,
+)
 from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
@@ -34,11 +40,16 @@ class ConvBiasBeforeBatchNorm(Rule):
     Flags a convolution that keeps its bias although a batch norm of the same
     dimension comes right after it.
 
-    "Right after" means next to it in `nn.Sequential(...)` or a list; appended right
-    after it (`layers = [conv]` or `layers.append(conv)`, then `layers.append(bn)`, also
-    when that append is the first thing under `if normalize:`); or applied to its output
-    in `forward` (`self.bn(self.conv(x))`) in a module class, including classes deriving
-    from module classes of other files of the project.
+    "Right after" means next to it in `nn.Sequential(...)`, a list or an `OrderedDict` of
+    named layers (the conv may be a name bound to it just before and read nowhere else,
+    or else only in the `else` block of the `if` that adds the norm, as in torchvision's
+    VGG);
+    appended right after it (`layers = [conv]` or `layers.append(conv)`, then
+    `layers.append(bn)`, also when that append is the first thing under `if normalize:`);
+    added right after it to an `nn.Sequential` with `add_module` (a name bound to
+    `nn.Sequential()`, or `self` in a subclass of it); or applied to its output in
+    `forward` (`self.bn(self.conv(x))`) in a module class, including classes deriving from
+    module classes of other files of the project.
 
     Not flagged: a conv whose `bias=` is not a literal `True` (`bias=not normalize`), a
     conv also used without the batch norm, and code that says it is adapted from another
@@ -133,20 +144,40 @@ class ConvBiasBeforeBatchNorm(Rule):
             if last is None:
                 continue
             owner, conv = last
+            if owner.startswith(_ADD_MODULE) and not self._sequential(
+                    owner[len(_ADD_MODULE):], body[index]):
+                continue  # add_module on a plain module: its forward decides the order
             following = body[index + 1]
             first = _first_added(statements[index + 1])
             if first is not None and first[0] == owner:
-                self._check(conv, first[1])
+                self._check(conv, first[1], at=body[index + 1])
             elif isinstance(following, cst.If):
                 block = following.body
                 lead = block.body[0] if isinstance(block, cst.SimpleStatementSuite) else (
                     _small_statements(block.body)[0])
                 first = _first_added(lead)
                 if first is not None and first[0] == owner:
-                    self._check(conv, first[1], condition=following.test)
+                    self._check(conv, first[1], condition=following.test, at=following)
+
+    def _sequential(self, owner: str, at: cst.CSTNode) -> bool:
+        """``owner`` is an ``nn.Sequential``: a name bound to ``nn.Sequential(...)``, or
+        ``self`` in a class deriving from it. Its layers run in the order they are added."""
+        ctx = self.context
+        if owner == "self":
+            cls = ctx.enclosing_class()
+            return cls is not None and any(
+                ctx.qualified_name(base.value) == "torch.nn.Sequential" for base in cls.bases)
+        bound = ctx.binding(owner, at) if "." not in owner else None
+        return bound is not None and bound.kind == "assign" and isinstance(
+            bound.value, cst.Call) and ctx.qualified_name(bound.value.func) == "torch.nn.Sequential"
 
     def _check(self, conv: cst.BaseExpression, bn: cst.BaseExpression,
-               fix: object = None, condition: cst.BaseExpression | None = None) -> bool:
+               fix: object = None, condition: cst.BaseExpression | None = None,
+               at: cst.CSTNode | None = None) -> bool:
+        branch = self._branch(conv) if condition is None and at is None else None
+        if branch is not None:
+            condition = branch  # ``if batch_norm: layers += [conv2d, bn, relu]`` / else
+        conv, bn = self._layer(conv, at, alone=branch is None), self._layer(bn, at)
         dim = conv_dimension(self.context, conv)
         if dim is None or batchnorm_dimension(self.context, bn) != dim:
             return False
@@ -172,6 +203,48 @@ class ConvBiasBeforeBatchNorm(Rule):
                     message=f"{values['conv']} is followed by {values['bn']} when `{when}`, "
                             f"which cancels its bias; {advice}")
         return True
+
+    def _branch(self, conv: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The test of the ``if`` whose body holds this sequence when ``conv`` (a name) is
+        read there once and, besides, only in its ``else`` block (torchvision's VGG:
+        ``if batch_norm: layers += [conv2d, nn.BatchNorm2d(v), ...]``, ``else: layers +=
+        [conv2d, ...]``): the conv is followed by the norm when the test holds."""
+        if not isinstance(conv, cst.Name):
+            return None
+        ctx = self.context
+        ancestors = ctx.ancestors
+        for i in range(len(ancestors) - 2, -1, -1):
+            anc = ancestors[i]
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(anc, cst.If):
+                if ancestors[i + 1] is not anc.body or not isinstance(anc.orelse, cst.Else):
+                    return None
+                scope = ctx.current_function or ctx.module
+                total = ctx.cached(("tl106_reads", id(scope)), lambda: _reads(scope))
+                here = _reads(anc.body).get(conv.value, 0)
+                elsewhere = _reads(anc.orelse).get(conv.value, 0)
+                if here == 1 and elsewhere >= 1 and total.get(conv.value, 0) == 1 + elsewhere:
+                    return anc.test
+                return None
+        return None
+
+    def _layer(self, item: cst.BaseExpression, at: cst.CSTNode | None,
+               alone: bool = False) -> cst.BaseExpression:
+        """The layer a name in a sequence was bound to just before (``conv = nn.Conv2d(...)``
+        then ``[conv, nn.BatchNorm2d(c)]``); ``alone``: only when the sequence is the one
+        place the name is read (else the layer is also used without what follows it)."""
+        if not isinstance(item, cst.Name):
+            return item
+        bound = self.context.binding(item.value, at)
+        if bound is None or bound.kind != "assign" or not isinstance(bound.value, cst.Call):
+            return item
+        if alone:
+            scope = self.context.current_function or self.context.module
+            reads = self.context.cached(("tl106_reads", id(scope)), lambda: _reads(scope))
+            if reads.get(item.value, 0) != 1:
+                return item
+        return bound.value
 
     # ----------------------------------------------------- attributes + forward
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -273,6 +346,24 @@ class ConvBiasBeforeBatchNorm(Rule):
                 facts.pairs.append((conv_attr, bn_attr))
 
 
+# the owner of layers added with ``owner.add_module(name, layer)``, told from a list's
+_ADD_MODULE = "add_module:"
+
+
+def _reads(scope: cst.CSTNode) -> dict[str, int]:
+    """How many times each name is read in ``scope`` (not counting where it is bound)."""
+    counts: dict[str, int] = {}
+    bound: set[int] = set()
+    for node in iter_scope(scope):
+        if isinstance(node, cst.AssignTarget):
+            bound.update(id(n) for n in iter_nodes(node.target) if isinstance(n, cst.Name))
+        elif isinstance(node, cst.Attribute):
+            bound.add(id(node.attr))  # ``x.conv`` reads x, not a name conv
+        elif isinstance(node, cst.Name) and id(node) not in bound:
+            counts[node.value] = counts.get(node.value, 0) + 1
+    return counts
+
+
 def _leaf(ctx, call: cst.BaseExpression) -> str:  # type: ignore[no-untyped-def]
     qual = ctx.qualified_name(call.func) if isinstance(call, cst.Call) else None
     return qual.rsplit(".", 1)[1] if qual else "the convolution"
@@ -310,6 +401,10 @@ def _added(stmt: cst.CSTNode | None
     items: cst.BaseExpression | None = None
     if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
         call = stmt.value
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_module" and (
+                len(call.args) == 2) and all(not a.star and a.keyword is None for a in call.args):
+            owner = dotted_name(call.func.value)
+            return (_ADD_MODULE + owner, [call.args[1].value]) if owner is not None else None
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
                 "append", "extend") and len(call.args) == 1 and not call.args[0].star and (
                 call.args[0].keyword is None):

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import iter_scope, method_call
+from torchlint.analysis.nodes import method_call
+from torchlint.analysis.shapes import ShapeUnpack, unpacked_shape
 from torchlint.analysis.torch_facts import DTYPE_NAMES
 
 # Calls whose result is laid out like a fresh contiguous tensor of the rank their shape
@@ -292,40 +294,120 @@ def _unpacked_rank(ctx: FileContext, name: str, at: cst.CSTNode,
                    bound_at: cst.CSTNode | None) -> int | None:
     """``3`` when ``b, n, c = name.shape`` (or ``name.size()``) comes, in the same scope,
     after the binding of ``name`` in use at ``at`` and before ``at``."""
-    scope = ctx.current_function or ctx.module
-    order = ctx.cached(("preorder", id(scope)),
-                       lambda: {id(n): i for i, n in enumerate(iter_scope(scope))})
-    here = order.get(id(at))
-    if here is None:
+    unpack = unpacked_shape(ctx, name, at, bound_at)
+    return unpack.rank if unpack is not None else None
+
+
+def merges_apart(ctx: FileContext, view: cst.Call, producer: cst.BaseExpression,
+                 at: cst.CSTNode, shape: Shape) -> bool:
+    """Does ``view`` (``.view(b, h, w * c)``) provably merge two dimensions that cannot be
+    merged, its sizes being spelled with the names of an unpacking of the permuted
+    tensor's shape (``b, c, h, w = x.shape`` then ``x.permute(0, 2, 3, 1)``)? Each argument
+    must be a product of those names (or one ``-1`` for what is left) covering the
+    permuted dimensions in order; anything else is not told apart and gives False."""
+    layout = shape.layout
+    if layout is None or layout.open or any(d is None for d in layout.dims):
+        return False
+    unpack = _size_names(ctx, producer, at, len(layout.dims))
+    if unpack is None:
+        return False
+    names = [name for name in unpack.names if name is not None]
+    order = [names[d] for d in layout.dims]  # type: ignore[index]
+    groups = _view_groups(view, order)
+    if groups is None:
+        return False
+    for name in names:  # still the sizes at the view: no ``h = h // 2`` in between
+        found = next(bindings_before(ctx, name, view), None)
+        if found is None or found.node is not unpack.node:
+            return False
+    for start, stop in groups:
+        for left, right in zip(layout.dims[start:stop - 1], layout.dims[start + 1:stop]):
+            if not _mergeable(left, right, layout.narrowed):
+                return True
+    return False
+
+
+def _size_names(ctx: FileContext, producer: cst.BaseExpression, at: cst.CSTNode,
+                rank: int) -> ShapeUnpack | None:
+    """The names a shape unpacking gave the sizes of the (contiguous) tensor ``producer``
+    permutes, when they are distinct names still bound to those sizes."""
+    receiver = _receiver(ctx, producer)
+    if not isinstance(receiver, cst.Name):
         return None
-    since = order.get(id(bound_at), -1) if bound_at is not None else -1
-    for stmt, rank in ctx.cached(("shape_unpacks", id(scope), name),
-                                 lambda: _shape_unpacks(scope, name)):
-        position = order.get(id(stmt))
-        if position is not None and since < position < here:
-            return rank
+    bound = ctx.binding(receiver.value, at)
+    if bound is None:
+        return None
+    base = _base_layout(ctx, receiver, at, _DEPTH)
+    if base is None or base.open or base.narrowed or base.dims != tuple(range(rank)):
+        return None
+    unpack = unpacked_shape(ctx, receiver.value, at,
+                            None if bound.kind == "param" else bound.node)
+    if unpack is None or unpack.rank != rank or None in unpack.names or len(
+            set(unpack.names)) != rank:
+        return None
+    return unpack
+
+
+def _receiver(ctx: FileContext, producer: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor a single ``.permute``/``.transpose``/``torch.movedim(x, ...)`` is applied to."""
+    if not isinstance(producer, cst.Call):
+        return None
+    qual = ctx.qualified_name(producer.func)
+    if qual is not None:
+        return producer.args[0].value if producer.args and qual.startswith("torch.") else None
+    attribute = method_call(producer)
+    return attribute.value if attribute is not None else None
+
+
+def _view_groups(view: cst.Call, order: list[str]) -> list[tuple[int, int]] | None:
+    """The run of permuted dimensions (start, stop) each argument of ``view`` covers, when
+    every argument is a product of the size names (one ``-1`` may take what is left)."""
+    if any(arg.star or arg.keyword is not None for arg in view.args):
+        return None
+    values = [arg.value for arg in view.args]
+    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+        values = [e.value for e in values[0].elements]
+    rest = [i for i, v in enumerate(values) if _is_minus_one(v)]
+    if len(rest) > 1:
+        return None
+    split = rest[0] if rest else len(values)
+    groups: list[tuple[int, int]] = []
+    position = 0
+    for value in values[:split]:
+        factors = _factors(value)
+        stop = position + len(factors) if factors is not None else -1
+        if factors is None or set(order[position:stop]) != factors or stop > len(order):
+            return None
+        groups.append((position, stop))
+        position = stop
+    end = len(order)
+    tail: list[tuple[int, int]] = []
+    for value in reversed(values[split + 1:]):
+        factors = _factors(value)
+        start = end - len(factors) if factors is not None else -1
+        if factors is None or start < position or set(order[start:end]) != factors:
+            return None
+        tail.insert(0, (start, end))
+        end = start
+    if rest:
+        if end <= position:
+            return None
+        groups.append((position, end))
+    elif end != position:
+        return None
+    return groups + tail
+
+
+def _factors(value: cst.BaseExpression) -> set[str] | None:
+    """``{"w", "c"}`` for ``w * c``; None for anything but a product of distinct names."""
+    if isinstance(value, cst.Name) and not value.lpar:
+        return {value.value}
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        left, right = _factors(value.left), _factors(value.right)
+        if left is None or right is None or left & right:
+            return None
+        return left | right
     return None
-
-
-def _shape_unpacks(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, int]]:
-    found = []
-    for node in iter_scope(scope):
-        if type(node) is not cst.Assign or len(node.targets) != 1:
-            continue
-        target = node.targets[0].target
-        if not isinstance(target, (cst.Tuple, cst.List)) or any(
-                isinstance(e, cst.StarredElement) for e in target.elements):
-            continue
-        value = node.value
-        if isinstance(value, cst.Call) and not value.args:
-            value = value.func
-            if not (isinstance(value, cst.Attribute) and value.attr.value == "size"):
-                continue
-        elif not (isinstance(value, cst.Attribute) and value.attr.value == "shape"):
-            continue
-        if isinstance(value.value, cst.Name) and value.value.value == name:
-            found.append((node, len(target.elements)))
-    return found
 
 
 def view_rank(call: cst.Call) -> int | None:

@@ -11,7 +11,7 @@ from torchlint.analysis.tensor_facts import (
 )
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
-from torchlint.rules.tensors.layouts import produced, view_rank
+from torchlint.rules.tensors.layouts import merges_apart, produced, view_rank
 
 # permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for
 _PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES))
@@ -26,7 +26,11 @@ class ViewAfterPermute(Rule):
     runs of dimensions that can still be merged. The rank comes from the operation
     (`permute(0, 2, 1)` has three dimensions, `transpose(1, 2)` at least three), from what
     the tensor was made by (`x.view(b, n, h, d)`, `x.flatten(2)`) or from an unpacking of its
-    shape (`B, H, L, D = out.shape`); permutations are followed through one another.
+    shape (`B, H, L, D = out.shape`); permutations are followed through one another. When
+    such an unpacking names the sizes (`b, c, h, w = x.shape`) and the view spells its
+    dimensions with them, the rule also sees which dimensions each one merges:
+    `x.permute(0, 2, 3, 1).view(b, h, w * c)` merges `w` and `c`, which the permutation
+    put apart, even though it asks for as many dimensions as can be merged.
 
     It does not flag views that only split a dimension or add or drop size-1 dimensions
     (`x.transpose(1, 2).view(B, C, H, W)` from `[B, H*W, C]`), views that merge dimensions
@@ -93,7 +97,9 @@ class ViewAfterPermute(Rule):
         op, producer, at = found
         target = view_rank(node)
         shape = produced(self.context, producer, at)
-        if target is None or shape is None or target >= shape.chunks():
+        if target is None or shape is None:
+            return
+        if target >= shape.chunks() and not merges_apart(self.context, node, producer, at, shape):
             return  # the view may only split dimensions or add and drop size-1 ones
         self.report(node, op=op, fix=Fix.safe(NodeEdit(attribute.attr, "reshape")))
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.analysis.bindings import bindings_before, module_value
+from torchlint.analysis.bindings import bindings_before, binds_anywhere, module_value
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GradOff,
@@ -42,6 +42,8 @@ _GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "
                                    "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
                                    "layout"})
 _CONTAINER_HINTS = ("dict", "list", "losses", "map", "values", "terms", "items")
+_CONTAINER_FACTORIES = frozenset({"builtins.dict", "builtins.list", "collections.defaultdict",
+                                  "collections.Counter", "collections.OrderedDict"})
 _LIGHTNING_NO_GRAD_HOOKS = ("validation_step", "test_step", "predict_step", "on_validation",
                             "on_test", "on_predict", "validation_epoch_end", "test_epoch_end")
 
@@ -71,13 +73,18 @@ def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
     for found in bindings_before(ctx, name, at, into_with=keeps_graph):
         if found.kind == "augmented":
             continue  # ``loss /= steps`` keeps what ``loss`` was
-        if found.kind == "unpack" and not (
-                isinstance(found.value, cst.Call) and _unpacked_directly(found.node, name)):
+        value = found.value
+        if found.kind == "unpack":
+            # ``total, correct = 0, 0``: the element that binds the name
+            element = _literal_element(found.node, name)
+            if element is not None:
+                value = element
+            elif not (isinstance(value, cst.Call) and _unpacked_directly(found.node, name)):
+                break
+        if found.kind not in ("assign", "unpack") or value is None:
             break
-        if found.kind not in ("assign", "unpack") or found.value is None:
-            break
-        chain.append(found.value)
-        if len(chain) >= limit or not _mentions_name(found.value, name):
+        chain.append(value)
+        if len(chain) >= limit or not _mentions_name(value, name):
             break
     return chain
 
@@ -88,6 +95,24 @@ def _unpacked_directly(assign: cst.CSTNode, name: str) -> bool:
     target = assign.targets[0].target
     return isinstance(target, (cst.Tuple, cst.List)) and any(
         isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
+
+
+def _literal_element(assign: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """In ``a, name = x, y`` (a tuple or list on both sides, no starred element, the same
+    length), the value that ``name`` receives: ``y``."""
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    names, values = target.elements, value.elements
+    if len(names) != len(values) or any(
+            isinstance(e, cst.StarredElement) for e in (*names, *values)):
+        return None
+    for element, bound in zip(names, values):
+        if isinstance(element.value, cst.Name) and element.value.value == name:
+            return bound.value
+    return None
 
 
 def _mentions_name(node: cst.CSTNode, name: str) -> bool:
@@ -358,6 +383,18 @@ def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> b
     return returned and not backprop_here and not data_loop
 
 
+def rebinds(body: cst.CSTNode, holder: str) -> bool:
+    """Does ``body`` bind ``holder`` (a name, or ``self.X``) anew?"""
+    if "." not in holder:
+        return binds_anywhere(body, holder)
+    for node in iter_scope(body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            if any(dotted_name(t.target) == holder for t in targets):
+                return True
+    return False
+
+
 def function_scope(ctx: FileContext) -> cst.CSTNode:
     """The innermost function around the current node, or the module."""
     return ctx.current_function or ctx.module
@@ -413,15 +450,28 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
     return False
 
 
+def is_container(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
+    """``{}``, ``[]``, ``dict(...)``, ``defaultdict(float)``, ``Counter()``: a container
+    whose entries a total can be kept in."""
+    if isinstance(value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)):
+        return True
+    if isinstance(value, cst.Call):
+        return ctx.qualified_name(value.func) in _CONTAINER_FACTORIES
+    return False
+
+
 def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
     """``func`` names a function of this file that gives back no graph: it runs under
     ``no_grad``, or each of its returns is a Python number (``.item()``, ``float(...)``,
     literals, and names only ever bound to such, combined by arithmetic)."""
     if not isinstance(func, cst.Name):
         return False
-    function = _local_functions(ctx).get(func.value)
-    if function is None:
-        return False
+    functions = _local_functions(ctx).get(func.value)
+    # a name defined twice (a notebook's redefined helper, one per branch) may be either
+    return bool(functions) and all(_returns_number(ctx, f) for f in functions)
+
+
+def _returns_number(ctx: FileContext, function: cst.FunctionDef) -> bool:
     if decorated_no_grad(ctx, function):
         return True
     returns = [n for n in iter_scope(function.body) if isinstance(n, cst.Return)]
@@ -430,14 +480,14 @@ def returns_no_graph(ctx: FileContext, func: cst.BaseExpression) -> bool:
         r.value is not None and _is_number(r.value, numbers) for r in returns)
 
 
-def _local_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
-    """The file's functions (and methods) by name, for the names defined only once."""
-    def index() -> dict[str, cst.FunctionDef]:
+def _local_functions(ctx: FileContext) -> dict[str, list[cst.FunctionDef]]:
+    """The file's functions (and methods) by name, every definition of each name."""
+    def index() -> dict[str, list[cst.FunctionDef]]:
         found: dict[str, list[cst.FunctionDef]] = {}
         for node in ctx.definitions():
             if isinstance(node, cst.FunctionDef):
                 found.setdefault(node.name.value, []).append(node)
-        return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+        return found
     return ctx.cached("local_functions", index)
 
 

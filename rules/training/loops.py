@@ -7,7 +7,16 @@ import libcst as cst
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import code, get_arg, is_literal_false, iter_nodes, last_name_part
+from torchlint.analysis.execution import is_optimizer_name
+from torchlint.analysis.nodes import (
+    children_of,
+    code,
+    get_arg,
+    is_literal_false,
+    iter_nodes,
+    last_name_part,
+    own_callee,
+)
 from torchlint.analysis.torch_facts import AUTOCAST_NAMES
 
 
@@ -50,18 +59,6 @@ def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.
 
 
 # ------------------------------------------------------------ training loops
-def is_optimizer_name(node: cst.BaseExpression) -> bool:
-    """``optimizer``, ``self.opt``, ``optimizers[i]``, ``optimizerD``, ``opt_g``..."""
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    name = last_name_part(node)
-    if name is None:
-        return False
-    lowered = name.lower()
-    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
-        "opt_") or lowered.endswith("_opt")
-
-
 def optimizer_step(node: cst.CSTNode) -> str | None:
     """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
 
@@ -180,3 +177,97 @@ def trains(ctx: FileContext, loop: cst.For | cst.While) -> bool:
     optimizer: a training loop, or an epoch loop around one."""
     backward, step, _ = _backward_and_step(ctx, loop.body)
     return backward or step is not None
+
+
+# ------------------------------------------------------------ step functions
+# Methods a framework calls once per batch (Lightning's manual optimization steps there)
+_STEP_HOOKS = frozenset({"training_step"})
+_BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+
+def function_step(ctx: FileContext, function: cst.FunctionDef) -> str | None:
+    """The optimizer step ``function`` takes after a backward in its own straight-line
+    code (not in a loop of its own, which is a loop's business), else None."""
+    backward = False
+    step: str | None = None
+    todo: list[cst.CSTNode] = [function.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in _BACKWARD_METHODS) and not (
+                    ctx.qualified_name(node.func) or "").startswith("torch.distributed."):
+            backward = True
+        step = step or optimizer_step(node)
+        todo.extend(children_of(node))
+    return step if backward else None
+
+
+def called_repeatedly(ctx: FileContext, function: cst.FunctionDef,
+                      cls: cst.ClassDef | None) -> bool:
+    """Is ``function`` run once per batch: called in a loop of the file, handed to another
+    call (``Engine(update)``, ``trainer.run(step_fn)``), an ignite-style
+    ``update(engine, batch)``, or a ``training_step`` method?"""
+    name = function.name.value
+    if cls is not None and name in _STEP_HOOKS:
+        return True
+    params = function.params.params
+    if params and params[0].name.value == "engine":
+        return True
+    uses = ctx.cached("tl205_function_uses", lambda: _function_uses(ctx.module))
+    return name in uses
+
+
+def _function_uses(module: cst.Module) -> frozenset[str]:
+    """Names of functions (``f`` or ``self.f``) called inside a loop or passed as an
+    argument anywhere in the file."""
+    found: set[str] = set()
+
+    def walk(node: cst.CSTNode, in_loop: bool) -> None:
+        if isinstance(node, cst.Call):
+            name = own_callee(node.func)
+            if in_loop and name is not None:
+                found.add(name)
+            for arg in node.args:
+                passed = own_callee(arg.value)
+                if passed is not None:
+                    found.add(passed)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            in_loop = False
+        for child in children_of(node):
+            inside = in_loop or isinstance(node, (cst.For, cst.While)) and (
+                child is node.body)
+            walk(child, inside)
+
+    walk(module, False)
+    return frozenset(found)
+
+
+def clears_on_the_path(ctx: FileContext, function: cst.FunctionDef,
+                       cls: cst.ClassDef | None) -> bool:
+    """Are gradients cleared where a call of ``function`` can see it: in the function, the
+    functions around it, the other methods of its class, the file's functions that call it
+    or that it calls, or the module-level code that names it?"""
+    name = function.name.value
+    called = {n.value for n in iter_nodes(function.body) if isinstance(n, cst.Name)} | {
+        n.attr.value for n in iter_nodes(function.body) if isinstance(n, cst.Attribute)}
+    related: list[cst.CSTNode] = [function]
+    for other in ctx.definitions():
+        if not isinstance(other, cst.FunctionDef) or other is function:
+            continue
+        inside = any(other is anc for anc in ctx.ancestors)
+        methods = cls.body.body if cls is not None else ()
+        if inside or any(other is m for m in methods) or other.name.value in called or _names(
+                other, name):
+            related.append(other)
+    top = [s for s in ctx.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    if any(_names(s, name) for s in top):
+        related.extend(top)
+    return any(clears_gradients(n) or calls_clearing_helper(ctx, n)
+               for node in related for n in iter_nodes(node))
+
+
+def _names(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name or isinstance(
+        n, cst.Attribute) and n.attr.value == name for n in iter_nodes(node))

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.bindings import bindings_before, binds_anywhere
-from torchlint.analysis.nodes import dotted_name, iter_scope, method_call, positional_args
+from torchlint.analysis.bindings import bindings_before
+from torchlint.analysis.nodes import dotted_name, method_call, positional_args, self_attribute
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
@@ -12,9 +12,12 @@ from torchlint.rules.training.graph import (
     grad_surely_enabled,
     graph_is_wanted,
     graph_value,
+    is_container,
     item_call,
     item_suggestion,
     iterates_data,
+    rebinds,
+    self_attribute_values,
     shown,
 )
 from torchlint.rules.training.loops import trains
@@ -25,7 +28,10 @@ class LossAppendedWithGraph(Rule):
     Flags a loss (or model output) tensor appended to a list inside a loop while autograd
     is recording, e.g. `losses.append(loss)` in a training loop, when the list grows
     across training steps (a loop that backpropagates or steps an optimizer, or an epoch
-    loop around one) or across batches of a data loader.
+    loop around one) or across batches of a data loader. A list kept on `self`
+    (`self.history["loss"].append(loss)`) outlives the call, so a loss appended to it in a
+    method is flagged without a loop, unless the method makes the list anew or the class
+    backpropagates it.
 
     Not flagged: `.item()`, `.detach()`, `float(...)` values; code under `torch.no_grad()`
     or `inference_mode()`, or only called from there; a list later backpropagated, or
@@ -96,6 +102,7 @@ class LossAppendedWithGraph(Rule):
             return
         ctx = self.context
         if ctx.current_loop() is None:
+            self._kept_on_self(attribute, positional_args(node)[0].value)
             return
         value = positional_args(node)[0].value
         kind = graph_value(ctx, value)
@@ -113,7 +120,7 @@ class LossAppendedWithGraph(Rule):
         # that makes a new list each time round
         growing = []
         for loop in ctx.loops():
-            if _rebinds(loop.body, holder):
+            if rebinds(loop.body, holder):
                 break
             growing.append(loop)
         training = any(trains(ctx, loop) for loop in growing)
@@ -128,6 +135,26 @@ class LossAppendedWithGraph(Rule):
         suggestion = item_suggestion(value) if kind == "loss" else "a detached value (.detach())"
         self.report(value, fix=fix, value=shown(value), suggestion=suggestion)
 
+    def _kept_on_self(self, attribute: cst.Attribute, value: cst.BaseExpression) -> None:
+        """``self.history["loss"].append(loss)`` in a method: the list outlives the call,
+        so it grows across the calls of a step method as across the iterations of a loop."""
+        ctx = self.context
+        target = attribute.value
+        holder = target.value if isinstance(target, cst.Subscript) else target
+        cls, function = ctx.enclosing_class(), ctx.current_function
+        if self_attribute(holder) is None or cls is None or function is None or (
+                function.name.value == "__init__"):
+            return
+        if graph_value(ctx, value) != "loss" or not grad_surely_enabled(ctx):
+            return
+        if not any(is_container(ctx, v) for v in self_attribute_values(ctx, holder)):
+            return  # never set to a list or dict in the class
+        dotted = dotted_name(holder)
+        if dotted is None or rebinds(function.body, dotted) or graph_is_wanted(cls, dotted):
+            return  # made anew at each call, or backpropagated by the class
+        self.report(value, fix=Fix.unsafe(NodeEdit(value, item_call(value, ctx))),
+                    value=shown(value), suggestion=item_suggestion(value))
+
     def _unpacked_output(self, value: cst.BaseExpression, kind: str) -> bool:
         """``out, feats = model(x)``: one element of a model's result, which may be
         anything (a list of activations, a dict of numbers); only a name that says loss
@@ -137,15 +164,3 @@ class LossAppendedWithGraph(Rule):
         for found in bindings_before(self.context, value.value):
             return found.kind == "unpack"
         return False
-
-
-def _rebinds(body: cst.CSTNode, holder: str) -> bool:
-    """Does ``body`` bind ``holder`` (a name, or ``self.X``) anew?"""
-    if "." not in holder:
-        return binds_anywhere(body, holder)
-    for node in iter_scope(body):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)):
-            targets = node.targets if isinstance(node, cst.Assign) else [node]
-            if any(dotted_name(t.target) == holder for t in targets):
-                return True
-    return False

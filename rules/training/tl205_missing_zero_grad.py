@@ -4,7 +4,12 @@ import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
 from torchlint.rule import Rule
-from torchlint.rules.training.loops import loop_training_facts
+from torchlint.rules.training.loops import (
+    called_repeatedly,
+    clears_on_the_path,
+    function_step,
+    loop_training_facts,
+)
 
 
 class MissingZeroGrad(Rule):
@@ -12,6 +17,14 @@ class MissingZeroGrad(Rule):
     Flags a loop that calls `.backward()` and `optimizer.step()` (or `scaler.step(optimizer)`)
     but never clears the gradients with `zero_grad()` or `p.grad = None`. Not a loop that
     builds a new optimizer (over new leaves) on every iteration.
+
+    It also flags a step function that backpropagates (`backward()`, Lightning's
+    `manual_backward()`) and steps an optimizer once per call, when something runs it
+    once per batch (a loop of the file calls it, it is handed to another call such as
+    ignite's `Engine(update)`, it takes `(engine, batch)`, or it is a `training_step`
+    method) and nothing on its path clears the gradients: not the function, the functions
+    around it, the other methods of its class, nor the file's functions that call it or
+    that it calls.
 
     ## Why is this bad?
     `.backward()` adds the new gradients to whatever is already stored in `.grad`. Without
@@ -51,11 +64,25 @@ class MissingZeroGrad(Rule):
 
     code = "TL205"
     name = "missing-zero-grad"
-    triggers = ("backward",)
+    triggers = ("backward",)  # also manual_backward
     # the loop calls `.step()` on an optimizer-named receiver (or `scaler.step(optimizer)`)
     patterns = (r"\bstep\b", r"(?i)optim|\bopts?\b|\bopt_|_opt\b")
     message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
                "across iterations")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """A step function: run once per batch by a loop or a trainer, it backpropagates
+        and steps the optimizer, and nothing on its path clears the gradients."""
+        ctx = self.context
+        step = function_step(ctx, node)
+        if step is None:
+            return
+        cls = ctx.enclosing_class(node)
+        if not called_repeatedly(ctx, node, cls) or clears_on_the_path(ctx, node, cls):
+            return
+        self.report(node.name, step=step, message=(
+            f"{node.name.value}() calls backward() and {step} but nothing clears the "
+            "gradients between its calls (zero_grad()); they pile up across steps"))
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)

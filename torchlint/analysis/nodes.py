@@ -309,3 +309,14 @@ def assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
     if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
         return stmt.value
     return None
+
+
+def own_callee(func: cst.BaseExpression) -> str | None:
+    """``f`` for a call of ``f(...)``, ``self.f(...)`` or ``cls.f(...)``: the name of a
+    function or method the file itself may define."""
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.value.value in ("self", "cls")):
+        return func.attr.value
+    return None

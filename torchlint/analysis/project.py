@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 # How far a chain of imports, re-exports and base classes is followed.
 MAX_DEPTH = 12
+# Bases that make a class no library's object: ``class Predictor(object)``, an ABC
+_PLAIN_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,27 @@ class FileProject:
         found = self._resolve(qualname, 0, set())
         return tuple(sorted(found)) if found else (qualname,)
 
+    def is_plain_class(self, qualname: str) -> bool:
+        """Is ``qualname`` a class of the project whose bases, followed through the
+        project's own classes, are only ``object``, ``ABC`` or ``Generic``: an object of
+        no library (not a torch module), whatever methods it defines?"""
+        return self._plain(qualname, 0, frozenset())
+
+    def _plain(self, qualname: str, depth: int, seen: frozenset[str]) -> bool:
+        if qualname in _PLAIN_BASES:
+            return True
+        if depth > MAX_DEPTH or qualname in seen:
+            return False  # a cycle of bases
+        seen |= {qualname}
+        for target in self._resolve(qualname, depth, set()) or {qualname}:
+            if target in _PLAIN_BASES:
+                continue
+            defined = self._class_bases(target)
+            if defined is None or not all(
+                    base is not None and self._plain(base, depth + 1, seen) for base in defined):
+                return False
+        return True
+
     def _derives(self, qualname: str, bases: frozenset[str], depth: int,
                  seen: set[str]) -> bool:
         if qualname in bases:
@@ -253,7 +276,8 @@ def _summarise(data: bytes, module: str, is_package: bool) -> ModuleSummary | No
                 _bind(names, imported, rebound, alias.asname or alias.name,
                       f"{base}.{alias.name}")
         elif isinstance(stmt, ast.ClassDef):
-            classes[stmt.name] = tuple(_qualified(b, imported) for b in stmt.bases)
+            classes[stmt.name] = tuple(_qualified(b, imported) or _builtin_base(b, imported)
+                                       for b in stmt.bases)
             imported[stmt.name] = f"{module}.{stmt.name}"  # a base of later classes
             rebound.add(stmt.name)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
@@ -333,6 +357,13 @@ def _qualified(node: ast.expr, imported: dict[str, str]) -> str | None:
         return f"{base}.{node.attr}" if base else None
     if isinstance(node, ast.Subscript):  # Generic[T], nn.Module with parametrised bases
         return _qualified(node.value, imported)
+    return None
+
+
+def _builtin_base(node: ast.expr, imported: dict[str, str]) -> str | None:
+    """``builtins.object`` for a base spelled ``object`` (not rebound by an import)."""
+    if isinstance(node, ast.Name) and node.id == "object" and node.id not in imported:
+        return "builtins.object"
     return None
 
 

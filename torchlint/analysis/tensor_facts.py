@@ -231,6 +231,28 @@ def is_tensor_expression(ctx: FileContext, node: cst.BaseExpression) -> bool:
     return False
 
 
+# The legacy constructors: ``torch.Tensor(3, 4)``, ``torch.cuda.LongTensor(n)`` make tensors
+LEGACY_TENSOR_TYPES = frozenset(
+    f"torch.{prefix}{kind}Tensor"
+    for prefix in ("", "cuda.")
+    for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int",
+                 "Long", "Bool")
+) - {"torch.cuda.Tensor"}
+
+
+def is_legacy_tensor_call(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``torch.FloatTensor(...)`` / ``T.Tensor(3, 4)`` (through any alias, also a conditional
+    one such as ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``), or a
+    tensor method of one: a call that makes a tensor with a legacy constructor."""
+    if not isinstance(node, cst.Call):
+        return False
+    attribute = method_call(node, *TENSOR_METHODS)
+    if attribute is not None and ctx.qualified_name(node.func) is None:
+        return is_legacy_tensor_call(ctx, attribute.value)
+    found = ctx.possible_qualified_names(node.func)
+    return bool(found) and all(qual in LEGACY_TENSOR_TYPES for qual in found)
+
+
 # numpy functions that always return an ndarray: no np.load (npz), reductions or scalars, and
 # nothing that makes negative strides (np.flip) or read-only memory (np.frombuffer), which
 # torch.from_numpy refuses or warns about

@@ -120,6 +120,9 @@ def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: 
         output_error(exc)
         return EXIT_ERROR
     if not output.silent:
+        for outcome in outcomes:
+            if outcome.warning:
+                warning(f"{outcome.path}: {outcome.warning}")
         for outcome in errors:
             error(f"{outcome.path}: {outcome.error}")
         if output.show_fixes and fixed:

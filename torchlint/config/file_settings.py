@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from torchlint.analysis.options import Options
 from torchlint.codes import SYNTAX_ERROR
+from torchlint.engine.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
     from torchlint.analysis.project import Project
@@ -42,6 +43,8 @@ class FileSettings:
     # preview rules the selection enables that do not run because preview is off: the
     # engine counts their findings (``--preview`` would show them), never reports them
     preview_codes: frozenset[str] = frozenset()
+    # larger files are skipped with a warning (see torchlint.engine.limits); None: no limit
+    max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
     @classmethod
     def for_rules(cls, rules: Iterable[type[Rule]], codes: Collection[str] | None = None, *,

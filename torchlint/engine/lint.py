@@ -84,7 +84,13 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     suppressions = parse_suppressions(source.text) if settings.noqa else Suppressions()
     diagnostics: list[Diagnostic] = []
     suppressed = 0
-    reports, preview_only = _without_preview(reports, settings, failures)
+    preview_only = 0
+    if not settings.options.preview:
+        held_back = [(rule, report) for rule, report in reports if report.preview]
+        reports, preview_only = _without_preview(reports, settings, failures)
+        if held_back and UNUSED_NOQA in enabled:
+            # a `# noqa` written for a preview-only finding still has work to do
+            _mark_used_directives(held_back, module, source.text, suppressions)
     if reports:
         locator = Locator(module, source.text, _nodes_to_locate(reports, module),
                           _statement_hints(reports, module))
@@ -131,6 +137,18 @@ def _without_preview(reports: list[tuple[Rule, Report]], settings: FileSettings,
         failures[:] = [failure for failure in failures
                        if failure.split(":", 1)[0].rsplit(" ", 1)[-1] not in counted]
     return kept, len(reports) - len(kept)
+
+
+def _mark_used_directives(reports: list[tuple[Rule, Report]], module: cst.Module, text: str,
+                          suppressions: Suppressions) -> None:
+    locator = Locator(module, text, [report.node for _, report in reports],
+                      _statement_hints(reports, module))
+    for rule, report in reports:
+        try:
+            line, _ = locator.line_col(locator.range(report.node)[0])
+        except Exception:  # noqa: BLE001 - a node not in the tree: nothing to mark
+            continue
+        suppressions.is_suppressed(rule.code, line)
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:

@@ -89,8 +89,11 @@ class Locator:
         self._ends = state.ends
 
     def raw_range(self, node: cst.CSTNode) -> tuple[int, int]:
-        """Offsets of all the node's code, leading comment lines of a statement included."""
-        return self._starts[id(node)], self._ends[id(node)]
+        """Offsets of all the node's code, leading comment lines of a statement included.
+        A file without a final newline ends inside the last statement's generated code
+        (which has one): offsets stop at the end of the text."""
+        size = len(self.text)
+        return min(self._starts[id(node)], size), min(self._ends[id(node)], size)
 
     def range(self, node: cst.CSTNode) -> tuple[int, int]:
         """Offsets from the node's first token to its last (no leading lines, no newline)."""

@@ -1,0 +1,65 @@
+"""TL801 beyond its fixtures: the default tier is training code, the rest is preview."""
+
+from __future__ import annotations
+
+import textwrap
+
+from torchlint.analysis.options import Options
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+
+def _lint(source: str, *, preview: bool = False, path: str = "train.py"):
+    rule = all_rules()["TL801"]
+    settings = FileSettings.for_rules([rule], {"TL801"}, options=Options(preview=preview))
+    return lint_source(SourceFile(path, textwrap.dedent(source)), settings)
+
+
+INFERENCE = """
+import torch
+import torch.nn as nn
+
+model = nn.DataParallel(nn.Linear(4, 2)).cuda().eval()
+with torch.no_grad():
+    print(model(torch.ones(8, 4)))
+"""
+
+TRAINING = INFERENCE + """
+for x, y in loader:
+    optimizer.zero_grad()
+    nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+"""
+
+
+def test_training_code_is_default_and_names_the_launch() -> None:
+    result = _lint(TRAINING)
+    assert [(d.line, d.message) for d in result.diagnostics] == [
+        (5, "nn.DataParallel is single-process and GIL-bound; use DistributedDataParallel, "
+            "launched with `torchrun --nproc_per_node=N train.py`")]
+
+
+def test_inference_only_is_a_preview_shape() -> None:
+    quiet = _lint(INFERENCE)
+    assert quiet.diagnostics == [] and quiet.preview_only == 1
+    assert [d.line for d in _lint(INFERENCE, preview=True).diagnostics] == [5]
+
+
+def test_tests_are_a_preview_shape_even_when_they_train() -> None:
+    quiet = _lint(TRAINING, path="tests/test_wrap.py")
+    assert quiet.diagnostics == [] and quiet.preview_only == 1
+
+
+def test_a_constant_that_turns_the_branch_off_is_a_preview_shape() -> None:
+    source = TRAINING + """
+ngpu = 1
+if torch.cuda.is_available() and ngpu > 1:
+    netG = nn.DataParallel(netG)
+ngpus = 2
+if ngpus >= 2:
+    netD = nn.DataParallel(netD)
+"""
+    result = _lint(source)
+    assert [d.line for d in result.diagnostics] == [5, 19] and result.preview_only == 1
