@@ -29,17 +29,40 @@ class Key:
     help: str
 
 
+class BadValue(ConfigError):
+    """A wrong value. ``item``: the string in it that is wrong (a code in a list), None for
+    the value as a whole; ``under``: the entry of a table value that holds it (a glob of
+    ``per-file-ignores``). The reader points at it."""
+
+    def __init__(self, message: str, *, item: str | None = None,
+                 under: str | None = None) -> None:
+        super().__init__(message)
+        self.item = item
+        self.under = under
+
+
 def _string_list(value: object, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
+    if isinstance(value, str):  # never taken as a list of one: say how to write it
+        raise BadValue(f"{where} must be a list of strings, not a string: write "
+                       f"[{_quoted(value)}]")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where} must be a list of strings")
+        raise BadValue(f"{where} must be a list of strings")
     return tuple(value)
+
+
+def _quoted(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _codes(value: object, where: str) -> tuple[str, ...]:
     codes = _string_list(value, where)
-    validate_selectors(codes, where)
+    for code in codes:
+        try:
+            validate_selectors((code,), where)
+        except ConfigError as exc:
+            raise BadValue(str(exc), item=code) from None
     return codes
 
 
@@ -47,7 +70,7 @@ def _globs(value: object, where: str) -> tuple[str, ...]:
     globs = _string_list(value, where)
     for glob in globs:
         if not glob.strip():
-            raise ConfigError(f"{where} holds an empty pattern")
+            raise BadValue(f"{where} holds an empty pattern", item=glob)
     return globs
 
 
@@ -78,12 +101,15 @@ def _size(value: object, where: str) -> int:
 
 def _per_file_ignores(value: object, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{where} must be a table of \"glob\" = [codes]")
+        raise BadValue(f"{where} must be a table of \"glob\" = [codes]")
     pairs = []
     for pattern, codes in value.items():
         if not pattern.strip():
-            raise ConfigError(f"{where} holds an empty pattern")
-        pairs.append((pattern, _codes(codes, f"{where} {pattern!r}")))
+            raise BadValue(f"{where} holds an empty pattern", under=pattern)
+        try:
+            pairs.append((pattern, _codes(codes, f"{where} {pattern!r}")))
+        except BadValue as exc:
+            raise BadValue(str(exc), item=exc.item, under=pattern) from None
     return tuple(pairs)
 
 
@@ -140,20 +166,32 @@ FILE_ONLY = frozenset({"extend"})
 
 
 class KeyProblem(ConfigError):
-    """A key that is unknown or holds a wrong value; the reader adds where the key is."""
+    """A key that is unknown or holds a wrong value; the reader adds where the key is.
+    ``bad``: the wrong value's problem (the reader points at the value), None for a key
+    that is itself wrong. ``placed``: the message already says where the key is."""
 
-    def __init__(self, key: str, message: str) -> None:
+    def __init__(self, key: str, message: str, bad: BadValue | None = None, *,
+                 placed: bool = False) -> None:
         super().__init__(message)
         self.key = key
+        self.bad = bad
+        self.placed = placed or bad is not None  # a value's message names its key
 
 
-def check_table(table: Mapping[str, object], *, allowed: Collection[str] = KEYS
-                ) -> dict[str, object]:
-    """Each key of ``table`` checked and parsed (raises :class:`KeyProblem`)."""
+def check_table(table: Mapping[str, object], *, allowed: Collection[str] = KEYS,
+                section: str = "the top level") -> dict[str, object]:
+    """Each key of ``table`` checked and parsed (raises :class:`KeyProblem`). ``section``:
+    where the keys are written, for hints."""
     values: dict[str, object] = {}
     for key, raw in table.items():
         spec = KEYS.get(key)
         if spec is None or key not in allowed:
+            if key == "lint" and isinstance(raw, dict):  # Ruff's [tool.ruff.lint]
+                table = section.startswith("[")
+                raise KeyProblem(key, f"unknown key 'lint'{f' in {section}' if table else ''}: "
+                                 "torchlint has no 'lint' sub-table (unlike Ruff); write its "
+                                 f"keys {f'in {section} itself' if table else 'at the top level'}",
+                                 placed=True)
             import difflib
 
             close = difflib.get_close_matches(key, [k for k in KEYS if k in allowed], n=1)
@@ -161,6 +199,8 @@ def check_table(table: Mapping[str, object], *, allowed: Collection[str] = KEYS
             raise KeyProblem(key, f"unknown key {key!r}{hint}")
         try:
             values[key] = spec.parse(raw, f"{key!r}")
+        except BadValue as exc:
+            raise KeyProblem(key, str(exc), exc) from None
         except ConfigError as exc:
-            raise KeyProblem(key, str(exc)) from None
+            raise KeyProblem(key, str(exc), BadValue(str(exc))) from None
     return values

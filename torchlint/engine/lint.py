@@ -47,7 +47,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     """
     enabled = settings.codes
     unfixable = settings.unfixable
-    rules: Sequence[type[Rule]] = settings.rules
+    # with preview off, the selected preview rules run too, only to be counted
+    rules: Sequence[type[Rule]] = (*settings.rules, *settings.preview_rules)
     text = source.text
     # TL001 and TL002 are the engine's own; their rule classes only document them
     target = settings.options.target_torch
@@ -94,10 +95,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     suppressed = 0
     preview_only = 0
     if not settings.options.preview:
-        kept = [(rule, report) for rule, report in reports if not report.preview]
         held_back = [(rule, report) for rule, report in reports if report.preview]
-        preview_only = len(held_back)
-        reports = kept
+        reports, preview_only = _without_preview(reports, settings, failures)
         if held_back and UNUSED_NOQA in enabled:
             # a `# noqa` written for a preview-only finding still has work to do
             _mark_used_directives(held_back, module, source.text, suppressions)
@@ -130,6 +129,23 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     return LintResult(diagnostics, suppressed=suppressed, module=module,
                       rule_failures=sorted(set(failures)), dependencies=dependencies,
                       preview_only=preview_only)
+
+
+def _without_preview(reports: list[tuple[Rule, Report]], settings: FileSettings,
+                     failures: list[str]) -> tuple[list[tuple[Rule, Report]], int]:
+    """With preview off: the reports left once what only preview mode shows is taken out
+    (the preview shapes of rules, and every report of the preview rules that ran only to
+    be counted), and how many were taken out. A counted rule's crash is not reported."""
+    if settings.options.preview:
+        return reports, 0
+    counted = settings.preview_codes
+    kept = [(rule, report) for rule, report in reports
+            if not report.preview and rule.code not in counted]
+    if counted and failures:
+        # a failure reads "internal error in CODE: ..." (walk.rule_failure)
+        failures[:] = [failure for failure in failures
+                       if failure.split(":", 1)[0].rsplit(" ", 1)[-1] not in counted]
+    return kept, len(reports) - len(kept)
 
 
 def _mark_used_directives(reports: list[tuple[Rule, Report]], module: cst.Module, text: str,

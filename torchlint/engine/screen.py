@@ -74,6 +74,7 @@ def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:
     """``settings`` running only the rules of ``codes`` (importing no other rule); the same
     settings when the rules cannot be loaded alone (plugins). Not for fixing: a fix may
     make another rule fire."""
+    codes = codes & settings.codes  # the counted preview rules stay in preview_codes
     if settings.rule_classes is not None:
         return replace(settings, rule_classes=tuple(
             r for r in settings.rule_classes if r.code in codes or r.code in ENGINE_CODES))
@@ -84,14 +85,16 @@ def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:
 
 
 def _rules(settings: FileSettings) -> Sequence[Screened] | None:
+    # the preview rules that run only to be counted for the summary's hint are screened too
     if settings.rule_classes is not None:
         return [Screened(r.code, r.triggers, r.patterns, r.requires)
-                for r in settings.rule_classes if r.code not in ENGINE_CODES]
+                for r in (*settings.rule_classes, *settings.preview_rules)
+                if r.code not in ENGINE_CODES]
     from torchlint.registry import plugin_entry_points
 
     if plugin_entry_points():  # rules of other packages are not in the catalogue
         return None
-    return _catalogued(settings.codes - ENGINE_CODES)
+    return _catalogued((settings.codes | settings.preview_codes) - ENGINE_CODES)
 
 
 @lru_cache(maxsize=64)
