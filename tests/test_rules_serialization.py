@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -150,3 +151,167 @@ def test_numpy_data_is_left_alone(code: str) -> None:
             bounds = torch.load(path)
             return bounds[n_units]
         """)) == 1
+
+
+# ------------------------------------------------- TL605: saves in the project's other files
+TRAIN = """\
+import argparse
+import os
+
+import torch
+from torch import nn
+
+from config import CKPT
+
+
+class Settings:
+    pass
+
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+model = nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+torch.save(model, "ckpt/model.pth")
+torch.save({"args": args, "model": model.state_dict()}, os.path.join("ckpt", "last.pth"))
+torch.save(model.state_dict(), "ckpt/weights.pth")
+torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, "ckpt/resume.pth")
+torch.save(optimizer, "ckpt/optimizer.pth")
+torch.save(Settings(), "ckpt/settings.pth")
+torch.save(model, CKPT)
+
+
+def save_epoch(epoch):
+    net = nn.Linear(8, 2)
+    path = f"ckpt/epoch_{epoch}.pth"
+    with open(path, "wb") as handle:
+        torch.save(net.cuda(), handle)
+"""
+
+EVALUATE = """\
+import os
+
+import torch
+from torch.serialization import safe_globals
+
+from config import CKPT
+
+model = torch.load("ckpt/model.pth")  # error: TL605
+model = torch.load("./ckpt/model.pth", weights_only=True)  # error: TL605
+state = torch.load("ckpt/last.pth")  # error: TL605
+optimizer = torch.load("ckpt/optimizer.pth")  # error: TL605
+settings = torch.load("ckpt/settings.pth")  # error: TL605
+best = torch.load(CKPT)  # error: TL605
+weights = torch.load("ckpt/weights.pth")  # a state_dict
+resume = torch.load("ckpt/resume.pth")  # state_dicts only
+other = torch.load("ckpt/other.pth")  # saved nowhere
+trusted = torch.load("ckpt/model.pth", weights_only=False)
+with safe_globals([torch.nn.Linear]):
+    allowed = torch.load("ckpt/model.pth")
+
+
+def load_epoch(epoch):
+    path = os.path.join("ckpt", "epoch_%d.pth" % epoch)
+    return torch.load(path)  # error: TL605
+
+
+def load_any(path):
+    return torch.load(path)  # a parameter: any file
+"""
+
+
+def _project(tmp_path, files: dict[str, str]):
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _lint_in_project(code: str, path) -> list:
+    from dataclasses import replace
+
+    from torchlint.analysis.project import Project
+
+    rule = all_rules()[code]
+    settings = replace(FileSettings.for_rules([rule], {code}), project=Project())
+    return lint_source(SourceFile.read(path), settings)
+
+
+def test_tl605_finds_the_saves_of_the_scripts_beside_the_load(tmp_path) -> None:
+    from fixture_support import expected
+
+    root = _project(tmp_path, {"train.py": TRAIN, "evaluate.py": EVALUATE,
+                               "config.py": 'CKPT = "ckpt/best.pth"\n'})
+    result = _lint_in_project("TL605", root / "evaluate.py")
+    assert {(d.line, d.code) for d in result.diagnostics} == expected(EVALUATE)
+    messages = {d.line: d.message for d in result.diagnostics}
+    assert "the project's train.py saves with a whole module" in messages[8]
+    assert "an argparse.Namespace" in messages[10]
+    assert "an optimizer object" in messages[11]
+    assert "the project's class Settings" in messages[12]
+    # what the answer learned from: the scripts beside it, config.py included
+    assert {os.path.basename(d.path) for d in result.dependencies} >= {"train.py", "config.py"}
+
+
+def test_tl605_cross_file_fix_passes_weights_only_false(tmp_path) -> None:
+    root = _project(tmp_path, {"train.py": TRAIN, "evaluate.py": EVALUATE})
+    result = _lint_in_project("TL605", root / "evaluate.py")
+    first = next(d for d in result.diagnostics if d.line == 8)
+    assert first.fix is not None and first.fix.applicability == "unsafe"
+
+
+@pytest.mark.parametrize("layout", ["subfolder", "alone"])
+def test_tl605_only_links_scripts_of_one_folder(tmp_path, layout: str) -> None:
+    # a relative path names the same file only for programs run from the same place:
+    # a script in another folder (another tutorial, another example) is not linked
+    files = {"evaluate.py": EVALUATE}
+    if layout == "subfolder":
+        files["other/train.py"] = TRAIN
+    root = _project(tmp_path, files)
+    assert _lint_in_project("TL605", root / "evaluate.py").diagnostics == []
+
+
+def test_tl605_without_a_project_knows_only_its_own_file(tmp_path) -> None:
+    root = _project(tmp_path, {"train.py": TRAIN, "evaluate.py": EVALUATE})
+    assert not _lint("TL605", (root / "evaluate.py").read_text(), str(root / "evaluate.py"))
+
+
+def test_tl605_under_add_safe_globals_is_silent_for_project_saves(tmp_path) -> None:
+    allowed = EVALUATE.replace("from config import CKPT\n", "from config import CKPT\n"
+                               "torch.serialization.add_safe_globals([torch.nn.Linear])\n")
+    root = _project(tmp_path, {"train.py": TRAIN, "evaluate.py": allowed})
+    assert _lint_in_project("TL605", root / "evaluate.py").diagnostics == []
+
+
+def test_tl601_is_silent_where_the_project_saves_the_file(tmp_path) -> None:
+    root = _project(tmp_path, {"train.py": TRAIN, "evaluate.py": EVALUATE,
+                               "config.py": 'CKPT = "ckpt/best.pth"\n'})
+    tl601 = {d.line for d in _lint_in_project("TL601", root / "evaluate.py").diagnostics}
+    tl605 = {d.line for d in _lint_in_project("TL605", root / "evaluate.py").diagnostics}
+    assert tl605 and not tl601 & tl605
+    # the project's saves of a state_dict are its own files too; "ckpt/other.pth" and a
+    # parameter are not
+    assert tl601 == {16, 28}
+
+
+def test_shared_keys_name_one_path_however_it_is_spelled(tmp_path) -> None:
+    import libcst as cst
+
+    from torchlint.analysis.context import FileContext
+    from torchlint.rules.serialization.files import shared_key
+
+    module = cst.parse_module(textwrap.dedent("""\
+        import os
+        a = "ckpt/model.pth"
+        b = os.path.join("ckpt", "model.pth")
+        c = "./ckpt//model.pth"
+        d = f"ckpt/epoch_{n}.pth"
+        e = "ckpt/epoch_%03d.pth" % n
+        f = os.path.join("ckpt", "epoch_{}.pth".format(n))
+        g = os.path.join(root, "model.pth")
+        h = "ckpt/{not a template}.pth"
+        """))
+    ctx = FileContext("x.py", module)
+    keys = [shared_key(ctx, stmt.body[0].value) for stmt in module.body[1:]]
+    assert keys == ["s:ckpt/model.pth"] * 3 + ["t:ckpt/epoch_{}.pth"] * 3 + [None, None]
