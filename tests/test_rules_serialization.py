@@ -311,7 +311,43 @@ def test_shared_keys_name_one_path_however_it_is_spelled(tmp_path) -> None:
         f = os.path.join("ckpt", "epoch_{}.pth".format(n))
         g = os.path.join(root, "model.pth")
         h = "ckpt/{not a template}.pth"
+        i = open("ckpt/model.pth", "wb")
         """))
     ctx = FileContext("x.py", module)
     keys = [shared_key(ctx, stmt.body[0].value) for stmt in module.body[1:]]
-    assert keys == ["s:ckpt/model.pth"] * 3 + ["t:ckpt/epoch_{}.pth"] * 3 + [None, None]
+    assert keys == ["s:ckpt/model.pth"] * 3 + ["t:ckpt/epoch_{}.pth"] * 3 + [None, None,
+                                                                      "s:ckpt/model.pth"]
+
+
+@pytest.mark.torch
+def test_tl605_the_script_beside_fails_until_fixed(tmp_path, monkeypatch) -> None:
+    # train.py saves a whole module; evaluate.py, beside it, cannot read it back on a
+    # current torch until the fix passes weights_only=False
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from torchlint.cli import main
+
+    _project(tmp_path, {
+        "train.py": 'import torch\nfrom torch import nn\n\n'
+                    'torch.save(nn.Linear(2, 2), "model.pth")\n',
+        "evaluate.py": 'import torch\n\nmodel = torch.load("model.pth")\nprint(model)\n',
+    })
+
+    def run(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, script], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+
+    assert run("train.py").returncode == 0
+    failed = run("evaluate.py")
+    assert failed.returncode != 0 and "UnpicklingError" in failed.stderr
+    monkeypatch.chdir(tmp_path)
+    fixed = CliRunner().invoke(main, ["check", "--no-cache", "--select", "TL605", "--fix",
+                                      "--unsafe-fixes", "evaluate.py"])
+    assert fixed.exit_code == 0, fixed.output
+    assert 'torch.load("model.pth", weights_only=False)' in (tmp_path / "evaluate.py").read_text()
+    done = run("evaluate.py")
+    assert done.returncode == 0 and "Linear" in done.stdout

@@ -361,6 +361,9 @@ def _path_text(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode | Non
     template = _template(expr)
     if template is not None:
         return template
+    opened = file_opened(ctx, expr)  # torch.save(obj, open(path, "wb"))
+    if opened is not None:
+        return _path_text(ctx, opened, at, hops + 1)
     if isinstance(expr, (cst.Name, cst.Attribute)):
         constant = _project_constant(ctx, expr)
         if constant is not None:
