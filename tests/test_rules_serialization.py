@@ -351,3 +351,18 @@ def test_tl605_the_script_beside_fails_until_fixed(tmp_path, monkeypatch) -> Non
     assert 'torch.load("model.pth", weights_only=False)' in (tmp_path / "evaluate.py").read_text()
     done = run("evaluate.py")
     assert done.returncode == 0 and "Linear" in done.stdout
+
+
+def test_tl605_finds_the_save_in_a_notebook_beside_the_script(tmp_path) -> None:
+    import json
+
+    cells = ["import torch\nfrom torch import nn\n", "%matplotlib inline\n",
+             'model = nn.Linear(2, 2)\ntorch.save(model, "model.pth")\n']
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                           "execution_count": None, "source": text} for text in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    root = _project(tmp_path, {
+        "train.ipynb": json.dumps(notebook),
+        "evaluate.py": 'import torch\n\nmodel = torch.load("model.pth")\n'})
+    found = _lint_in_project("TL605", root / "evaluate.py").diagnostics
+    assert [(d.line, "train.ipynb" in d.message) for d in found] == [(3, True)]

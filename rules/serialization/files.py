@@ -27,6 +27,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.project import Dependency
 from torchlint.analysis.torch_facts import is_layer_call
+from torchlint.notebook import Notebook, NotebookError
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "bz2.open",
@@ -450,8 +451,9 @@ def _saves_in(ctx: FileContext, path: str, data: bytes
     """The ``torch.save`` calls of another file: the shared key of each path, what the
     save holds that the weights-only unpickler refuses; and the files that answer read."""
     try:
-        module = cst.parse_module(data)
-    except (cst.ParserSyntaxError, RecursionError, ValueError, UnicodeError):
+        module = cst.parse_module(
+            Notebook.from_bytes(path, data).program if path.endswith(".ipynb") else data)
+    except (cst.ParserSyntaxError, NotebookError, RecursionError, ValueError, UnicodeError):
         return (), ()
     project = ctx.project.project if ctx.project is not None else None
     other = FileContext(path, module, ctx.options, project)

@@ -133,8 +133,8 @@ class Project:
 
     # ------------------------------------------------------------ siblings
     def scripts_in(self, folder: str) -> tuple[str, ...]:
-        """The Python files of ``folder`` (not its subfolders), sorted, at most
-        :data:`MAX_SIBLINGS` of them."""
+        """The Python files and notebooks of ``folder`` (not its subfolders), sorted, at
+        most :data:`MAX_SIBLINGS` of them."""
         known = self._listings.get(folder)
         if known is None:
             try:
@@ -143,7 +143,7 @@ class Project:
                 names = []
             known = self._listings[folder] = tuple(
                 os.path.join(folder, name) for name in names
-                if name.endswith(".py") and not name.startswith("."))[:MAX_SIBLINGS]
+                if name.endswith((".py", ".ipynb")) and not name.startswith("."))[:MAX_SIBLINGS]
         return known
 
     def read(self, path: str) -> tuple[bytes, Dependency] | None:
@@ -196,10 +196,11 @@ class FileProject:
         return self.project.find_module(name, self.roots) is not None
 
     def siblings_containing(self, needle: str) -> list[tuple[str, bytes, Dependency]]:
-        """The other Python files of this file's folder whose text contains ``needle``: the
-        scripts that run beside it (``train.py`` next to ``evaluate.py``), where a relative
-        path names the same file. Every file read is recorded as a dependency, those
-        without ``needle`` too: a change that adds it must invalidate a cached answer."""
+        """The other Python files and notebooks of this file's folder whose text contains
+        ``needle``: the scripts that run beside it (``train.py`` next to ``evaluate.py``),
+        where a relative path names the same file. Every file read is recorded as a
+        dependency, those without ``needle`` too: a change that adds it must invalidate a
+        cached answer."""
         wanted = needle.encode("utf-8", "surrogatepass")
         found: list[tuple[str, bytes, Dependency]] = []
         for path in self.project.scripts_in(os.path.dirname(self.path)):
