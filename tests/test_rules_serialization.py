@@ -366,3 +366,15 @@ def test_tl605_finds_the_save_in_a_notebook_beside_the_script(tmp_path) -> None:
         "evaluate.py": 'import torch\n\nmodel = torch.load("model.pth")\n'})
     found = _lint_in_project("TL605", root / "evaluate.py").diagnostics
     assert [(d.line, "train.ipynb" in d.message) for d in found] == [(3, True)]
+
+
+def test_tl605_a_setting_of_a_config_object_is_no_constant(tmp_path) -> None:
+    # cfg.CKPT is an attribute of an object another script may change; config.CKPT is a
+    # module's own name
+    config = 'class Config:\n    CKPT = "a.pth"\n\n\ncfg = Config()\nCKPT = "b.pth"\n'
+    train = ('import torch\nfrom torch import nn\nimport config\nfrom config import cfg\n\n'
+             'torch.save(nn.Linear(2, 2), cfg.CKPT)\ntorch.save(nn.Linear(2, 2), config.CKPT)\n')
+    evaluate = ('import torch\nfrom config import CKPT, cfg\n\n'
+                'a = torch.load(cfg.CKPT)\nb = torch.load(CKPT)\n')
+    root = _project(tmp_path, {"config.py": config, "train.py": train, "evaluate.py": evaluate})
+    assert [d.line for d in _lint_in_project("TL605", root / "evaluate.py").diagnostics] == [5]

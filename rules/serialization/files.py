@@ -411,10 +411,12 @@ def _project_constant(ctx: FileContext, expr: cst.Name | cst.Attribute) -> str |
     qual = ctx.qualified_name(expr)
     if qual is None or "." not in qual or ctx.project is None:
         return None
-    top = qual.split(".", 1)[0]
-    if top in ("torch", "builtins", "os") or not ctx.project.knows_top_level(top):
+    module = qual.rpartition(".")[0]
+    if module.split(".", 1)[0] in ("torch", "builtins", "os") or not ctx.project.knows_top_level(
+            module.split(".", 1)[0]):
         return None
-    return qual
+    # a module's own name, not an attribute of an object (cfg.MODEL.WEIGHTS may change)
+    return qual if ctx.project.project.find_module(module, ctx.project.roots) else None
 
 
 def _needle(key: str) -> str | None:
