@@ -193,3 +193,14 @@ def test_sibling_files_are_read_once_and_all_recorded(tmp_path: Path) -> None:
     found = view.siblings_containing("model.pth")
     assert [os.path.basename(path) for path, _, _ in found] == ["train.py"]
     assert sorted(os.path.basename(p) for p in view.dependencies) == ["plot.py", "train.py"]
+
+
+def test_a_script_added_beside_is_seen_by_a_long_lived_project(tmp_path: Path) -> None:
+    project = Project()
+    view = project.for_file(str(tmp_path / "evaluate.py"))
+    assert view.siblings_containing("model.pth") == []
+    write(tmp_path / "train.py", 'torch.save(model, "model.pth")\n')
+    os.utime(tmp_path, ns=(os.stat(tmp_path).st_mtime_ns + 10**9,) * 2)  # a coarse clock
+    view = project.for_file(str(tmp_path / "evaluate.py"))
+    assert [os.path.basename(p) for p, _, _ in view.siblings_containing("model.pth")] == [
+        "train.py"]

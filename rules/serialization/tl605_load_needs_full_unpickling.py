@@ -36,7 +36,8 @@ class _Load:
 class LoadNeedsFullUnpickling(Rule):
     """## What it does
     Flags `torch.load(path)` (with no `weights_only=`, or `weights_only=True`) where the
-    same file, or another script of its folder (`train.py` beside `evaluate.py`), saves, to
+    same file, or another script or notebook of its folder (`train.py` beside
+    `evaluate.py`), saves, to
     the same path, a checkpoint that the weights-only unpickler refuses: a whole module (`torch.save(model, path)`), an `argparse.Namespace` (`{"args":
     args}` with `args` from `parse_args()`), an instance of one of the project's own
     classes (a dataclass of settings, say), or an optimizer or scheduler object rather than

@@ -67,7 +67,7 @@ class Project:
         self._summaries: dict[str, tuple[int, int, str, ModuleSummary | None]] = {}
         self._exists: dict[str, bool] = {}
         self._packages: dict[str, tuple[str, tuple[str, ...]]] = {}
-        self._listings: dict[str, tuple[str, ...]] = {}
+        self._listings: dict[str, tuple[int, tuple[str, ...]]] = {}
         self._digests: dict[str, tuple[int, int, str]] = {}
         self._derived: dict[tuple[str, str, str], object] = {}
 
@@ -135,16 +135,22 @@ class Project:
     def scripts_in(self, folder: str) -> tuple[str, ...]:
         """The Python files and notebooks of ``folder`` (not its subfolders), sorted, at
         most :data:`MAX_SIBLINGS` of them."""
+        try:  # a long-lived project (the language server) sees files come and go
+            stamp = os.stat(folder).st_mtime_ns
+            names = None
+        except OSError:
+            stamp, names = -1, []
         known = self._listings.get(folder)
-        if known is None:
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                names = []
-            known = self._listings[folder] = tuple(
+        if known is None or known[0] != stamp:
+            if names is None:
+                try:
+                    names = sorted(os.listdir(folder))
+                except OSError:
+                    names = []
+            known = self._listings[folder] = (stamp, tuple(
                 os.path.join(folder, name) for name in names
-                if name.endswith((".py", ".ipynb")) and not name.startswith("."))[:MAX_SIBLINGS]
-        return known
+                if name.endswith((".py", ".ipynb")) and not name.startswith("."))[:MAX_SIBLINGS])
+        return known[1]
 
     def read(self, path: str) -> tuple[bytes, Dependency] | None:
         """The bytes of ``path`` and what they were read as (None: unreadable or too large)."""
