@@ -192,7 +192,8 @@ def test_sibling_files_are_read_once_and_all_recorded(tmp_path: Path) -> None:
     view = Project().for_file(str(tmp_path / "evaluate.py"))
     found = view.siblings_containing("model.pth")
     assert [os.path.basename(path) for path, _, _ in found] == ["train.py"]
-    assert sorted(os.path.basename(p) for p in view.dependencies) == ["plot.py", "train.py"]
+    assert set(view.dependencies) == {str(tmp_path), str(tmp_path / "plot.py"),
+                                      str(tmp_path / "train.py")}
 
 
 def test_a_script_added_beside_is_seen_by_a_long_lived_project(tmp_path: Path) -> None:
@@ -204,3 +205,22 @@ def test_a_script_added_beside_is_seen_by_a_long_lived_project(tmp_path: Path) -
     view = project.for_file(str(tmp_path / "evaluate.py"))
     assert [os.path.basename(p) for p, _, _ in view.siblings_containing("model.pth")] == [
         "train.py"]
+
+
+def test_a_cached_load_result_goes_when_a_script_that_saves_is_added(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    write(tmp_path / "evaluate.py", """
+        import torch
+
+        model = torch.load("ckpt/model.pth")
+        """)
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == []
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == []  # cached
+    write(tmp_path / "train.py", """
+        import torch
+        from torch import nn
+
+        torch.save(nn.Linear(2, 2), "ckpt/model.pth")
+        """)
+    os.utime(tmp_path, ns=(os.stat(tmp_path).st_mtime_ns + 10**9,) * 2)  # a coarse clock
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == ["3:9 TL605"]

@@ -209,7 +209,12 @@ class FileProject:
         cached answer."""
         wanted = needle.encode("utf-8", "surrogatepass")
         found: list[tuple[str, bytes, Dependency]] = []
-        for path in self.project.scripts_in(os.path.dirname(self.path)):
+        folder = os.path.dirname(self.path)
+        # the folder itself: a script added or removed beside this one changes its time
+        # (a cache compares a dependency's time and size before its content, which a folder
+        # has none of)
+        self.dependencies[folder] = Dependency(folder, "")
+        for path in self.project.scripts_in(folder):
             if path == self.path:
                 continue
             read = self.project.read(path)
