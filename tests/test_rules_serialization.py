@@ -378,3 +378,35 @@ def test_tl605_a_setting_of_a_config_object_is_no_constant(tmp_path) -> None:
                 'a = torch.load(cfg.CKPT)\nb = torch.load(CKPT)\n')
     root = _project(tmp_path, {"config.py": config, "train.py": train, "evaluate.py": evaluate})
     assert [d.line for d in _lint_in_project("TL605", root / "evaluate.py").diagnostics] == [5]
+
+
+def test_tl605_a_numpy_array_saved_beside_is_refused(tmp_path) -> None:
+    # the shape of examples/time_sequence_prediction: a generator script saves the data
+    root = _project(tmp_path, {
+        "generate_sine_wave.py": "import numpy as np\nimport torch\n\n"
+                                 "x = np.empty((10, 100), 'int64')\n"
+                                 "data = np.sin(x / 1.0 / 20).astype('float64')\n"
+                                 "torch.save(data, open('traindata.pt', 'wb'))\n",
+        "train.py": "import torch\n\ndata = torch.load('traindata.pt')\n"
+                    "x = torch.from_numpy(data)\n",
+        "other.py": "import numpy as np\nimport torch\n\n"
+                    "torch.save(torch.from_numpy(np.zeros(3)), 'tensor.pt')\n"
+                    "t = torch.load('tensor.pt')\n"})
+    found = _lint_in_project("TL605", root / "train.py").diagnostics
+    assert [(d.line, "a NumPy array" in d.message) for d in found] == [(3, True)]
+    assert _lint_in_project("TL605", root / "other.py").diagnostics == []  # a tensor
+
+
+@pytest.mark.torch
+def test_tl605_numpy_arrays_fail_the_weights_only_load(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    import pickle
+
+    import numpy as np
+
+    path = tmp_path / "a.pt"
+    torch.save(np.sin(np.zeros((2, 3))).astype("float64"), path)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path)
+    torch.save(torch.from_numpy(np.zeros(3)), path)
+    torch.load(path)

@@ -275,6 +275,8 @@ def refused_content(ctx: FileContext, expr: cst.BaseExpression,
         return None
     if not isinstance(value, cst.Call):
         return None
+    if _makes_numpy_array(ctx, value):
+        return "a NumPy array"
     qual = ctx.qualified_name(value.func) or ""
     if is_layer_call(ctx, value) or qual in _MODEL_BUILDERS or (
             qual.startswith(_BUILDER_PACKAGES) and qual.rsplit(".", 1)[1][:1].islower()
@@ -296,6 +298,30 @@ def refused_content(ctx: FileContext, expr: cst.BaseExpression,
             and ctx.lookup(value.func.value) is None:
         return f"an instance of the project's class {value.func.value}"
     return None
+
+
+# NumPy functions that return an array (or a NumPy scalar): the weights-only unpickler
+# refuses both
+_NUMPY_ARRAYS = frozenset({
+    "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "stack",
+    "concatenate", "vstack", "hstack", "load", "loadtxt", "zeros_like", "ones_like",
+    "empty_like", "full_like", "sin", "cos", "exp", "log", "sqrt", "abs", "histogram",
+    "cumsum", "clip", "where", "eye", "meshgrid", "frombuffer", "fromfile"})
+_NUMPY_RANDOM = frozenset({"rand", "randn", "randint", "random", "normal", "uniform",
+                           "choice", "permutation"})
+_ARRAY_METHODS = ("astype", "reshape", "copy", "transpose", "squeeze", "flatten", "ravel")
+
+
+def _makes_numpy_array(ctx: FileContext, call: cst.Call) -> bool:
+    """``np.sin(x).astype("float64")``, ``np.zeros(n)``, ``np.random.rand(3)``: a NumPy
+    array made on the spot (or reshaped, cast or copied)."""
+    method = method_call(call, *_ARRAY_METHODS)
+    if method is not None:
+        return isinstance(method.value, cst.Call) and _makes_numpy_array(ctx, method.value)
+    qual = ctx.qualified_name(call.func) or ""
+    module, _, name = qual.rpartition(".")
+    return module == "numpy" and name in _NUMPY_ARRAYS or (
+        module == "numpy.random" and name in _NUMPY_RANDOM)
 
 
 def _parses_arguments(ctx: FileContext, call: cst.Call) -> bool:

@@ -40,8 +40,8 @@ class LoadNeedsFullUnpickling(Rule):
     `evaluate.py`), saves, to
     the same path, a checkpoint that the weights-only unpickler refuses: a whole module (`torch.save(model, path)`), an `argparse.Namespace` (`{"args":
     args}` with `args` from `parse_args()`), an instance of one of the project's own
-    classes (a dataclass of settings, say), or an optimizer or scheduler object rather than
-    its `state_dict()`.
+    classes (a dataclass of settings, say), an optimizer or scheduler object rather than
+    its `state_dict()`, or a NumPy array (`np.zeros(n)`, `np.sin(x).astype("float64")`).
 
     ## Why is this bad?
     From torch 2.6 on, `torch.load` defaults to `weights_only=True`: it rebuilds only
