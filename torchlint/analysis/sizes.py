@@ -82,6 +82,8 @@ class Layer:
 
     @property
     def label(self) -> str:
+        if self.family == "embed":
+            return f"{self.name}({_size(self.args.get('num_embeddings'))}, {self.out_size})"
         if self.family in ("linear", "conv", "convT", "rnn", "cell", "embed", "bilinear"):
             return f"{self.name}({self.in_size} -> {self.out_size})"
         if self.family in ("bn", "in", "gn", "ln", "mha", "same"):
@@ -524,6 +526,14 @@ def _output(layer: Layer, value: Value) -> Value | None:
         features = spatial[-1] if spatial else _UNKNOWN
         source = label if family in ("conv", "convT") else value.source
         return Value(rank, channels, features, spatial, source)
+    if family in ("bn", "in", "gn") and known(layer.in_size):
+        # no cascades: what follows sees the size the layer declares
+        channels = layer.in_size
+        return replace(value, channels=channels, features=channels if value.rank == 2
+                       else value.features, source=label, flattened=False)
+    if family == "ln" and known(layer.in_size):
+        return replace(value, features=layer.in_size, channels=layer.in_size
+                       if value.rank == 2 else value.channels, source=label, flattened=False)
     if family in ("bn", "in", "gn", "ln", "dropnd") or family == "keep":
         return value
     if family == "flatten":
@@ -831,13 +841,13 @@ class _Scope:
             return name == "True"
         if name == "None":
             return None
-        if self.function is not None and _binds(self.function, name):
+        if self.function is not None and bound_in(self.analysis.ctx, self.function, name):
             return Unknown(f"'{name}'")
         return self.analysis.module_constant(name)
 
     def call(self, call: cst.Call, depth: int) -> object:
         ctx = self.analysis.ctx
-        qual = ctx.qualified_name(call.func)
+        qual = qualified(ctx, call.func, self.function)
         if qual is not None and qual.startswith("torch.nn.") and qual.count(".") == 2:
             leaf = qual[len("torch.nn."):]
             if leaf == "Sequential":
@@ -1075,16 +1085,37 @@ def _binds(function: cst.FunctionDef, name: str, *, parameters_too: bool = True)
         binds_anywhere(function.body, name))
 
 
+def qualified(ctx: FileContext, expr: cst.BaseExpression,
+              function: cst.FunctionDef | None) -> str | None:
+    """What ``expr`` names through the file's imports, wherever the walk is: None when
+    ``function`` binds its first name (a parameter ``nn`` is not torch.nn)."""
+    root = expr
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    if function is not None and bound_in(ctx, function, root.value):
+        return None
+    return ctx._resolve_module_level(expr)
+
+
+def bound_in(ctx: FileContext, function: cst.FunctionDef, name: str) -> bool:
+    """Does ``function`` bind ``name`` (a parameter or anywhere in its body)? Cached."""
+    return ctx.cached(("size_bound_in", id(function), name), lambda: _binds(function, name))
+
+
 def _outer_sequentials(ctx: FileContext, where: cst.CSTNode) -> Iterator[cst.Call]:
     """``nn.Sequential(...)`` calls in ``where`` (nested functions and classes aside) that
     are not an argument of another one."""
+    function = where if isinstance(where, cst.FunctionDef) else None
     stack: list[cst.CSTNode] = [where.body] if isinstance(
         where, cst.FunctionDef) else list(where.children)
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(node, cst.Call) and ctx.qualified_name(node.func) == "torch.nn.Sequential":
+        if isinstance(node, cst.Call) and qualified(ctx, node.func, function) == (
+                "torch.nn.Sequential"):
             yield node
             continue
         stack.extend(reversed(node.children))
@@ -1270,7 +1301,7 @@ class _Flow:
         if module is not None:
             return self.call_module(call, module)
         ctx = self.analysis.ctx
-        qual = ctx.qualified_name(call.func)
+        qual = qualified(ctx, call.func, self.scope.function)
         first = self.argument(call)
         if isinstance(call.func, cst.Attribute) and qual is None:
             receiver = self.eval(call.func.value)
@@ -1395,7 +1426,7 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
                 cls = ctx.local_module_class(value.func)
                 if cls is not None:
                     instances[name] = cls.name.value
-                elif ctx.qualified_name(value.func) == "torch.nn.Sequential":
+                elif qualified(ctx, value.func, None) == "torch.nn.Sequential":
                     instances[name] = id(value)
                 shape = _factory_shape(analysis, value)
                 if shape is not None:
@@ -1409,7 +1440,7 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
         elif isinstance(node.func, cst.Call) and (cls := ctx.local_module_class(
                 node.func.func)) is not None:
             model, shape_node = cls.name.value, node.args[0].value
-        elif ctx.qualified_name(node.func) == "torch.onnx.export" and len(node.args) > 1 and (
+        elif qualified(ctx, node.func, None) == "torch.onnx.export" and len(node.args) > 1 and (
                 isinstance(node.args[0].value, cst.Name)):
             model = instances.get(node.args[0].value.value)
             shape_node = node.args[1].value
@@ -1434,7 +1465,7 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
 
 
 def _factory_shape(analysis: _Analysis, call: cst.Call) -> tuple[int, ...] | None:
-    qual = analysis.ctx.qualified_name(call.func)
+    qual = qualified(analysis.ctx, call.func, None)
     if qual not in _FACTORIES:
         return None
     args = [a for a in call.args if a.keyword is None]
