@@ -10,6 +10,7 @@ import click
 from torchlint import __version__
 from torchlint.commands.check import check
 from torchlint.commands.report import EXIT_ERROR, EXIT_FINDINGS, error
+from torchlint.commands.shapes import shapes
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,6 +20,7 @@ def main() -> None:
 
 
 main.add_command(check)
+main.add_command(shapes)
 
 
 @main.command()
