@@ -1,20 +1,28 @@
 """Reporting the mismatches of the size analysis (``torchlint.analysis.sizes``) shared by
-TL510-TL512: each rule reports its kind at the layer call or argument being walked."""
+TL510-TL512. The analysis needs every call and assignment of the file: the rules note them
+during the walk and report once it is over."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.sizes import size_facts
+from torchlint.analysis.sizes import observe, size_facts
 from torchlint.rule import Rule
 
 
-def report_mismatches(rule: Rule, call: cst.Call, kind: str) -> None:
-    """Report the ``kind`` mismatches found at ``call`` or at one of its arguments."""
-    facts = size_facts(rule.context)
-    if not facts.by_node:
-        return
-    nodes = (call,) if kind == "rank" else tuple(arg.value for arg in call.args)
-    for node in nodes:
-        for mismatch in facts.at(node, kind):
-            rule.report(mismatch.node, detail=mismatch.message)
+class SizeChainRule(Rule):
+    """A rule reporting the size analysis's mismatches of one ``kind``."""
+
+    kind: str
+
+    def visit_Call(self, node: cst.Call) -> None:
+        observe(self.context, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        observe(self.context, node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for found in size_facts(self.context).by_node.values():
+            for mismatch in found:
+                if mismatch.kind == self.kind:
+                    self.report(mismatch.node, detail=mismatch.message)

@@ -1,12 +1,9 @@
 from __future__ import annotations
 
-import libcst as cst
-
-from rules.tensors.size_chains import report_mismatches
-from torchlint.rule import Rule
+from rules.tensors.size_chains import SizeChainRule
 
 
-class LayerSizeMismatch(Rule):
+class LayerSizeMismatch(SizeChainRule):
     """## What it does
     Flags a layer whose provable input size differs from the provable output size of the
     layer before it in a size chain: consecutive elements of an `nn.Sequential` (also
@@ -49,8 +46,6 @@ class LayerSizeMismatch(Rule):
     code = "TL510"
     name = "layer-size-mismatch"
     message = "{detail}"
+    kind = "size"
     triggers = ("Linear", "Conv", "Norm", "RNN", "LSTM", "GRU", "MultiheadAttention",
                 "TransformerEncoderLayer")
-
-    def visit_Call(self, node: cst.Call) -> None:
-        report_mismatches(self, node, "size")

@@ -1,12 +1,9 @@
 from __future__ import annotations
 
-import libcst as cst
-
-from rules.tensors.size_chains import report_mismatches
-from torchlint.rule import Rule
+from rules.tensors.size_chains import SizeChainRule
 
 
-class FlattenSizeMismatch(Rule):
+class FlattenSizeMismatch(SizeChainRule):
     """## What it does
     Flags a `Linear` whose `in_features` differs from the provable number of features a
     flatten hands it: `x.view(-1, K)` / `x.view(N, K)` / `x.reshape(N, K)`, or
@@ -66,7 +63,5 @@ class FlattenSizeMismatch(Rule):
     code = "TL511"
     name = "flatten-size-mismatch"
     message = "{detail}"
+    kind = "flatten"
     triggers = ("Linear",)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        report_mismatches(self, node, "flatten")

@@ -1,12 +1,9 @@
 from __future__ import annotations
 
-import libcst as cst
-
-from rules.tensors.size_chains import report_mismatches
-from torchlint.rule import Rule
+from rules.tensors.size_chains import SizeChainRule
 
 
-class LayerRankMismatch(Rule):
+class LayerRankMismatch(SizeChainRule):
     """## What it does
     Flags a layer whose accepted input rank cannot match the provable rank of the value
     reaching it in a size chain: `BatchNorm1d` after `Conv2d`, `BatchNorm2d`, `Dropout2d`
@@ -41,7 +38,5 @@ class LayerRankMismatch(Rule):
     code = "TL512"
     name = "layer-rank-mismatch"
     message = "{detail}"
+    kind = "rank"
     triggers = ("BatchNorm", "Conv", "InstanceNorm", "Pool", "Pad", "Dropout")
-
-    def visit_Call(self, node: cst.Call) -> None:
-        report_mismatches(self, node, "rank")

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Union
 
 import libcst as cst
 
-from torchlint.analysis.bindings import _module_value, binds_anywhere
+from torchlint.analysis.bindings import _module_value, binds_anywhere, bound_names
 from torchlint.analysis.nodes import (
+    children_of,
     get_arg,
     iter_compound_statements,
     iter_nodes,
@@ -164,9 +165,36 @@ class SizeFacts:
         return [m for m in self.by_node.get(id(node), ()) if m.kind == kind]
 
 
+def observe(ctx: FileContext, node: cst.Call | cst.Assign) -> None:
+    """Note a call or assignment the engine's walk reached, so that :func:`size_facts`,
+    asked once the walk is over (a rule's ``leave_Module``), needs no walk of its own.
+    Several rules may note the same node: they run one after the other on it."""
+    index: _Index = ctx.cached("size_index", _Index)
+    if index.last is node:
+        return
+    index.last = node
+    index.observed = True
+    if type(node) is cst.Assign:
+        index.assigns.append(node)
+        return
+    assert isinstance(node, cst.Call)
+    index.calls.append(node)
+    func = node.func
+    name = func.attr.value if type(func) is cst.Attribute else (
+        func.value if type(func) is cst.Name else None)
+    if name != "Sequential" or id(node) in index.nested:
+        return
+    function = ctx.current_function
+    if qualified(ctx, func, function) == "torch.nn.Sequential":
+        index.sequentials.setdefault(id(function) if function else None, []).append(node)
+        index.nested.update(id(n) for n in iter_nodes(node) if type(n) is cst.Call)
+
+
 def size_facts(ctx: FileContext) -> SizeFacts:
-    """The size chains of the file and their mismatches, computed once."""
-    return ctx.cached("size_facts", lambda: _Analysis(ctx).run())
+    """The size chains of the file and their mismatches, computed once (after the walk,
+    from what :func:`observe` noted; otherwise with a walk of its own)."""
+    return ctx.cached("size_facts", lambda: _Analysis(ctx).run() if ctx.imports_from(
+        "torch") else SizeFacts([], {}))
 
 
 # ----------------------------------------------------------- the layer table
@@ -316,8 +344,7 @@ class _Analysis:
             return [{}]
         envs: list[_Env] = []
         keys: set[tuple[object, ...]] = set()
-        for call in self.ctx.cached("size_calls", lambda: [
-                n for n in iter_nodes(self.ctx.module) if isinstance(n, cst.Call)]):
+        for call in index_of(self.ctx).calls:
             if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
                 continue
             if self.ctx.local_module_class(call.func) is not cls:
@@ -372,7 +399,8 @@ class _Analysis:
         if init is not None:
             # Sequentials not bound to an attribute (inside a ModuleList, say), evaluated
             # with the parameters __init__ never rebinds
-            fixed = {k: v for k, v in env.items() if not _binds(init, k, parameters_too=False)}
+            body = _names_bound(init) - {p.name.value for p in parameters(init)}
+            fixed = {k: v for k, v in env.items() if k not in body}
             self.loose_sequences(cls.name.value, init, fixed, cls, walked)
         forward = _method(cls, "forward")
         if forward is not None:
@@ -1056,19 +1084,45 @@ def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return found
 
 
+_BLOCKS = (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.Finally)
+
+
+def _small_statements(function: cst.FunctionDef) -> Iterator[cst.BaseSmallStatement]:
+    """Every small statement of ``function``, in blocks at any depth, without walking
+    into expressions."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from node.body
+            continue
+        stack.extend(c for c in children_of(node) if isinstance(c, _BLOCKS))
+
+
 def _self_targets(function: cst.FunctionDef) -> Iterator[str]:
-    for node in iter_nodes(function.body):
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
-            attr = self_attribute(node.target)
-            if attr is not None:
-                yield attr
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in ("add_module", "register_module") and (
-                    isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
-                name = get_arg(node, "name", 0)
+    """The ``self`` attributes ``function`` assigns (or adds with ``add_module``)."""
+    for small in _small_statements(function):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            targets = [small.target]
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
+                    "add_module", "register_module") and self_attribute(call.func) is None and (
+                    isinstance(call.func.value, cst.Name) and call.func.value.value == "self"):
+                name = get_arg(call, "name", 0)
                 key = _string(name.value) if name is not None else None
                 if key is not None:
                     yield key
+        for target in targets:
+            elements = [e.value for e in target.elements] if isinstance(
+                target, (cst.Tuple, cst.List)) else [target]
+            for element in elements:
+                attr = self_attribute(element)
+                if attr is not None:
+                    yield attr
 
 
 def _assigned_outside_init(cls: cst.ClassDef) -> set[str]:
@@ -1100,25 +1154,83 @@ def qualified(ctx: FileContext, expr: cst.BaseExpression,
 
 
 def bound_in(ctx: FileContext, function: cst.FunctionDef, name: str) -> bool:
-    """Does ``function`` bind ``name`` (a parameter or anywhere in its body)? Cached."""
-    return ctx.cached(("size_bound_in", id(function), name), lambda: _binds(function, name))
+    """Does ``function`` bind ``name`` (a parameter, or anywhere in its body, nested
+    functions included)? One walk per function."""
+    return name in ctx.cached(("size_bound_names", id(function)),
+                              lambda: _names_bound(function))
 
 
-def _outer_sequentials(ctx: FileContext, where: cst.CSTNode) -> Iterator[cst.Call]:
-    """``nn.Sequential(...)`` calls in ``where`` (nested functions and classes aside) that
-    are not an argument of another one."""
-    function = where if isinstance(where, cst.FunctionDef) else None
-    stack: list[cst.CSTNode] = [where.body] if isinstance(
-        where, cst.FunctionDef) else list(where.children)
+def _names_bound(function: cst.FunctionDef) -> frozenset[str]:
+    """Parameters and names bound by the statements of ``function`` (walrus and
+    comprehension targets aside: they never rebind a module such as ``nn``)."""
+    names = {p.name.value for p in parameters(function)}
+    stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        names.update(bound_names(node))
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                names.update(bound_names(small))
             continue
-        if isinstance(node, cst.Call) and qualified(ctx, node.func, function) == (
-                "torch.nn.Sequential"):
-            yield node
-            continue
-        stack.extend(reversed(node.children))
+        stack.extend(c for c in children_of(node) if isinstance(c, _BLOCKS))
+    return frozenset(names)
+
+
+@dataclass
+class _Index:
+    """What one walk of the file finds for the analysis: assignments and calls in source
+    order, and the ``nn.Sequential`` calls not nested in another one, by the function
+    (None: module level) they are in."""
+
+    assigns: list[cst.Assign] = field(default_factory=list)
+    calls: list[cst.Call] = field(default_factory=list)
+    sequentials: dict[int | None, list[cst.Call]] = field(default_factory=dict)
+    nested: set[int] = field(default_factory=set)   # calls inside a Sequential found
+    last: cst.CSTNode | None = None
+    observed: bool = False
+
+
+def _index(ctx: FileContext) -> _Index:
+    index = _Index()
+    calls, assigns = index.calls, index.assigns
+    nested = index.nested
+    # (node, the function it is in): functions and classes change it, nothing else
+    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(ctx.module, None)]
+    while stack:
+        scope, function = stack.pop()
+        inner = [scope]
+        while inner:
+            node = inner.pop()
+            kind = type(node)
+            if kind is cst.Call:
+                calls.append(node)  # type: ignore[arg-type]
+                func = node.func  # type: ignore[attr-defined]
+                name = func.attr.value if type(func) is cst.Attribute else (
+                    func.value if type(func) is cst.Name else None)
+                if name == "Sequential" and id(node) not in nested and qualified(
+                        ctx, func, function) == "torch.nn.Sequential":
+                    index.sequentials.setdefault(id(function) if function else None,
+                                                 []).append(node)  # type: ignore[arg-type]
+                    nested.update(id(n) for n in iter_nodes(node) if type(n) is cst.Call)
+            elif kind is cst.Assign:
+                assigns.append(node)  # type: ignore[arg-type]
+            elif node is not scope and (kind is cst.FunctionDef or kind is cst.ClassDef):
+                stack.append((node, node if kind is cst.FunctionDef else None))  # type: ignore[arg-type]
+                continue
+            inner.extend(reversed(children_of(node)))
+    return index
+
+
+def _outer_sequentials(ctx: FileContext, where: cst.CSTNode) -> list[cst.Call]:
+    """``nn.Sequential(...)`` calls directly in ``where`` (a function, or the module for
+    module level: nested functions and classes aside) not nested in another one."""
+    key = id(where) if isinstance(where, cst.FunctionDef) else None
+    return index_of(ctx).sequentials.get(key, [])
+
+
+def index_of(ctx: FileContext) -> _Index:
+    index: _Index = ctx.cached("size_index", lambda: _index(ctx))
+    return index if index.observed or index.calls or index.assigns else _index(ctx)
 
 
 def _contains_return(stmt: cst.CSTNode) -> bool:
@@ -1414,8 +1526,9 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
     instances: dict[str, str | int] = {}
     found: dict[str | int, set[tuple[int, ...]]] = {}
     tensors: dict[str, tuple[int, ...]] = {}
-    for node in iter_nodes(ctx.module):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(
+    index = index_of(ctx)
+    for node in index.assigns:
+        if len(node.targets) == 1 and isinstance(
                 node.targets[0].target, cst.Name):
             name = node.targets[0].target.value
             value = node.value
@@ -1431,7 +1544,8 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
                 shape = _factory_shape(analysis, value)
                 if shape is not None:
                     tensors[name] = shape
-        if not isinstance(node, cst.Call) or not node.args:
+    for node in index.calls:
+        if not node.args:
             continue
         model: str | int | None = None
         shape_node: cst.BaseExpression | None = None
