@@ -162,13 +162,48 @@ def test_spatial_sizes_from_a_dummy_input():
         def forward(self, x):
             x = F.max_pool2d(F.relu(self.conv1(x)), 2)
             x = nn.functional.relu(self.conv2(x))
-            x = nn.MaxPool2d(2, ceil_mode=True)(x)
             return self.fc(torch.flatten(x, 1))
     net = LeNet()
     net(torch.randn(1, 3, 32, 32))
     """
-    # F.max_pool2d's arguments are not followed: the spatial size is unknown after it
-    assert messages(source) == []
+    # 32 -> conv 28 -> pool 14 -> conv (padding 1) 12: 16 * 12 * 12 features
+    assert messages(source) == ["Linear(400 -> 10) receives 2304 features from torch.flatten "
+                                "of 16x12x12 (after Conv2d(6 -> 16)); in_features=2304 would "
+                                "make the chain consistent"]
+    # a module built inside forward is an unknown call: the spatial size is lost after it
+    unknown = source.replace("return self.fc(", "x = nn.MaxPool2d(2)(x)\n        return self.fc(")
+    assert messages(unknown) == []
+
+
+def test_spatial_sizes_from_the_dataset_the_loader_uses():
+    source = HEADER + """
+    from torchvision import datasets, transforms
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+            self.fc = nn.Linear(8 * 15 * 15, 10)
+        def forward(self, x):
+            x = F.max_pool2d(self.conv(x), 2)
+            return self.fc(x.view(x.size(0), -1))
+    def main():
+        tf = transforms.Compose([transforms.RandomCrop(32, padding=4), transforms.ToTensor()])
+        data = datasets.CIFAR10("data", transform=tf)
+        loader = torch.utils.data.DataLoader(data, batch_size=8)
+        model = Net().to("cpu")
+        for x, y in loader:
+            model(x)
+    """
+    # CIFAR-10 crops of 32: 32 -> conv 30 -> pool 15, as declared
+    found, _ = facts(source)
+    (chain,) = found.chains
+    assert chain.checks == 3 and not chain.mismatches
+    assert messages(source.replace("RandomCrop(32", "Resize(64")) == [
+        "Linear(1800 -> 10) receives 7688 features from .view() of 8x31x31 (after "
+        "Conv2d(3 -> 8)); in_features=7688 would make the chain consistent"]
+    # an unknown transform: no size is stated
+    assert messages(source.replace("transforms.ToTensor()", "Custom()").replace(
+        "RandomCrop(32", "Resize(64")) == []
 
 
 def test_spatial_arithmetic_with_layers():

@@ -117,6 +117,7 @@ class Value:
     spatial: tuple[Size, ...] | None = None
     source: str = "the input"       # the layer or operation that produced these sizes
     flattened: bool = False          # ``features`` come from a flatten or view
+    dataset: bool = False            # the size a dataset's images have
 
 
 @dataclass(frozen=True)
@@ -529,6 +530,12 @@ class _Analysis:
         local.attrs = scope.attrs
         flow = _Flow(self, chain, local, {params[0].name.value: start})
         flow.run(forward.body.body)
+        if start.dataset and not (chain.steps and chain.steps[0].label.startswith(
+                ("Conv2d(", "MaxPool2d", "AvgPool2d"))):
+            # the dataset's images are this model's input only if it starts on images
+            chain = Chain(cls.name.value, "forward", forward)
+            flow = _Flow(self, chain, local, {params[0].name.value: Value()})
+            flow.run(forward.body.body)
         self.finish(chain)
 
 
@@ -1431,11 +1438,28 @@ class _Flow:
                 return self.flattened(call, first, "torch.flatten")
             return self.stop_if_flowing(call, [first], "a reshape")
         if qual in _SPATIAL_FUNCTIONS and isinstance(first, Value):
-            out = Value(first.rank, first.channels, _UNKNOWN, None, first.source)
+            spatial = self.functional_pool(qual or "", call, first)
+            out = Value(first.rank, first.channels, spatial[-1] if spatial else _UNKNOWN,
+                        spatial, first.source)
             self.chain.steps.append(Step(_short(qual or ""), _show(first), _show(out), call))
             return out
         values = [self.eval(a.value) for a in call.args]
         return self.stop_if_flowing(call, values, f"{_short(qual) if qual else 'a call'}")
+
+    def functional_pool(self, qual: str, call: cst.Call, value: Value
+                        ) -> tuple[Size, ...] | None:
+        """The spatial sizes after ``F.max_pool2d(x, k, s, p)`` / ``F.avg_pool2d``."""
+        leaf = qual.rsplit(".", 1)[1]
+        if not leaf.startswith(("max_pool", "avg_pool")) or any(a.star for a in call.args):
+            return None
+        names = ("input",) + (_MAX_POOL if leaf.startswith("max") else _AVG_POOL)
+        args: dict[str, object] = {}
+        for position, name in enumerate(names[1:], start=1):
+            arg = get_arg(call, name, position)
+            if arg is not None:
+                args[name] = self.scope.eval(arg.value, 0)
+        pool = Layer(leaf, call, "pool", int(leaf[-2]), _UNKNOWN, _UNKNOWN, call, args)
+        return _spatial(pool, value, value.rank)
 
     def flattened(self, call: cst.CSTNode, value: Value, how: str) -> Value:
         out = _flatten(value, how)
@@ -1565,8 +1589,16 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
             shape = tensors.get(shape_node.value)
         elif isinstance(shape_node, cst.Call):
             shape = _factory_shape(analysis, shape_node)
-        found.setdefault(model, set()).add(shape if shape is not None else ())
+        if shape is not None:
+            found.setdefault(model, set()).add(shape)
     stated: dict[str | int, Value] = {}
+    if not found:
+        image = _dataset_image(analysis, index)
+        models = {m for m in instances.values() if isinstance(m, str)}
+        if image is not None and len(models) == 1:
+            channels, height, width = image
+            stated[models.pop()] = Value(4, channels, width, (height, width),
+                                         "the dataset's images", dataset=True)
     for model, shapes in found.items():
         if len(shapes) == 1:
             (shape,) = shapes
@@ -1576,6 +1608,102 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
             elif len(shape) == 2:
                 stated[model] = Value(2, shape[1], shape[1], None, f"the input {tuple(shape)}")
     return stated
+
+
+# torchvision datasets of one known image size: (channels, height, width)
+_DATASETS = {
+    **{f"torchvision.datasets.{name}": (1, 28, 28)
+       for name in ("MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST")},
+    **{f"torchvision.datasets.{name}": (3, 32, 32) for name in ("CIFAR10", "CIFAR100", "SVHN")},
+    "torchvision.datasets.STL10": (3, 96, 96),
+}
+# transforms that keep the image size
+_KEEP_TRANSFORMS = frozenset(
+    f"torchvision.transforms.{name}" for name in (
+        "ToTensor", "Normalize", "RandomHorizontalFlip", "RandomVerticalFlip", "ColorJitter",
+        "RandomRotation", "RandomGrayscale", "ConvertImageDtype", "PILToTensor",
+        "RandomErasing", "GaussianBlur", "AutoAugment", "RandAugment", "TrivialAugmentWide",
+        "RandomAutocontrast", "RandomEqualize", "RandomInvert", "RandomPosterize",
+        "RandomSolarize", "RandomAdjustSharpness"))
+_CROPS = frozenset(f"torchvision.transforms.{name}" for name in (
+    "CenterCrop", "RandomCrop", "RandomResizedCrop", "Resize"))
+
+
+def _dataset_image(analysis: _Analysis, index: _Index) -> tuple[Size, int, int] | None:
+    """(channels, height, width) of the images of every dataset the file loads through a
+    ``DataLoader``, when they provably agree: a dataset of a known size, or a literal
+    ``Resize``/``CenterCrop``/``RandomCrop`` in its transform."""
+    ctx = analysis.ctx
+    if not any(qualified(ctx, c.func, None) == "torch.utils.data.DataLoader"
+               for c in index.calls):
+        return None
+    sizes: set[tuple[Size, int, int]] = set()
+    for call in index.calls:
+        qual = qualified(ctx, call.func, None)
+        if qual is None or not qual.startswith("torchvision.datasets."):
+            continue
+        base: tuple[Size, Size, Size] = _DATASETS.get(qual, (_UNKNOWN, _UNKNOWN, _UNKNOWN))
+        if qual.endswith(".ImageFolder"):
+            base = (3, _UNKNOWN, _UNKNOWN)
+        transform = get_arg(call, "transform")
+        image = _transformed(analysis, index, base, transform.value if transform else None)
+        if image is None:
+            return None
+        sizes.add(image)
+    if len(sizes) != 1:
+        return None
+    return sizes.pop()
+
+
+def _transformed(analysis: _Analysis, index: _Index, image: tuple[Size, Size, Size],
+                 transform: cst.BaseExpression | None) -> tuple[Size, int, int] | None:
+    ctx = analysis.ctx
+    if isinstance(transform, cst.Name):
+        bound = [a.value for a in index.assigns if len(a.targets) == 1 and isinstance(
+            a.targets[0].target, cst.Name) and a.targets[0].target.value == transform.value]
+        transform = bound[0] if len(bound) == 1 else None
+        if transform is None:
+            return None
+    steps: list[cst.BaseExpression] = []
+    if isinstance(transform, cst.Call) and qualified(
+            ctx, transform.func, None) == "torchvision.transforms.Compose":
+        arg = transform.args[0].value if transform.args else None
+        if not isinstance(arg, (cst.List, cst.Tuple)):
+            return None
+        steps = [e.value for e in arg.elements]
+    elif transform is not None:
+        steps = [transform]
+    channels, height, width = image
+    scope = _Scope(analysis, {}, None)
+    for step in steps:
+        if not isinstance(step, cst.Call):
+            return None
+        qual = qualified(ctx, step.func, None)
+        if qual in _KEEP_TRANSFORMS:
+            continue
+        if qual == "torchvision.transforms.Grayscale":
+            arg = get_arg(step, "num_output_channels", 0)
+            channels = scope.eval(arg.value, 0) if arg else 1  # type: ignore[assignment]
+            channels = channels if known(channels) else _UNKNOWN
+            continue
+        if qual not in _CROPS:
+            return None
+        arg = get_arg(step, "size", 0)
+        size = scope.eval(arg.value, 0) if arg else _UNKNOWN
+        if isinstance(size, (list, tuple)) and len(size) == 1:
+            size = size[0]
+        if known(size):
+            if qual.endswith(".Resize") and not (known(height) and height == width):
+                height = width = _UNKNOWN  # the shorter side: the other depends on the image
+            else:
+                height = width = size  # type: ignore[assignment]
+        elif isinstance(size, (list, tuple)) and len(size) == 2 and all(known(v) for v in size):
+            height, width = size  # type: ignore[assignment]
+        else:
+            return None
+    if known(height) and known(width):
+        return channels, height, width  # type: ignore[return-value]
+    return None
 
 
 def _factory_shape(analysis: _Analysis, call: cst.Call) -> tuple[int, ...] | None:
