@@ -257,3 +257,26 @@ def test_rnn_output_and_embedding_input():
 def test_unknown_is_a_value_with_a_reason():
     assert str(Unknown("a reshape")) == "?"
     assert Unknown("a").reason == "a"
+
+
+def test_spatial_sizes_from_a_summary_call():
+    source = HEADER + """
+    from torchsummary import summary
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, stride=2)
+            self.fc = nn.Linear(4 * 8 * 8, 2)
+        def forward(self, x):
+            return self.fc(torch.flatten(self.conv(x), 1))
+    net = Net()
+    summary(net, (3, 32, 32))
+    """
+    # 32 -> conv 3 stride 2: 15
+    assert messages(source) == ["Linear(256 -> 2) receives 900 features from torch.flatten of "
+                                "4x15x15 (after Conv2d(3 -> 4)); in_features=900 would make the "
+                                "chain consistent"]
+    torchinfo = source.replace("torchsummary", "torchinfo").replace("(3, 32, 32)",
+                                                                    "input_size=(1, 3, 34, 34)")
+    assert messages(torchinfo) == [m.replace("900", "1024").replace("15x15", "16x16")
+                                   for m in messages(source)]

@@ -1538,6 +1538,7 @@ def _short(qual: str | None) -> str:
 
 
 # ------------------------------------------------------------ stated inputs
+_SUMMARIES = frozenset({"torchsummary.summary", "torchinfo.summary"})
 _FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
                         "torch.empty", "torch.randint"})
 
@@ -1582,12 +1583,25 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
                 isinstance(node.args[0].value, cst.Name)):
             model = instances.get(node.args[0].value.value)
             shape_node = node.args[1].value
-        if model is None or shape_node is None:
-            continue
         shape: tuple[int, ...] | None = None
-        if isinstance(shape_node, cst.Name):
+        summary = qualified(ctx, node.func, None)
+        if summary in _SUMMARIES and isinstance(node.args[0].value, cst.Name):
+            # torchsummary's input_size leaves the batch out, torchinfo's includes it
+            size = get_arg(node, "input_size", 1)
+            value = _Scope(analysis, {}, None).eval(size.value, 0) if size else None
+            if isinstance(value, list):
+                value = tuple(value)
+            if isinstance(value, tuple) and value and all(known(v) for v in value):
+                model = instances.get(node.args[0].value.value)
+                shape = (1, *value) if summary == "torchsummary.summary" else value
+                shape_node = None
+        elif model is None or shape_node is None:
+            continue
+        if model is None:
+            continue
+        if shape is None and isinstance(shape_node, cst.Name):
             shape = tensors.get(shape_node.value)
-        elif isinstance(shape_node, cst.Call):
+        elif shape is None and isinstance(shape_node, cst.Call):
             shape = _factory_shape(analysis, shape_node)
         if shape is not None:
             found.setdefault(model, set()).add(shape)
