@@ -280,3 +280,21 @@ def test_spatial_sizes_from_a_summary_call():
                                                                     "input_size=(1, 3, 34, 34)")
     assert messages(torchinfo) == [m.replace("900", "1024").replace("15x15", "16x16")
                                    for m in messages(source)]
+
+
+def test_a_construction_inside_a_function_reads_no_local_name_as_a_constant():
+    source = HEADER + """
+    classes = 10
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc1 = nn.Linear(4, n)
+            self.fc2 = nn.Linear(10, 2)
+        def forward(self, x):
+            return self.fc2(self.fc1(x))
+    def main(data):
+        classes = len(data)
+        return Net(classes)
+    """
+    assert messages(source) == []
+    assert len(messages(source.replace("Net(classes)", "Net(12)"))) == 1

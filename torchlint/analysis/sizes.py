@@ -180,12 +180,14 @@ def observe(ctx: FileContext, node: cst.Call | cst.Assign) -> None:
         return
     assert isinstance(node, cst.Call)
     index.calls.append(node)
+    function = ctx.current_function
+    if function is not None:
+        index.in_functions.add(id(node))
     func = node.func
     name = func.attr.value if type(func) is cst.Attribute else (
         func.value if type(func) is cst.Name else None)
     if name != "Sequential" or id(node) in index.nested:
         return
-    function = ctx.current_function
     if qualified(ctx, func, function) == "torch.nn.Sequential":
         index.sequentials.setdefault(id(function) if function else None, []).append(node)
         index.nested.update(id(n) for n in iter_nodes(node) if type(n) is cst.Call)
@@ -365,6 +367,8 @@ class _Analysis:
         if any(arg.star for arg in call.args):
             return env
         scope = _Scope(self, {}, None)
+        # inside a function, a name may be a local of it: only literals are read there
+        scope.locals_unknown = id(call) in index_of(self.ctx).in_functions
         given: dict[str, cst.BaseExpression] = {}
         positional = [a for a in call.args if a.keyword is None]
         for param, arg in zip(function.params.params[1:], positional):
@@ -376,8 +380,8 @@ class _Analysis:
             name = param.name.value
             if name in given:
                 env[name] = scope.eval(given[name], 0)
-            elif param.default is not None:
-                env[name] = scope.eval(param.default, 0)
+            elif param.default is not None:  # defaults are read at module level
+                env[name] = _Scope(self, {}, None).eval(param.default, 0)
         return env
 
     # ------------------------------------------------------------- classes
@@ -700,6 +704,7 @@ class _Scope:
         self.attrs: _Env = {}
         self.returned: object = Unknown("no return")
         self.function = function
+        self.locals_unknown = False
 
     # ------------------------------------------------------------ statements
     def run(self, body: Sequence[cst.BaseStatement], depth: int) -> None:
@@ -876,7 +881,8 @@ class _Scope:
             return name == "True"
         if name == "None":
             return None
-        if self.function is not None and bound_in(self.analysis.ctx, self.function, name):
+        if self.locals_unknown or self.function is not None and bound_in(
+                self.analysis.ctx, self.function, name):
             return Unknown(f"'{name}'")
         return self.analysis.module_constant(name)
 
@@ -1193,6 +1199,7 @@ class _Index:
     calls: list[cst.Call] = field(default_factory=list)
     sequentials: dict[int | None, list[cst.Call]] = field(default_factory=dict)
     nested: set[int] = field(default_factory=set)   # calls inside a Sequential found
+    in_functions: set[int] = field(default_factory=set)  # calls inside a function
     last: cst.CSTNode | None = None
     observed: bool = False
 
@@ -1211,6 +1218,8 @@ def _index(ctx: FileContext) -> _Index:
             kind = type(node)
             if kind is cst.Call:
                 calls.append(node)  # type: ignore[arg-type]
+                if function is not None:
+                    index.in_functions.add(id(node))
                 func = node.func  # type: ignore[attr-defined]
                 name = func.attr.value if type(func) is cst.Attribute else (
                     func.value if type(func) is cst.Name else None)
