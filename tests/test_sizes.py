@@ -298,3 +298,22 @@ def test_a_construction_inside_a_function_reads_no_local_name_as_a_constant():
     """
     assert messages(source) == []
     assert len(messages(source.replace("Net(classes)", "Net(12)"))) == 1
+
+
+def test_a_stated_input_belongs_to_the_names_of_one_function():
+    source = HEADER + """
+    def test_one():
+        model = nn.Sequential(nn.Linear(32, 2))
+        model(torch.randn(4, 32))
+    def test_two():
+        model = nn.Sequential(nn.Linear(8, 2))
+        x = torch.randn(4, 8)
+        model(x)
+    def test_three():
+        model = nn.Sequential(nn.Linear(16, 2))
+        model(x)
+    """
+    assert messages(source) == []
+    wrong = source.replace("model(torch.randn(4, 32))", "model(torch.randn(4, 30))")
+    assert messages(wrong) == ["Linear(32 -> 2) receives 30 features from the input (4, 30); "
+                               "in_features=30 would make the chain consistent"]

@@ -20,6 +20,7 @@ a concatenation, a branch, an unknown call) stops the chain with the reason.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Union
@@ -175,12 +176,13 @@ def observe(ctx: FileContext, node: cst.Call | cst.Assign) -> None:
         return
     index.last = node
     index.observed = True
+    function = ctx.current_function
+    index.scope[id(node)] = id(function) if function is not None else 0
     if type(node) is cst.Assign:
         index.assigns.append(node)
         return
     assert isinstance(node, cst.Call)
     index.calls.append(node)
-    function = ctx.current_function
     if function is not None:
         index.in_functions.add(id(node))
     func = node.func
@@ -1200,6 +1202,7 @@ class _Index:
     sequentials: dict[int | None, list[cst.Call]] = field(default_factory=dict)
     nested: set[int] = field(default_factory=set)   # calls inside a Sequential found
     in_functions: set[int] = field(default_factory=set)  # calls inside a function
+    scope: dict[int, int] = field(default_factory=dict)  # node -> its function's id (0: none)
     last: cst.CSTNode | None = None
     observed: bool = False
 
@@ -1216,6 +1219,8 @@ def _index(ctx: FileContext) -> _Index:
         while inner:
             node = inner.pop()
             kind = type(node)
+            if kind is cst.Call or kind is cst.Assign:
+                index.scope[id(node)] = id(function) if function is not None else 0
             if kind is cst.Call:
                 calls.append(node)  # type: ignore[arg-type]
                 if function is not None:
@@ -1557,14 +1562,20 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
     (``model(torch.randn(1, 3, 32, 32))``, ``torch.onnx.export(model, x, ...)``), keyed by
     the class (or a module-level Sequential's variable). Two different sizes: none."""
     ctx = analysis.ctx
-    instances: dict[str, str | int] = {}
+    # names are keyed by the function they are assigned in, and used only when assigned
+    # once there: ``model`` of one test function is not ``model`` of the next
+    instances: dict[tuple[int, str], str | int] = {}
     found: dict[str | int, set[tuple[int, ...]]] = {}
-    tensors: dict[str, tuple[int, ...]] = {}
+    tensors: dict[tuple[int, str], tuple[int, ...]] = {}
     index = index_of(ctx)
+    counts = Counter((index.scope.get(id(a), -1), t.target.value) for a in index.assigns
+                     for t in a.targets if isinstance(t.target, cst.Name))
     for node in index.assigns:
         if len(node.targets) == 1 and isinstance(
                 node.targets[0].target, cst.Name):
-            name = node.targets[0].target.value
+            name = (index.scope.get(id(node), -1), node.targets[0].target.value)
+            if counts[name] != 1:
+                continue
             value = node.value
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
                     value.func.attr.value in ("to", "cuda", "eval", "cpu", "float")):
@@ -1583,14 +1594,15 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
             continue
         model: str | int | None = None
         shape_node: cst.BaseExpression | None = None
-        if isinstance(node.func, cst.Name) and node.func.value in instances:
-            model, shape_node = instances[node.func.value], node.args[0].value
+        where = index.scope.get(id(node), -1)
+        if isinstance(node.func, cst.Name) and (where, node.func.value) in instances:
+            model, shape_node = instances[where, node.func.value], node.args[0].value
         elif isinstance(node.func, cst.Call) and (cls := ctx.local_module_class(
                 node.func.func)) is not None:
             model, shape_node = cls.name.value, node.args[0].value
         elif qualified(ctx, node.func, None) == "torch.onnx.export" and len(node.args) > 1 and (
                 isinstance(node.args[0].value, cst.Name)):
-            model = instances.get(node.args[0].value.value)
+            model = instances.get((where, node.args[0].value.value))
             shape_node = node.args[1].value
         shape: tuple[int, ...] | None = None
         summary = qualified(ctx, node.func, None)
@@ -1601,7 +1613,7 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
             if isinstance(value, list):
                 value = tuple(value)
             if isinstance(value, tuple) and value and all(known(v) for v in value):
-                model = instances.get(node.args[0].value.value)
+                model = instances.get((where, node.args[0].value.value))
                 shape = (1, *value) if summary == "torchsummary.summary" else value
                 shape_node = None
         elif model is None or shape_node is None:
@@ -1609,7 +1621,7 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
         if model is None:
             continue
         if shape is None and isinstance(shape_node, cst.Name):
-            shape = tensors.get(shape_node.value)
+            shape = tensors.get((where, shape_node.value))
         elif shape is None and isinstance(shape_node, cst.Call):
             shape = _factory_shape(analysis, shape_node)
         if shape is not None:
