@@ -349,9 +349,8 @@ class _Analysis:
             return [{}]
         envs: list[_Env] = []
         keys: set[tuple[object, ...]] = set()
-        for call in index_of(self.ctx).calls:
-            if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
-                continue
+        by_name = self.ctx.cached("size_calls_by_name", lambda: _calls_by_name(self.ctx))
+        for call in by_name.get(cls.name.value, ()):
             if self.ctx.local_module_class(call.func) is not cls:
                 continue
             env = self.bind_arguments(init, call)
@@ -1249,6 +1248,23 @@ def _outer_sequentials(ctx: FileContext, where: cst.CSTNode) -> list[cst.Call]:
     return index_of(ctx).sequentials.get(key, [])
 
 
+def _last_name(func: cst.BaseExpression) -> str | None:
+    if type(func) is cst.Name:
+        return func.value  # type: ignore[attr-defined]
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[attr-defined]
+    return None
+
+
+def _calls_by_name(ctx: FileContext) -> dict[str, list[cst.Call]]:
+    """The calls of a bare name (``Net(...)``), by that name."""
+    found: dict[str, list[cst.Call]] = {}
+    for call in index_of(ctx).calls:
+        if type(call.func) is cst.Name:
+            found.setdefault(call.func.value, []).append(call)  # type: ignore[attr-defined]
+    return found
+
+
 def index_of(ctx: FileContext) -> _Index:
     index: _Index = ctx.cached("size_index", lambda: _index(ctx))
     return index if index.observed or index.calls or index.assigns else _index(ctx)
@@ -1669,11 +1685,15 @@ def _dataset_image(analysis: _Analysis, index: _Index) -> tuple[Size, int, int] 
     ``DataLoader``, when they provably agree: a dataset of a known size, or a literal
     ``Resize``/``CenterCrop``/``RandomCrop`` in its transform."""
     ctx = analysis.ctx
-    if not any(qualified(ctx, c.func, None) == "torch.utils.data.DataLoader"
+    if not any(isinstance(c.func, (cst.Name, cst.Attribute)) and _last_name(c.func) == (
+            "DataLoader") and qualified(ctx, c.func, None) == "torch.utils.data.DataLoader"
                for c in index.calls):
         return None
     sizes: set[tuple[Size, int, int]] = set()
+    leaves = {q.rsplit(".", 1)[1] for q in _DATASETS} | {"ImageFolder"}
     for call in index.calls:
+        if _last_name(call.func) not in leaves:
+            continue
         qual = qualified(ctx, call.func, None)
         if qual is None or not qual.startswith("torchvision.datasets."):
             continue
