@@ -1,0 +1,63 @@
+"""Unit tests for the training-setup rules (TL223, TL224, TL802, TL903) beyond their
+fixtures: module-level training scripts, bindings followed through the file, the shapes
+that keep them silent, and their fixes."""
+
+from __future__ import annotations
+
+from test_rules_training import findings, fixed
+
+# ------------------------------------------------------------------------ TL223
+SCRIPT = """
+import torch
+from torch.cuda.amp import GradScaler as Scaler
+
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = Scaler()
+for x in range(3):
+    scaler.scale(model(torch.randn(1, 2)).sum()).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # keep
+    scaler.step(opt)
+    scaler.update()
+"""
+
+
+def test_tl223_module_level_script_and_its_fix_keeps_the_comment() -> None:
+    assert findings("TL223", SCRIPT) == [(10, 5)]
+    out = fixed("TL223", SCRIPT)
+    assert "    scaler.unscale_(opt)\n    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # keep\n" in out
+
+
+def test_tl223_no_fix_when_two_optimizers_are_stepped() -> None:
+    source = """
+    import torch
+    def train(model, a, b, loss):
+        scaler = torch.amp.GradScaler()
+        scaler.scale(loss).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(a)
+        scaler.step(b)
+    """
+    assert findings("TL223", source) == [(6, 5)]
+    assert "unscale_" not in fixed("TL223", source)
+
+
+def test_tl223_silent_outside_training_code_or_for_a_non_torch_clip() -> None:
+    assert findings("TL223", """
+    from mylib import clip_grad_norm_
+    def train(model, opt, scaler, loss):
+        scaler.scale(loss).backward()
+        clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+    """) == []
+    # a scaler bound to something that is not a GradScaler in the file
+    assert findings("TL223", """
+    import torch
+    class T:
+        def __init__(self):
+            self.scaler = ApexScaler()
+        def step(self, model, opt, loss):
+            self.scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            self.scaler.step(opt)
+    """) == []

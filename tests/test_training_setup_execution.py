@@ -1,0 +1,91 @@
+"""The training-setup rules (TL223, TL224, TL903) proven with real torch on the CPU: the
+bug each reports really happens when the code runs, and TL223's fix cures it.
+
+Run with: python -m pytest -m torch tests/test_training_setup_execution.py
+"""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import pytest
+
+from torchlint.analysis.options import Options
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
+from torchlint.fix.fixer import fix_source
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+def _codes(code: str, source: str) -> list[int]:
+    rule = all_rules()[code]
+    result = lint_source(SourceFile("case.py", source), FileSettings.for_rules([rule]))
+    return [d.line for d in result.diagnostics if d.code == code]
+
+
+def _run(source: str) -> dict:
+    namespace: dict = {"__name__": "__case__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(source, "<case>", "exec"), namespace)
+    return namespace
+
+
+# ------------------------------------------------------------------------ TL223
+_AMP_STEP = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+    from torch.amp import GradScaler
+
+    def train(model, optimizer, x, y, scaler):
+        norms = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            scaler.scale(loss).backward()
+            norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1e9)))
+            scaler.step(optimizer)
+            scaler.update()
+        return norms
+
+    def unscaled(model, optimizer, x, y):
+        norms = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            F.mse_loss(model(x), y).backward()
+            norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1e9)))
+            optimizer.step()
+        return norms
+
+    def setup():
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2)
+        return model, torch.optim.SGD(model.parameters(), lr=0.01), torch.randn(8, 4), torch.randn(8, 2)
+
+    SCALE = 1024.0
+    model, optimizer, x, y = setup()
+    result = train(model, optimizer, x, y, GradScaler("cpu", init_scale=SCALE, growth_interval=1000))
+    model, optimizer, x, y = setup()
+    reference = unscaled(model, optimizer, x, y)
+""")
+
+
+def test_tl223_clip_before_unscale_sees_norms_times_the_scale_and_the_fix_cures_it() -> None:
+    assert _codes("TL223", _AMP_STEP) == [12]
+    rule = all_rules()["TL223"]
+    fixed = fix_source(SourceFile("case.py", _AMP_STEP),
+                       FileSettings.for_rules([rule], options=Options()), unsafe=True).source.text
+    assert "        scaler.unscale_(optimizer)\n        norms.append(" in fixed
+    assert _codes("TL223", fixed) == []
+    before, after = _run(_AMP_STEP), _run(fixed)
+    scale = before["SCALE"]
+    # before: the clip measured the scaled gradients, the scale factor too large
+    for seen, true in zip(before["result"], before["reference"]):
+        assert seen == pytest.approx(true * scale, rel=1e-4)
+    # after: the clip measures the true gradients, as a run without mixed precision does
+    assert after["result"] == pytest.approx(after["reference"], rel=1e-4)

@@ -1,0 +1,227 @@
+"""The objects a training setup is made of, and the order of calls on them: facts the
+training-setup rules (TL223 gradient scalers, TL224 frozen optimizers, TL802 distributed
+samplers, TL903 dataset generators) share.
+
+Computed once per file (``FileContext.cached``):
+
+* **bindings**: what a name (in one function, or at module level) or a ``self.x`` (in the
+  methods of one class) is assigned, as the expressions assigned (``assigned``), and the
+  qualified name of the class or function a binding calls (``bound_call``): a
+  ``GradScaler``, an optimizer, a ``DistributedSampler``, a ``DataLoader``.
+* **the scaler calls of a function**, in source order (``scaler_events``): each
+  ``S.scale(L).backward()``, ``S.unscale_(O)``, ``S.step(O)`` and each gradient clip
+  (``torch.nn.utils.clip_grad_norm_``/``clip_grad_value_``, any alias), so a rule can tell
+  which came before which along the function's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import (
+    children_of,
+    get_arg,
+    iter_nodes,
+    iter_scope,
+    parameters,
+    self_attribute,
+)
+
+GRAD_SCALERS = frozenset({
+    "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
+    "torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
+    "torch.cpu.amp.GradScaler",
+})
+GRADIENT_CLIPS = frozenset({
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
+    "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_value_",
+    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm",
+})
+DISTRIBUTED_SAMPLERS = frozenset({
+    "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
+})
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_OPTIMIZER_PREFIX = "torch.optim."
+
+
+def text(node: cst.CSTNode) -> str:
+    """An expression's source without whitespace or comments, to compare two spellings."""
+    return "".join(cst.Module([]).code_for_node(
+        node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node).split())
+
+
+def is_optimizer_class(qualname: str | None) -> bool:
+    """``torch.optim.SGD``, ``torch.optim.adamw.AdamW`` (not a scheduler, not a function)."""
+    if not qualname or not qualname.startswith(_OPTIMIZER_PREFIX) or ".lr_scheduler" in qualname:
+        return False
+    return qualname.rsplit(".", 1)[1][:1].isupper() and not qualname.endswith(".Optimizer")
+
+
+# ------------------------------------------------------------------ bindings
+@dataclass(frozen=True)
+class _Assignment:
+    scope: int  # id of the function holding it (0: module level)
+    klass: int  # id of the class whose method holds a ``self.x = ...`` (0: none)
+    value: cst.BaseExpression | None  # None: bound by unpacking or a loop
+
+
+def _assignments(ctx: FileContext) -> dict[str, list[_Assignment]]:
+    return ctx.cached("training_objects_assignments", lambda: _index(ctx.module))
+
+
+def _index(module: cst.Module) -> dict[str, list[_Assignment]]:
+    index: dict[str, list[_Assignment]] = {}
+    stack: list[tuple[cst.CSTNode, int, int, int]] = [(module, 0, 0, 0)]
+    while stack:
+        node, scope, klass, outer = stack.pop()
+        if isinstance(node, cst.ClassDef):
+            outer = id(node)
+        elif isinstance(node, cst.FunctionDef):
+            scope, klass, outer = id(node), outer, 0
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
+                node.target]
+            for target in targets:
+                if isinstance(target, (cst.Name, cst.Attribute)):
+                    index.setdefault(text(target), []).append(
+                        _Assignment(scope, klass, node.value))
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    for element in _unpacked(target):
+                        index.setdefault(text(element), []).append(
+                            _Assignment(scope, klass, None))
+        elif isinstance(node, cst.For):
+            for element in _targets(node.target):
+                index.setdefault(text(element), []).append(_Assignment(scope, klass, None))
+        stack.extend((child, scope, klass, outer) for child in children_of(node))
+    return index
+
+
+def _targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        yield from _unpacked(target)
+    elif isinstance(target, (cst.Name, cst.Attribute)):
+        yield target
+
+
+def _unpacked(target: cst.Tuple | cst.List) -> Iterator[cst.BaseExpression]:
+    for element in target.elements:
+        value = element.value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            yield from _unpacked(value)
+        elif isinstance(value, (cst.Name, cst.Attribute)):
+            yield value
+
+
+def assigned(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef | None,
+             klass: cst.ClassDef | None = None) -> list[cst.BaseExpression] | None:
+    """What ``expr`` (a name, or ``self.x``) is assigned, seen from ``function`` (None: module
+    level): a name's assignments in that function, or at module level when the function
+    neither assigns it nor takes it as a parameter; ``self.x``'s assignments in the methods
+    of ``klass``. None when some binding cannot be followed (unpacking, a loop target, a
+    parameter) or there is none."""
+    entries = _assignments(ctx).get(text(expr), [])
+    if isinstance(expr, cst.Attribute):
+        if self_attribute(expr) is None or klass is None:
+            return None
+        entries = [e for e in entries if e.klass == id(klass)]
+    elif isinstance(expr, cst.Name):
+        local = [e for e in entries if function is not None and e.scope == id(function)]
+        if local:
+            entries = local
+        elif function is not None and expr.value in {p.name.value for p in parameters(function)}:
+            return None
+        else:
+            entries = [e for e in entries if e.scope == 0]
+    else:
+        return None
+    if not entries or any(e.value is None for e in entries):
+        return None
+    return [e.value for e in entries if e.value is not None]
+
+
+def bound_call(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef | None,
+               klass: cst.ClassDef | None = None) -> str | None:
+    """The qualified name of the callable every assignment of ``expr`` calls
+    (``torch.amp.GradScaler`` for ``scaler = GradScaler()``), else None."""
+    values = assigned(ctx, expr, function, klass)
+    if not values:
+        return None
+    names = {ctx.qualified_name(v.func) if isinstance(v, cst.Call) else None for v in values}
+    return names.pop() if len(names) == 1 else None
+
+
+def is_bound_elsewise(ctx: FileContext, expr: cst.BaseExpression,
+                      function: cst.FunctionDef | None, klass: cst.ClassDef | None,
+                      qualnames: frozenset[str]) -> bool:
+    """Some assignment of ``expr`` in the file gives it a value not built by one of
+    ``qualnames`` (a scaler of another library, a wrapper)."""
+    values = assigned(ctx, expr, function, klass) or []
+    return any(not isinstance(v, cst.Call) or ctx.qualified_name(v.func) not in qualnames
+               for v in values)
+
+
+# -------------------------------------------------------------- scaler calls
+@dataclass(frozen=True)
+class ScalerEvent:
+    kind: str  # "scale_backward", "unscale", "step", "clip"
+    scaler: str  # the receiver's text ("" for a clip)
+    optimizer: str  # the optimizer's text for "unscale"/"step" ("" otherwise)
+    node: cst.Call
+    receiver: cst.BaseExpression | None  # the scaler expression (None for a clip)
+
+
+def scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[ScalerEvent]:
+    """The scaler calls and gradient clips of a function's own body (or of the module's
+    code outside functions), in source order."""
+    return ctx.cached(("training_objects_scaler_events", id(scope)),
+                      lambda: list(_scaler_events(ctx, scope)))
+
+
+def _scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
+                   ) -> Iterator[ScalerEvent]:
+    for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+            if method == "backward" and isinstance(receiver, cst.Call) and isinstance(
+                    receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+                yield ScalerEvent("scale_backward", text(receiver.func.value), "", node,
+                                  receiver.func.value)
+                continue
+            if method in ("unscale_", "step") and node.args and not node.args[0].star:
+                yield ScalerEvent("unscale" if method == "unscale_" else "step", text(receiver),
+                                  text(node.args[0].value), node, receiver)
+                continue
+        if ctx.qualified_name(func) in GRADIENT_CLIPS:
+            yield ScalerEvent("clip", "", "", node, None)
+
+
+def is_grad_scaler(ctx: FileContext, scaler: cst.BaseExpression,
+                   function: cst.FunctionDef | None, klass: cst.ClassDef | None) -> bool:
+    """``scaler`` is a ``GradScaler``: bound to one in the file, or not bound in the file
+    to anything else (a parameter, an attribute set elsewhere) while the function uses it
+    as one (``S.scale(L).backward()`` and ``S.step(O)``)."""
+    if bound_call(ctx, scaler, function, klass) in GRAD_SCALERS:
+        return True
+    return not is_bound_elsewise(ctx, scaler, function, klass, GRAD_SCALERS) and (
+        isinstance(scaler, cst.Name) or self_attribute(scaler) is not None)
+
+
+# ------------------------------------------------------------------ calls
+def call_argument(call: cst.Call, keyword: str, position: int | None = None
+                  ) -> cst.BaseExpression | None:
+    arg = get_arg(call, keyword, position)
+    return arg.value if arg is not None and not arg.star else None
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    for child in iter_nodes(node):
+        if type(child) is cst.Call:
+            yield child  # type: ignore[misc]
