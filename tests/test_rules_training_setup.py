@@ -61,3 +61,42 @@ def test_tl223_silent_outside_training_code_or_for_a_non_torch_clip() -> None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             self.scaler.step(opt)
     """) == []
+
+
+# ------------------------------------------------------------------------ TL802
+def test_tl802_self_attributes_across_methods() -> None:
+    source = """
+    import torch.utils.data as tud
+    class Trainer:
+        def __init__(self, ds):
+            self.sampler = tud.distributed.DistributedSampler(ds)
+            self.loader = tud.DataLoader(ds, 4, False, self.sampler)
+        def fit(self, epochs):
+            while epochs:
+                for batch in enumerate(self.loader):
+                    self.step(batch)
+                epochs -= 1
+    """
+    assert findings("TL802", source) == [(5, 24)]
+    assert findings("TL802", source + "        self.sampler.set_epoch(epochs)\n") == []
+
+
+def test_tl802_silent_for_a_non_torch_sampler_or_two_loaders_of_one_sampler() -> None:
+    assert findings("TL802", """
+    from mylib import DistributedSampler
+    from torch.utils.data import DataLoader
+    def train(ds, epochs):
+        loader = DataLoader(ds, sampler=DistributedSampler(ds))
+        for epoch in range(epochs):
+            for b in loader:
+                pass
+    """) == []
+    assert findings("TL802", """
+    from torch.utils.data import DataLoader, DistributedSampler
+    def train(ds, epochs, big):
+        s = DistributedSampler(ds)
+        loader = DataLoader(ds, sampler=s) if big else None
+        for epoch in range(epochs):
+            for b in loader:
+                pass
+    """) == []

@@ -82,6 +82,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL720": ("v2-totensor", True, False),
     "TL721": ("functional-sigmoid-tanh", False, False),
     "TL801": ("data-parallel", True, False),
+    "TL802": ("distributed-sampler-without-set-epoch", True, False),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
     "TL902": ("private-default-collate", True, False),
 }

@@ -225,3 +225,83 @@ def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
     for child in iter_nodes(node):
         if type(child) is cst.Call:
             yield child  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------ loaders
+@dataclass(frozen=True)
+class LoaderSite:
+    call: cst.Call  # the DataLoader(...) call
+    target: str | None  # the text of the name or attribute it is assigned to
+    scope: cst.FunctionDef | cst.Module  # the function (or module) holding it
+
+
+def data_loaders(ctx: FileContext) -> list[LoaderSite]:
+    """Every ``torch.utils.data.DataLoader(...)`` call of the file (any alias), with what
+    it is assigned to."""
+    return ctx.cached("training_objects_loaders", lambda: list(_loaders(ctx)))
+
+
+def _loaders(ctx: FileContext) -> Iterator[LoaderSite]:
+    scopes: list[cst.FunctionDef | cst.Module] = [ctx.module]
+    scopes += [d for d in ctx.definitions() if isinstance(d, cst.FunctionDef)]
+    for scope in scopes:
+        for node in iter_scope(scope):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
+                call = node.value
+                target = node.targets[0].target if isinstance(node, cst.Assign) and len(
+                    node.targets) == 1 else getattr(node, "target", None)
+                if ctx.qualified_name(call.func) in DATA_LOADERS:
+                    yield LoaderSite(call, text(target) if isinstance(
+                        target, (cst.Name, cst.Attribute)) else None, scope)
+            elif isinstance(node, cst.Call) and ctx.qualified_name(node.func) in DATA_LOADERS:
+                if not _assigned_call(ctx, node):
+                    yield LoaderSite(node, None, scope)
+
+
+def _assigned_call(ctx: FileContext, call: cst.Call) -> bool:
+    """Is ``call`` the whole value of an assignment (reported by the assignment above)?"""
+    return ctx.cached(("training_objects_assigned_calls",), lambda: {
+        id(n.value) for n in iter_nodes(ctx.module)
+        if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None}
+    ).__contains__(id(call))
+
+
+def names_in(node: cst.CSTNode) -> Iterator[str]:
+    """The texts of the names and attributes in an expression (``self.loader``, ``loader``)."""
+    for child in iter_nodes(node):
+        if isinstance(child, (cst.Name, cst.Attribute)):
+            yield text(child)
+
+
+def nested_loop_iterations(ctx: FileContext) -> list[tuple[cst.For, bool]]:
+    """Every ``for`` loop of the file with whether it runs inside another loop of its
+    function (an epoch loop around a batch loop)."""
+    return ctx.cached("training_objects_for_loops", lambda: list(_for_loops(ctx.module)))
+
+
+def _for_loops(module: cst.Module) -> Iterator[tuple[cst.For, bool]]:
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            inside = False
+        if isinstance(node, cst.For):
+            yield node, inside
+        if isinstance(node, (cst.For, cst.While)):
+            stack.extend((c, inside or c is node.body) for c in children_of(node))
+        else:
+            stack.extend((c, inside) for c in children_of(node))
+
+
+def calls_in_loops(ctx: FileContext) -> list[cst.Call]:
+    """The calls made inside a loop body (a function called once per epoch)."""
+    return ctx.cached("training_objects_loop_calls", lambda: [
+        call for loop in iter_nodes(ctx.module) if isinstance(loop, (cst.For, cst.While))
+        for call in calls_in(loop.body)])
+
+
+def method_calls_named(ctx: FileContext, name: str) -> list[cst.Call]:
+    """The ``X.<name>(...)`` calls of the file."""
+    return ctx.cached(("training_objects_method_calls", name), lambda: [
+        n for n in iter_nodes(ctx.module) if type(n) is cst.Call and isinstance(
+            n.func, cst.Attribute) and n.func.attr.value == name])
