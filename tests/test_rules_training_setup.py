@@ -100,3 +100,32 @@ def test_tl802_silent_for_a_non_torch_sampler_or_two_loaders_of_one_sampler() ->
             for b in loader:
                 pass
     """) == []
+
+
+# ------------------------------------------------------------------------ TL903
+DATASET = """
+import numpy as np
+from torch.utils.data import Dataset
+rng = np.random.default_rng(0)
+class Jitter(Dataset):
+    def __init__(self, n):
+        self.n = n
+    def __len__(self):
+        return self.n
+    def __getitem__(self, i):
+        {body}
+"""
+
+
+def test_tl903_module_generator_without_a_loader_in_the_file_is_reported() -> None:
+    assert findings("TL903", DATASET.format(body="return rng.normal()")) == [(4, 7)]
+
+
+def test_tl903_a_local_generator_of_the_same_name_is_not_the_module_one() -> None:
+    body = "rng = np.random.default_rng(i)\n        return rng.normal()"
+    assert findings("TL903", DATASET.format(body=body)) == []
+
+
+def test_tl903_a_generator_of_another_library_is_not_followed() -> None:
+    source = DATASET.replace("np.random.default_rng(0)", "mylib.default_rng(0)")
+    assert findings("TL903", source.format(body="return rng.normal()")) == []

@@ -89,3 +89,45 @@ def test_tl223_clip_before_unscale_sees_norms_times_the_scale_and_the_fix_cures_
         assert seen == pytest.approx(true * scale, rel=1e-4)
     # after: the clip measures the true gradients, as a run without mixed precision does
     assert after["result"] == pytest.approx(after["reference"], rel=1e-4)
+
+
+# ------------------------------------------------------------------------ TL903
+_DATASET = textwrap.dedent("""
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Noisy(Dataset):
+        def __init__(self, n):
+            self.n = n
+            self.rng = np.random.default_rng(0)
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, index):
+            return float(self.rng.random())
+
+    def reseed(worker_id):
+        info = torch.utils.data.get_worker_info()
+        info.dataset.rng = np.random.default_rng(info.seed % 2**32)
+
+    def draws(init=None):
+        loader = DataLoader(Noisy(8), batch_size=4, num_workers=2, worker_init_fn=init)
+        return [batch.tolist() for batch in loader]
+""")
+
+
+def test_tl903_two_workers_draw_the_same_numbers_until_reseeded(tmp_path, monkeypatch) -> None:
+    flagged = _DATASET.replace("worker_init_fn=init", "")
+    assert _codes("TL903", flagged) == [9]
+    assert _codes("TL903", _DATASET) == []  # the worker_init_fn reseeds it
+    (tmp_path / "tl903_dataset.py").write_text(_DATASET)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import tl903_dataset
+
+    # worker 0 loads the first batch, worker 1 the second: identical copies of the generator
+    first, second = tl903_dataset.draws()
+    assert first == second
+    first, second = tl903_dataset.draws(tl903_dataset.reseed)
+    assert first != second

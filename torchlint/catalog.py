@@ -85,4 +85,5 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL802": ("distributed-sampler-without-set-epoch", True, False),
     "TL901": ("h5py-opened-in-dataset-init", True, False),
     "TL902": ("private-default-collate", True, False),
+    "TL903": ("rng-state-copied-to-workers", True, False),
 }

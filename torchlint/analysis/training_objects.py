@@ -305,3 +305,62 @@ def method_calls_named(ctx: FileContext, name: str) -> list[cst.Call]:
     return ctx.cached(("training_objects_method_calls", name), lambda: [
         n for n in iter_nodes(ctx.module) if type(n) is cst.Call and isinstance(
             n.func, cst.Attribute) and n.func.attr.value == name])
+
+
+# ------------------------------------------------------------------ datasets
+RANDOM_GENERATORS = frozenset({
+    "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+    "numpy.random.mtrand.RandomState", "random.Random",
+})
+_SAMPLE_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
+
+
+def class_methods(klass: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    """The methods a class body defines directly, by name."""
+    body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+    return {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+
+
+def sample_methods(ctx: FileContext, klass: cst.ClassDef) -> list[cst.FunctionDef]:
+    """The methods of a dataset class that run per sample: ``__getitem__``, ``__iter__``
+    (and ``__getitems__``, ``__next__``), and the methods they call as ``self.m(...)``."""
+    return ctx.cached(("training_objects_sample_methods", id(klass)),
+                      lambda: _sample_methods(klass))
+
+
+def _sample_methods(klass: cst.ClassDef) -> list[cst.FunctionDef]:
+    methods = class_methods(klass)
+    pending = [m for name, m in methods.items() if name in _SAMPLE_METHODS]
+    seen: dict[int, cst.FunctionDef] = {}
+    while pending:
+        method = pending.pop()
+        if id(method) in seen:
+            continue
+        seen[id(method)] = method
+        for call in calls_in(method.body):
+            name = self_attribute(call.func)
+            if name is not None and name in methods and name != "__init__":
+                pending.append(methods[name])
+    return list(seen.values())
+
+
+def drawn_receivers(method: cst.FunctionDef) -> set[str]:
+    """The texts of the receivers a method calls methods on (``self.rng`` of
+    ``self.rng.integers(...)``, ``rng`` of ``rng.random()``)."""
+    return {text(call.func.value) for call in calls_in(method.body)
+            if isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, (cst.Name, cst.Attribute))}
+
+
+def assigned_outside(klass: cst.ClassDef, attribute: str, method: str) -> bool:
+    """``self.<attribute>`` is assigned in a method of the class other than ``method``."""
+    for name, function in class_methods(klass).items():
+        if name == method:
+            continue
+        for node in iter_nodes(function.body):
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(
+                    node, cst.Assign) else [node.target]
+                if any(self_attribute(t) == attribute for t in targets):
+                    return True
+    return False
