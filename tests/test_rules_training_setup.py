@@ -129,3 +129,27 @@ def test_tl903_a_local_generator_of_the_same_name_is_not_the_module_one() -> Non
 def test_tl903_a_generator_of_another_library_is_not_followed() -> None:
     source = DATASET.replace("np.random.default_rng(0)", "mylib.default_rng(0)")
     assert findings("TL903", source.format(body="return rng.normal()")) == []
+
+
+# ------------------------------------------------------------------------ TL224
+def test_tl224_module_level_script_and_rebinding_in_between() -> None:
+    source = """
+    import torch
+    net = torch.nn.Linear(2, 2)
+    net.requires_grad_(False)
+    {between}
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    """
+    assert findings("TL224", source.format(between="pass")) == [(6, 7)]
+    assert findings("TL224", source.format(between="net = torch.nn.Linear(2, 3)")) == []
+    assert findings("TL224", source.format(between="net.add_module('head', torch.nn.Linear(2, 2))")) == []
+
+
+def test_tl224_not_torch_optimizer_is_silent() -> None:
+    assert findings("TL224", """
+    import torch
+    from mylib import SGD
+    def f(m):
+        m.requires_grad_(False)
+        return SGD(m.parameters())
+    """) == []

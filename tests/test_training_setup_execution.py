@@ -131,3 +131,38 @@ def test_tl903_two_workers_draw_the_same_numbers_until_reseeded(tmp_path, monkey
     assert first == second
     first, second = tl903_dataset.draws(tl903_dataset.reseed)
     assert first != second
+
+
+# ------------------------------------------------------------------------ TL224
+_FROZEN = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    for p in model.parameters():
+        p.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    before = [p.detach().clone() for p in model.parameters()]
+    x, y = torch.randn(16, 4), torch.randn(16, 2)
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        losses.append(float(loss))
+        if loss.requires_grad:
+            loss.backward()
+        optimizer.step()
+    after = [p.detach().clone() for p in model.parameters()]
+""")
+
+
+def test_tl224_step_leaves_every_frozen_parameter_unchanged() -> None:
+    assert _codes("TL224", _FROZEN) == [9]
+    ns = _run(_FROZEN)
+    assert all(torch.equal(a, b) for a, b in zip(ns["before"], ns["after"]))
+    assert ns["losses"][0] == ns["losses"][-1]  # the loss stays flat
+    # the look-alike with a new head assigned after freezing trains that head
+    grown = _FROZEN.replace("optimizer = ", "model[2] = torch.nn.Linear(8, 2)\noptimizer = ")
+    ns = _run(grown)
+    assert ns["losses"][-1] < ns["losses"][0]

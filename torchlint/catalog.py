@@ -37,6 +37,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL220": ("retain-graph-in-loop", True, False),
     "TL221": ("manual-seed-in-training-loop", True, False),
     "TL223": ("clip-grad-before-unscale", True, False),
+    "TL224": ("optimizer-over-frozen-parameters", True, False),
     "TL301": ("create-then-move", True, False),
     "TL302": ("tensor-move-discarded", True, False),
     "TL303": ("cuda-visible-devices-after-init", True, False),

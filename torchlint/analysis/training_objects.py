@@ -364,3 +364,98 @@ def assigned_outside(klass: cst.ClassDef, attribute: str, method: str) -> bool:
                 if any(self_attribute(t) == attribute for t in targets):
                     return True
     return False
+
+
+# ------------------------------------------------------------------ freezing
+@dataclass(frozen=True)
+class FreezeEvent:
+    kind: str  # "freeze", "unfreeze", "grow" (something assigned into the module), "optimizer"
+    model: str  # the module's text (for "optimizer": the text of M in M.parameters())
+    node: cst.CSTNode
+
+
+_GROWING_METHODS = frozenset({"add_module", "register_module", "register_parameter", "append",
+                              "extend", "insert", "update", "__setattr__"})
+
+
+def freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[FreezeEvent]:
+    """The freezing and unfreezing of modules, the layers assigned into them and the
+    optimizers built over ``M.parameters()`` in a function's own body (or the module's
+    code outside functions), in source order."""
+    return ctx.cached(("training_objects_freeze_events", id(scope)),
+                      lambda: list(_freeze_events(ctx, scope)))
+
+
+def unfreezes_anywhere(ctx: FileContext) -> bool:
+    """Some code of the file turns gradients back on (``p.requires_grad = True``, or a
+    value that is not the literal False; ``m.requires_grad_()``/``(True)``/``(flag)``)."""
+    return ctx.cached("training_objects_unfreezes", lambda: any(
+        _unfreeze(n) for n in iter_nodes(ctx.module)))
+
+
+def _unfreeze(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Assign):
+        return any(isinstance(t.target, cst.Attribute) and t.target.attr.value ==
+                   "requires_grad" for t in node.targets) and not _is_false(node.value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value == "requires_grad_"):
+        return not node.args or not _is_false(node.args[0].value)
+    return False
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _parameters_of(node: cst.BaseExpression | None) -> str | None:
+    """``M`` for ``M.parameters()`` / ``M.named_parameters()`` (no arguments)."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in ("parameters", "named_parameters")):
+        return text(node.func.value)
+    return None
+
+
+def _frozen_by_loop(loop: cst.For) -> str | None:
+    """``M`` for ``for p in M.parameters(): p.requires_grad = False`` (the assignment a
+    statement of the loop's own body, not under a condition)."""
+    model = _parameters_of(loop.iter)
+    if model is None or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    names = {text(t) for t in _targets(loop.target) if isinstance(t, cst.Name)}
+    for stmt in loop.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and _is_false(small.value) and any(
+                        isinstance(t.target, cst.Attribute) and t.target.attr.value ==
+                        "requires_grad" and text(t.target.value) in names
+                        for t in small.targets):
+                    return model
+    return None
+
+
+def _freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
+                   ) -> Iterator[FreezeEvent]:
+    for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, cst.For):
+            model = _frozen_by_loop(node)
+            if model is not None:
+                yield FreezeEvent("freeze", model, node)
+        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
+                node.target]
+            for target in targets:
+                for element in _targets(target):
+                    yield FreezeEvent("grow", text(element), node)
+        elif isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+                kind = "freeze" if node.args and _is_false(node.args[0].value) else "unfreeze"
+                yield FreezeEvent(kind, text(func.value), node)
+            elif isinstance(func, cst.Attribute) and func.attr.value in _GROWING_METHODS:
+                yield FreezeEvent("grow", text(func.value) + ".", node)
+            elif isinstance(func, cst.Name) and func.value == "setattr" and node.args:
+                yield FreezeEvent("grow", text(node.args[0].value) + ".", node)
+            elif is_optimizer_class(ctx.qualified_name(func)):
+                model = _parameters_of(call_argument(node, "params", 0))
+                if model is not None:
+                    yield FreezeEvent("optimizer", model, node)
