@@ -153,3 +153,37 @@ def test_tl224_not_torch_optimizer_is_silent() -> None:
         m.requires_grad_(False)
         return SGD(m.parameters())
     """) == []
+
+
+# ------------------------------------------------------------------------ TL310
+def test_tl310_loader_bound_on_self_and_a_model_built_on_the_device() -> None:
+    source = """
+    import torch
+    class Trainer:
+        def __init__(self, ds):
+            self.loader = torch.utils.data.DataLoader(ds, batch_size=2)
+        def fit(self, net_cls):
+            model = net_cls().to("cuda:0")
+            for batch in self.loader:
+                model(batch)
+    """
+    assert findings("TL310", source) == [(9, 19)]
+
+
+def test_tl310_silent_for_a_cpu_device_object_and_a_rebound_batch() -> None:
+    assert findings("TL310", """
+    import torch
+    def run(model, ds):
+        dev = torch.device("cpu")
+        model.to(dev)
+        for x in torch.utils.data.DataLoader(ds):
+            model(x)
+    """) == []
+    assert findings("TL310", """
+    import torch
+    def run(model, ds, prepare):
+        model.cuda()
+        for x in torch.utils.data.DataLoader(ds):
+            x = prepare(x)
+            model(x)
+    """) == []

@@ -166,3 +166,32 @@ def test_tl224_step_leaves_every_frozen_parameter_unchanged() -> None:
     grown = _FROZEN.replace("optimizer = ", "model[2] = torch.nn.Linear(8, 2)\noptimizer = ")
     ns = _run(grown)
     assert ns["losses"][-1] < ns["losses"][0]
+
+
+# ------------------------------------------------------------------------ TL310
+_UNMOVED = textwrap.dedent("""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    def run(model, dataset, device):
+        model.to(device)
+        outputs = []
+        for x, y in DataLoader(dataset, batch_size=4):
+            outputs.append(model(x))
+        return outputs
+
+    # the meta device stands in for a GPU: its tensors live off the CPU as CUDA ones do
+    dataset = TensorDataset(torch.randn(8, 3), torch.randn(8, 2))
+""")
+
+
+def test_tl310_an_unmoved_batch_meets_a_moved_model() -> None:
+    assert _codes("TL310", _UNMOVED) == [9]
+    ns = _run(_UNMOVED)
+    with pytest.raises(RuntimeError, match="device"):
+        ns["run"](torch.nn.Linear(3, 2), ns["dataset"], "meta")
+    moved = _UNMOVED.replace("model(x)", "model(x.to(device))")
+    assert _codes("TL310", moved) == []
+    ns = _run(moved)
+    outputs = ns["run"](torch.nn.Linear(3, 2), ns["dataset"], "meta")
+    assert all(out.device.type == "meta" for out in outputs)

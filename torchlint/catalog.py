@@ -46,6 +46,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL306": ("host-sync-in-loop", False, False),
     "TL307": ("dataloader-defaults", False, True),
     "TL308": ("transfer-without-non-blocking", False, False),
+    "TL310": ("input-not-moved-to-device", True, False),
     "TL401": ("inference-without-no-grad", True, False),
     "TL402": ("inference-without-eval", True, False),
     "TL403": ("train-mode-not-restored", True, False),

@@ -103,7 +103,7 @@ class RngStateCopiedToWorkers(Rule):
                     assigned_outside(klass, attribute, "__init__")):
                 return
             receiver = text(target)
-            if not any(receiver in drawn_receivers(m) for m in sample_methods(ctx, klass)):
+            if self._seeded(klass, receiver) or not any(receiver in drawn_receivers(m) for m in sample_methods(ctx, klass)):
                 return
         self.report(node, generator=text(target))
 
@@ -117,6 +117,13 @@ class RngStateCopiedToWorkers(Rule):
         if isinstance(parent, cst.AnnAssign):
             return parent.target
         return None
+
+    @staticmethod
+    def _seeded(klass: cst.ClassDef, receiver: str) -> bool:
+        """The class reseeds the generator itself (``self.rng.seed(worker_seed)``)."""
+        return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and (
+            n.func.attr.value == "seed") and text(n.func.value) == receiver
+            for n in iter_nodes(klass))
 
     @staticmethod
     def _reseeds(klass: cst.ClassDef) -> bool:

@@ -29,7 +29,9 @@ from torchlint.analysis.nodes import (
     iter_scope,
     parameters,
     self_attribute,
+    string_value,
 )
+from torchlint.analysis.torch_facts import is_dtype
 
 GRAD_SCALERS = frozenset({
     "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
@@ -459,3 +461,74 @@ def _freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
                 model = _parameters_of(call_argument(node, "params", 0))
                 if model is not None:
                     yield FreezeEvent("optimizer", model, node)
+
+
+# ------------------------------------------------------------------ devices
+@dataclass(frozen=True)
+class ModelMove:
+    model: str  # the model's text
+    device: cst.BaseExpression  # the device it was moved to
+    node: cst.Call  # the .to(...) / .cuda(...) call
+
+
+_TO_DEVICE = ("to", "cuda")
+
+
+def model_moves(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[ModelMove]:
+    """The models moved to a device in a function's own body (or the module's code outside
+    functions): ``M.to(dev)``, ``M.cuda()``, ``M = Net().to(dev)``, ``M = M.cuda(0)``,
+    in source order. A ``.to(dtype)`` is not a move."""
+    return ctx.cached(("training_objects_model_moves", id(scope)),
+                      lambda: list(_model_moves(ctx, scope)))
+
+
+def _device_of(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _TO_DEVICE:
+        return None
+    if func.attr.value == "cuda":
+        return call.args[0].value if call.args else cst.SimpleString('"cuda"')
+    device = call_argument(call, "device", 0)
+    if device is None or is_dtype(ctx, device):
+        return None
+    return device
+
+
+def _model_moves(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> Iterator[ModelMove]:
+    for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            device = _device_of(ctx, node.value)
+            if device is not None and isinstance(node.value.func, cst.Attribute):
+                receiver = node.value.func.value
+                if isinstance(receiver, (cst.Name, cst.Attribute)):
+                    yield ModelMove(text(receiver), device, node.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(
+                node.value, cst.Call) and isinstance(node.targets[0].target,
+                                                     (cst.Name, cst.Attribute)):
+            device = _device_of(ctx, node.value)
+            receiver = node.value.func.value if isinstance(node.value.func,
+                                                           cst.Attribute) else None
+            if device is not None and isinstance(receiver, (cst.Call, cst.Name, cst.Attribute)):
+                yield ModelMove(text(node.targets[0].target), device, node.value)
+
+
+def provably_cpu(ctx: FileContext, device: cst.BaseExpression,
+                 scope: cst.FunctionDef | cst.Module) -> bool:
+    """``"cpu"``, ``torch.device("cpu")``, or a name bound only to one of those."""
+    value = string_value(device)
+    if value is not None:
+        return value.split(":")[0] == "cpu"
+    if isinstance(device, cst.Call) and ctx.qualified_name(device.func) == "torch.device":
+        first = call_argument(device, "type", 0)
+        return first is not None and provably_cpu(ctx, first, scope)
+    if isinstance(device, cst.Name):
+        function = scope if isinstance(scope, cst.FunctionDef) else None
+        values = assigned(ctx, device, function)
+        return bool(values) and all(provably_cpu(ctx, v, scope) for v in values or ())
+    return False
+
+
+def source_order(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
+    """The position of each node of a scope's own code in source order (by ``id``)."""
+    return ctx.cached(("training_objects_order", id(scope)), lambda: {
+        id(n): i for i, n in enumerate(iter_scope(scope))})
