@@ -187,3 +187,47 @@ def test_tl310_silent_for_a_cpu_device_object_and_a_rebound_batch() -> None:
             x = prepare(x)
             model(x)
     """) == []
+
+
+# ------------------------------------------------------------------------ TL311
+def preview_findings(code: str, source: str) -> list[tuple[int, int]]:
+    import textwrap
+
+    from torchlint.analysis.options import Options
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.engine.lint import lint_source
+    from torchlint.registry import all_rules
+    from torchlint.source import SourceFile
+
+    settings = FileSettings.for_rules([all_rules()[code]], options=Options(preview=True))
+    result = lint_source(SourceFile("t.py", textwrap.dedent(source)), settings)
+    return [(d.line, d.column) for d in result.diagnostics if d.code == code]
+
+
+def test_tl311_forward_of_an_instance_bound_then_compiled() -> None:
+    source = """
+    import torch
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            print(x.shape)
+            return x
+    net = Net()
+    fast = torch.compile(net)
+    """
+    assert preview_findings("TL311", source) == [(5, 9)]
+    from torchlint.registry import all_rules
+    assert all_rules()["TL311"].preview  # runs only with --preview
+    assert preview_findings("TL311", source.replace("fast = torch.compile(net)", "")) == []
+
+
+def test_tl311_guarded_by_is_compiling_and_non_tensor_tests() -> None:
+    assert preview_findings("TL311", """
+    import torch
+    @torch.compile
+    def f(x, flag=True):
+        if not torch.compiler.is_compiling():
+            print("eager")
+        if flag and x.dim() == 2:
+            return x
+        return x + 1
+    """) == []

@@ -28,6 +28,13 @@ def _codes(code: str, source: str) -> list[int]:
     return [d.line for d in result.diagnostics if d.code == code]
 
 
+def _codes_preview(code: str, source: str) -> list[int]:
+    rule = all_rules()[code]
+    settings = FileSettings.for_rules([rule], options=Options(preview=True))
+    result = lint_source(SourceFile("case.py", source), settings)
+    return [d.line for d in result.diagnostics if d.code == code]
+
+
 def _run(source: str) -> dict:
     namespace: dict = {"__name__": "__case__"}
     with warnings.catch_warnings():
@@ -195,3 +202,49 @@ def test_tl310_an_unmoved_batch_meets_a_moved_model() -> None:
     ns = _run(moved)
     outputs = ns["run"](torch.nn.Linear(3, 2), ns["dataset"], "meta")
     assert all(out.device.type == "meta" for out in outputs)
+
+
+# ------------------------------------------------------------------------ TL311
+_COMPILED = textwrap.dedent("""
+    import torch
+
+    @torch.compile
+    def printed(x):
+        y = x * 2
+        print("step")
+        return y + 1
+
+    @torch.compile
+    def read(x):
+        y = x.sum().item()
+        return x * y
+
+    @torch.compile
+    def branched(x):
+        y = x * 2
+        if y.sum() > 0:
+            return y + 1
+        return y - 1
+
+    @torch.compile
+    def through_numpy(x):
+        arr = (x * 2).cpu().numpy()
+        return torch.from_numpy(arr) + 1
+""")
+
+
+def test_tl311_each_reported_form_splits_the_graph_and_numpy_does_not() -> None:
+    assert _codes_preview("TL311", _COMPILED) == [7, 12, 18]
+    ns = _run(_COMPILED)
+    graphs: list[int] = []
+
+    def counting(gm, example_inputs):
+        graphs.append(1)
+        return gm.forward
+
+    torch._dynamo.reset()
+    for name, expected in (("printed", 2), ("read", 2), ("branched", 2), ("through_numpy", 1)):
+        graphs.clear()
+        function = ns[name].__wrapped__ if hasattr(ns[name], "__wrapped__") else ns[name]
+        torch.compile(function, backend=counting)(torch.ones(3))
+        assert len(graphs) == expected, name

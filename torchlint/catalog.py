@@ -47,6 +47,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL307": ("dataloader-defaults", False, True),
     "TL308": ("transfer-without-non-blocking", False, False),
     "TL310": ("input-not-moved-to-device", True, False),
+    "TL311": ("compile-graph-break", True, True),
     "TL401": ("inference-without-no-grad", True, False),
     "TL402": ("inference-without-eval", True, False),
     "TL403": ("train-mode-not-restored", True, False),

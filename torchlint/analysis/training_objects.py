@@ -532,3 +532,40 @@ def source_order(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> dict[
     """The position of each node of a scope's own code in source order (by ``id``)."""
     return ctx.cached(("training_objects_order", id(scope)), lambda: {
         id(n): i for i, n in enumerate(iter_scope(scope))})
+
+
+# ------------------------------------------------------------------ compiled code
+COMPILE = frozenset({"torch.compile"})
+
+
+def compiled_functions(ctx: FileContext) -> frozenset[int]:
+    """The ids of the functions ``torch.compile`` traces: those decorated with
+    ``@torch.compile`` (with or without arguments, any alias), and the ``forward`` of each
+    module class of the file whose instance the file passes to ``torch.compile``."""
+    return ctx.cached("training_objects_compiled", lambda: frozenset(_compiled(ctx)))
+
+
+def _compiled(ctx: FileContext) -> Iterator[int]:
+    classes = {d.name.value: d for d in ctx.definitions()
+               if isinstance(d, cst.ClassDef) and ctx.is_module_class(d)}
+    for definition in ctx.definitions():
+        if isinstance(definition, cst.FunctionDef) and any(
+                ctx.qualified_name(d.decorator.func if isinstance(d.decorator, cst.Call)
+                                   else d.decorator) in COMPILE
+                for d in definition.decorators):
+            yield id(definition)
+    index = _assignments(ctx)
+    for node in iter_nodes(ctx.module):
+        if type(node) is not cst.Call or ctx.qualified_name(node.func) not in COMPILE:
+            continue
+        model = call_argument(node, "model", 0)
+        if model is None:
+            continue
+        values = [model] if isinstance(model, cst.Call) else [
+            e.value for e in index.get(text(model), []) if e.value is not None]
+        for value in values:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
+                    value.func.value in classes):
+                forward = class_methods(classes[value.func.value]).get("forward")
+                if forward is not None:
+                    yield id(forward)
