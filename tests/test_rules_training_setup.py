@@ -231,3 +231,41 @@ def test_tl311_guarded_by_is_compiling_and_non_tensor_tests() -> None:
             return x
         return x + 1
     """) == []
+
+
+# ------------------------------------------------------------------------ TL109
+MODEL = """import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+
+def test_tl109_an_attribute_read_in_another_file_of_the_project(tmp_path) -> None:
+    from test_project import check, write
+
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "model.py", MODEL)
+    write(tmp_path / "pkg" / "train.py", "def loss(model, x):\n    return model.body(x).sum()\n")
+    assert check(tmp_path, "--no-cache", "--preview", "--select", "TL109", "pkg/model.py") == [
+        "8:9 TL109"]
+    write(tmp_path / "pkg" / "aux.py", "def aux(model, x):\n    return model.aux_head(x)\n")
+    assert check(tmp_path, "--no-cache", "--preview", "--select", "TL109", "pkg/model.py") == []
+
+
+def test_tl109_a_cached_result_is_redone_when_another_file_starts_reading_it(tmp_path) -> None:
+    from test_project import check, write
+
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "model.py", MODEL)
+    write(tmp_path / "pkg" / "train.py", "def loss(model, x):\n    return model.body(x)\n")
+    assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == ["8:9 TL109"]
+    write(tmp_path / "pkg" / "train.py", "def loss(model, x):\n    return model.aux_head(x)\n")
+    assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == []

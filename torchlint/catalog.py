@@ -15,6 +15,7 @@ BUILTIN: dict[str, tuple[str, bool, bool]] = {
     "TL105": ("layer-created-in-forward", True, False),
     "TL106": ("conv-bias-before-batchnorm", True, False),
     "TL107": ("forward-called-directly", True, False),
+    "TL109": ("layer-never-used", True, True),
     "TL201": ("loss-appended-with-graph", True, False),
     "TL202": ("loss-summed-with-graph", True, False),
     "TL203": ("grad-mode-not-entered", True, False),

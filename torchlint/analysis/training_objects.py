@@ -16,12 +16,15 @@ Computed once per file (``FileContext.cached``):
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.project import Dependency, file_digest
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -31,7 +34,7 @@ from torchlint.analysis.nodes import (
     self_attribute,
     string_value,
 )
-from torchlint.analysis.torch_facts import is_dtype
+from torchlint.analysis.torch_facts import is_dtype, is_layer_call
 
 GRAD_SCALERS = frozenset({
     "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
@@ -569,3 +572,116 @@ def _compiled(ctx: FileContext) -> Iterator[int]:
                 forward = class_methods(classes[value.func.value]).get("forward")
                 if forward is not None:
                     yield id(forward)
+
+
+# ------------------------------------------------------------------ attribute reads
+_ATTRIBUTE_READ = re.compile(r"\.\s*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)['\"]")
+_MAX_PROJECT_FILES = 5000
+# per file of a project: (mtime, size) and the names it reads
+_PROJECT_READS: dict[str, tuple[tuple[int, int], str, frozenset[str]]] = {}
+_SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
+_CHILD_ITERATION = frozenset({"modules", "children", "named_modules", "named_children",
+                              "named_parameters", "parameters", "_modules", "__dict__",
+                              "state_dict", "apply"})
+
+
+def layer_attributes(ctx: FileContext, klass: cst.ClassDef) -> list[tuple[str, cst.Assign]]:
+    """The layers a module class's ``__init__`` assigns as ``self.X = <layer>``."""
+    init = class_methods(klass).get("__init__")
+    if init is None:
+        return []
+    found = []
+    for node in iter_scope(init.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_layer_call(
+                ctx, node.value):
+            name = self_attribute(node.targets[0].target)
+            if name is not None:
+                found.append((name, node))
+    return found
+
+
+def iterates_itself(klass: cst.ClassDef) -> bool:
+    """The class reaches its attributes other than by name: ``self.children()``,
+    ``self.named_modules()``, ``getattr(self, name)``, ``self.__dict__``, ``vars(self)``."""
+    for node in iter_nodes(klass):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and (
+                node.value.value == "self") and node.attr.value in _CHILD_ITERATION:
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and (
+                node.func.value in ("getattr", "vars", "setattr", "hasattr", "delattr")):
+            return True
+    return False
+
+
+def attribute_reads(ctx: FileContext) -> dict[str, int]:
+    """How many times each attribute name is read in the file (``x.name`` not as an
+    assignment target), plus the names that appear as strings (``getattr(m, "name")``)."""
+    return ctx.cached("training_objects_attribute_reads", lambda: _reads(ctx.module))
+
+
+def _reads(module: cst.Module) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    stored: set[int] = set()
+    for node in iter_nodes(module):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
+                node.target]
+            stored |= {id(t) for t in targets}
+        elif isinstance(node, cst.Attribute) and id(node) not in stored:
+            counts[node.attr.value] = counts.get(node.attr.value, 0) + 1
+        elif isinstance(node, cst.SimpleString):
+            value = string_value(node)
+            if value is not None and value.isidentifier():
+                counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def read_elsewhere_in_project(ctx: FileContext, name: str) -> bool:
+    """Some other file of the project (under the file's package root) reads ``.name`` or
+    spells ``"name"``; True when the project is too large to scan."""
+    if ctx.project is None or not ctx.project.roots:
+        return False
+    here = os.path.abspath(ctx.path)
+    seen = 0
+    for folder, dirs, names in os.walk(ctx.project.roots[0]):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS]
+        for file_name in names:
+            if not file_name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_PROJECT_FILES:
+                return True
+            path = os.path.abspath(os.path.join(folder, file_name))
+            if path == here:
+                continue
+            read = _names_read(path)
+            if read is None:
+                continue
+            # a cached result must be redone when a file it looked at changes
+            ctx.project.dependencies[path] = Dependency(path, read[0])
+            if name in read[1]:
+                return True
+    return False
+
+
+def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
+    """The digest of a file and the attribute names and identifier strings it spells, kept
+    by modification time and size."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = _PROJECT_READS.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1], known[2]
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    content = data.decode("utf-8", errors="replace")
+    names = frozenset(a or b for a, b in _ATTRIBUTE_READ.findall(content))
+    digest = file_digest(data)
+    _PROJECT_READS[path] = (stamp, digest, names)
+    return digest, names
