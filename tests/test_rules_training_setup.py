@@ -269,3 +269,33 @@ def test_tl109_a_cached_result_is_redone_when_another_file_starts_reading_it(tmp
     assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == ["8:9 TL109"]
     write(tmp_path / "pkg" / "train.py", "def loss(model, x):\n    return model.aux_head(x)\n")
     assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == []
+
+
+def test_tl903_global_numpy_draws_only_for_targets_before_1_9() -> None:
+    import textwrap
+
+    from torchlint.analysis.options import Options
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.engine.lint import lint_source
+    from torchlint.registry import all_rules
+    from torchlint.source import SourceFile
+
+    source = textwrap.dedent("""
+    import numpy as np
+    from torch.utils.data import DataLoader, Dataset
+    class RandomDataset(Dataset):
+        def __getitem__(self, index):
+            np.random.seed()
+            return np.random.randint(0, 1000, 3)
+        def __len__(self):
+            return 16
+    loader = DataLoader(RandomDataset(), batch_size=2, num_workers=4)
+    """)
+
+    def lines(target):
+        settings = FileSettings.for_rules([all_rules()["TL903"]],
+                                          options=Options(target_torch=target))
+        return [d.line for d in lint_source(SourceFile("t.py", source), settings).diagnostics]
+
+    assert lines((1, 8)) == [7]
+    assert lines((1, 9)) == [] and lines(None) == []

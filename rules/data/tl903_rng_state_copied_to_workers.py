@@ -16,13 +16,22 @@ from torchlint.analysis.training_objects import (
 from torchlint.rule import Rule
 
 
+# the first release whose workers reseed NumPy's global generator
+_NUMPY_RESEEDED = (1, 9)
+# numpy.random functions that do not draw
+_NOT_DRAWS = frozenset({"seed", "get_state", "set_state", "SeedSequence", "PCG64", "MT19937",
+                        "Philox", "SFC64", "BitGenerator"})
+
+
 class RngStateCopiedToWorkers(Rule):
     """## What it does
     Flags a random generator object (`np.random.default_rng(...)`,
     `np.random.RandomState(...)`, `random.Random(...)`) created in a `Dataset` subclass's
     `__init__` as `self.X`, or at module level, and drawn from in `__getitem__`/`__iter__`
     (or a method they call), when the file's `DataLoader`s may use worker processes
-    (`num_workers` above 0 or unknown) and none reseeds it through a `worker_init_fn`.
+    (`num_workers` above 0 or unknown) and none reseeds it through a `worker_init_fn`. For
+    a torch target before 1.9 it also flags draws from NumPy's global state
+    (`np.random.rand()`) in those methods.
 
     ## Why is this bad?
     Each `DataLoader` worker receives a copy of the dataset, generator state included.
@@ -80,12 +89,17 @@ class RngStateCopiedToWorkers(Rule):
     message = ("'{generator}' is created once and copied into every DataLoader worker: all "
                "workers draw the same random numbers; reseed it per worker "
                "(worker_init_fn) or create it per sample")
-    triggers = ("Random", "default_rng", "Generator")
+    triggers = ("random",)
     patterns = (r"__getitem__|__iter__",)
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
-        if ctx.qualified_name(node.func) not in RANDOM_GENERATORS:
+        qualname = ctx.qualified_name(node.func)
+        if qualname is not None and qualname.startswith("numpy.random.") and (
+                qualname not in RANDOM_GENERATORS):
+            self._global_draw(node, qualname)
+            return
+        if qualname not in RANDOM_GENERATORS:
             return
         target = self._target(node)
         if target is None or not self._workers_may_copy():
@@ -106,6 +120,25 @@ class RngStateCopiedToWorkers(Rule):
             if self._seeded(klass, receiver) or not any(receiver in drawn_receivers(m) for m in sample_methods(ctx, klass)):
                 return
         self.report(node, generator=text(target))
+
+    def _global_draw(self, node: cst.Call, qualname: str) -> None:
+        """Before torch 1.9 workers did not reseed NumPy's global state: a draw from it per
+        sample repeats in every worker."""
+        ctx = self.context
+        target = ctx.options.target_torch
+        function = ctx.current_function
+        if target is None or tuple(target) >= _NUMPY_RESEEDED or function is None or (
+                qualname.rsplit(".", 1)[1] in _NOT_DRAWS):
+            return
+        klass = ctx.enclosing_class()
+        if klass is None or not ctx.is_dataset_class(klass) or self._reseeds(klass) or not any(
+                m is function for m in sample_methods(ctx, klass)) or not (
+                self._workers_may_copy()):
+            return
+        self.report(node, message=(
+            f"'{ctx.code(node.func)}()' draws from NumPy's global state, which torch before "
+            "1.9 copies unchanged into every DataLoader worker: all workers draw the same "
+            "numbers; reseed NumPy in a worker_init_fn"))
 
     def _target(self, node: cst.Call) -> cst.BaseExpression | None:
         """What the generator is assigned to (``self.rng = ...``, ``rng = ...``)."""
