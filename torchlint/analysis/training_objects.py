@@ -641,27 +641,35 @@ def read_elsewhere_in_project(ctx: FileContext, name: str) -> bool:
     spells ``"name"``; True when the project is too large to scan."""
     if ctx.project is None or not ctx.project.roots:
         return False
+    files = ctx.cached("training_objects_project_files", lambda: _project_files(ctx))
+    if files is None:
+        return True
+    for path in files:
+        read = _names_read(path)
+        if read is None:
+            continue
+        # a cached result must be redone when a file it looked at changes
+        ctx.project.dependencies[path] = Dependency(path, read[0])
+        if name in read[1]:
+            return True
+    return False
+
+
+def _project_files(ctx: FileContext) -> list[str] | None:
+    """The other Python files under the file's package root (None: too many to read)."""
+    assert ctx.project is not None
     here = os.path.abspath(ctx.path)
-    seen = 0
+    files: list[str] = []
     for folder, dirs, names in os.walk(ctx.project.roots[0]):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS]
         for file_name in names:
-            if not file_name.endswith(".py"):
-                continue
-            seen += 1
-            if seen > _MAX_PROJECT_FILES:
-                return True
-            path = os.path.abspath(os.path.join(folder, file_name))
-            if path == here:
-                continue
-            read = _names_read(path)
-            if read is None:
-                continue
-            # a cached result must be redone when a file it looked at changes
-            ctx.project.dependencies[path] = Dependency(path, read[0])
-            if name in read[1]:
-                return True
-    return False
+            if file_name.endswith(".py"):
+                path = os.path.abspath(os.path.join(folder, file_name))
+                if path != here:
+                    files.append(path)
+        if len(files) > _MAX_PROJECT_FILES:
+            return None
+    return files
 
 
 def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
