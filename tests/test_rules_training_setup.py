@@ -299,3 +299,62 @@ def test_tl903_global_numpy_draws_only_for_targets_before_1_9() -> None:
 
     assert lines((1, 8)) == [7]
     assert lines((1, 9)) == [] and lines(None) == []
+
+
+def test_tl223_scaled_loss_bound_then_backward() -> None:
+    assert findings("TL223", """
+    import torch
+    def train(model, opt, loss):
+        scaler = torch.amp.GradScaler()
+        scaled = scaler.scale(loss)
+        scaled.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+    """) == [(7, 5)]
+
+
+def test_tl224_frozen_with_requires_grad_in_the_loop() -> None:
+    assert findings("TL224", """
+    import torch
+    def build(model):
+        for p in model.parameters():
+            p.requires_grad_(False)
+        return torch.optim.SGD(model.parameters(), lr=0.1)
+    """) == [(6, 12)]
+
+
+def test_tl310_a_script_model_used_as_a_global_and_an_unpacked_batch() -> None:
+    source = """
+    import torch
+    from torch.utils.data import DataLoader
+    device = torch.device("cuda")
+    model = torch.nn.Linear(4, 2).to(device)
+    train_loader = DataLoader(dataset, batch_size=4)
+
+    def train(epoch):
+        for batch in train_loader:
+            inputs, labels = batch
+            output = model(inputs.float())
+    """
+    assert findings("TL310", source) == [(11, 24)]
+    moved = source.replace("inputs, labels = batch", "inputs, labels = batch\n        inputs = inputs.to(device)")
+    assert findings("TL310", moved) == []
+    local = source.replace("def train(epoch):", "def train(model):")
+    assert findings("TL310", local) == []
+
+
+def test_tl802_a_global_loader_iterated_by_a_function_called_per_epoch() -> None:
+    source = """
+    from torch.utils.data import DataLoader, DistributedSampler
+    train_sampler = DistributedSampler(dataset)
+    train_loader = DataLoader(dataset, sampler=train_sampler)
+
+    def train(epoch):
+        for x, y in train_loader:
+            step(x, y)
+
+    for epoch in range(10):
+        train(epoch)
+    """
+    assert findings("TL802", source) == [(3, 17)]
+    assert findings("TL802", source.replace("train(epoch)\n", "pass\n")) == []

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import iter_scope, positional_args, string_value
+from torchlint.analysis.bindings import binds_anywhere
+from torchlint.analysis.nodes import iter_scope, parameters, positional_args, string_value
 from torchlint.analysis.training_objects import (
     LoaderSite,
     call_argument,
@@ -22,6 +23,26 @@ _MANAGING_LIBRARIES = ("accelerate", "lightning", "pytorch_lightning", "lightnin
 _MOVING_LOADER_ARGS = ("collate_fn", "pin_memory_device")
 # calls that wrap an iterable and yield its items (``enumerate`` pairs them with an index)
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "track"})
+
+
+# tensor methods that keep the device: ``model(x.float())`` still gets a CPU tensor
+_KEEPING_METHODS = frozenset({"float", "long", "half", "double", "int", "view", "reshape",
+                              "unsqueeze", "squeeze", "permute", "flatten", "contiguous",
+                              "transpose", "clone", "detach"})
+
+
+def _through_keeping_methods(node: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in _KEEPING_METHODS):
+        node = node.func.value
+    return node
+
+
+def _from_batch(value: cst.BaseExpression, batch: set[str]) -> bool:
+    """``batch`` or ``batch[0]`` / ``batch["image"]`` of a batch name."""
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    return isinstance(value, cst.Name) and value.value in batch
 
 
 class InputNotMovedToDevice(Rule):
@@ -95,10 +116,17 @@ class InputNotMovedToDevice(Rule):
         start = order.get(id(node), -1)
         moves = [m for m in model_moves(ctx, scope) if order.get(id(m.node), start) < start
                  and not provably_cpu(ctx, m.device, scope)]
+        if function is not None:
+            # a script's model moved at module level and used by its functions as a global
+            moves += [m for m in model_moves(ctx, ctx.module) if "." not in m.model
+                      and not binds_anywhere(function, m.model)
+                      and m.model not in {p.name.value for p in parameters(function)}
+                      and not provably_cpu(ctx, m.device, ctx.module)]
         if not moves:
             return
         moved_models = {m.model: m for m in moves}
-        changed = self._changed_names(node.body)
+        batch |= self._unpacked_batch(node.body, batch)
+        changed = self._changed_names(node.body, batch)
         for call in iter_scope(node.body):
             if not isinstance(call, cst.Call):
                 continue
@@ -106,7 +134,7 @@ class InputNotMovedToDevice(Rule):
             args = positional_args(call)
             if move is None or not args:
                 continue
-            arg = args[0].value
+            arg = _through_keeping_methods(args[0].value)
             if isinstance(arg, cst.Name) and arg.value in batch and arg.value not in changed:
                 if self._forward_moves():
                     continue
@@ -147,10 +175,26 @@ class InputNotMovedToDevice(Rule):
         return set()
 
     @staticmethod
-    def _changed_names(body: cst.BaseSuite) -> set[str]:
-        """Names rebound in the loop body, or moved there (``x.to(...)``, ``x.cuda()``)."""
+    def _unpacked_batch(body: cst.BaseSuite, batch: set[str]) -> set[str]:
+        """Names a statement of the loop body unpacks from the batch unchanged
+        (``inputs, labels = batch``, ``inputs = batch[0]``)."""
+        found: set[str] = set()
+        for node in iter_scope(body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and _from_batch(
+                    node.value, batch):
+                found |= {n.value for n in iter_scope(node.targets[0].target)
+                          if isinstance(n, cst.Name)}
+        return found
+
+    @staticmethod
+    def _changed_names(body: cst.BaseSuite, batch: set[str]) -> set[str]:
+        """Names rebound in the loop body (other than by unpacking the batch), or moved
+        there (``x.to(...)``, ``x.cuda()``)."""
         changed: set[str] = set()
         for node in iter_scope(body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and _from_batch(
+                    node.value, batch):
+                continue
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = [t.target for t in node.targets] if isinstance(
                     node, cst.Assign) else [node.target]

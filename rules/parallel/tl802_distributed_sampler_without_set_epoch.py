@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import is_literal_false
+from torchlint.analysis.nodes import is_literal_false, own_callee
 from torchlint.analysis.training_objects import (
     DISTRIBUTED_SAMPLERS,
     LoaderSite,
     call_argument,
     calls_in_loops,
     data_loaders,
+    loop_functions,
     method_calls_named,
     names_in,
     nested_loop_iterations,
@@ -107,9 +108,11 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         """The loader is iterated in a loop inside another loop, or passed to a call made in
         a loop (``for epoch in ...: train_one_epoch(model, loader)``)."""
         ctx = self.context
+        per_epoch = {own_callee(c.func) for c in calls_in_loops(ctx)} - {None}
+        owners = loop_functions(ctx)
         for loop, nested in nested_loop_iterations(ctx):
-            if nested and loader in names_in(loop.iter):
-                return True
+            if loader in names_in(loop.iter) and (nested or owners.get(id(loop)) in per_epoch):
+                return True  # an epoch loop around it, or in a function called per epoch
         for call in calls_in_loops(ctx):
             for arg in call.args:
                 if text(arg.value) == loader:

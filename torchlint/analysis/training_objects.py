@@ -188,10 +188,13 @@ def scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list
 
 def _scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
                    ) -> Iterator[ScalerEvent]:
+    chained: set[int] = set()
     for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
         if type(node) is not cst.Call:
             continue
         func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            chained.add(id(func.value))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = func.value
@@ -200,12 +203,28 @@ def _scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
                 yield ScalerEvent("scale_backward", text(receiver.func.value), "", node,
                                   receiver.func.value)
                 continue
+            if method == "scale" and len(node.args) == 1 and id(node) not in chained and (
+                    _scaler_like(ctx, receiver)):
+                # ``scaled = scaler.scale(loss)`` then ``scaled.backward()``
+                yield ScalerEvent("scale_backward", text(receiver), "", node, receiver)
+                continue
             if method in ("unscale_", "step") and node.args and not node.args[0].star:
                 yield ScalerEvent("unscale" if method == "unscale_" else "step", text(receiver),
                                   text(node.args[0].value), node, receiver)
                 continue
         if ctx.qualified_name(func) in GRADIENT_CLIPS:
             yield ScalerEvent("clip", "", "", node, None)
+
+
+def _scaler_like(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
+    """A receiver of ``.scale(loss)`` named as a scaler (``scaler``, ``self.grad_scaler``)
+    or built by a ``GradScaler`` somewhere in the file."""
+    if not isinstance(receiver, (cst.Name, cst.Attribute)):
+        return False
+    if "scaler" in text(receiver).rsplit(".", 1)[-1].lower():
+        return True
+    return any(v is not None and isinstance(v.value, cst.Call) and ctx.qualified_name(
+        v.value.func) in GRAD_SCALERS for v in _assignments(ctx).get(text(receiver), []))
 
 
 def is_grad_scaler(ctx: FileContext, scaler: cst.BaseExpression,
@@ -296,6 +315,14 @@ def _for_loops(module: cst.Module) -> Iterator[tuple[cst.For, bool]]:
             stack.extend((c, inside or c is node.body) for c in children_of(node))
         else:
             stack.extend((c, inside) for c in children_of(node))
+
+
+def loop_functions(ctx: FileContext) -> dict[int, str]:
+    """For each ``for`` loop of a function of the file (by ``id``), the function's name."""
+    return ctx.cached("training_objects_loop_functions", lambda: {
+        id(loop): definition.name.value for definition in ctx.definitions()
+        if isinstance(definition, cst.FunctionDef)
+        for loop in iter_scope(definition.body) if isinstance(loop, cst.For)})
 
 
 def calls_in_loops(ctx: FileContext) -> list[cst.Call]:
@@ -430,6 +457,11 @@ def _frozen_by_loop(loop: cst.For) -> str | None:
     for stmt in loop.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and (
+                        call.func.attr.value == "requires_grad_") and call.args and _is_false(
+                        call.args[0].value) and text(call.func.value) in names:
+                    return model
                 if isinstance(small, cst.Assign) and _is_false(small.value) and any(
                         isinstance(t.target, cst.Attribute) and t.target.attr.value ==
                         "requires_grad" and text(t.target.value) in names
