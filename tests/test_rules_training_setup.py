@@ -358,3 +358,33 @@ def test_tl802_a_global_loader_iterated_by_a_function_called_per_epoch() -> None
     """
     assert findings("TL802", source) == [(3, 17)]
     assert findings("TL802", source.replace("train(epoch)\n", "pass\n")) == []
+
+
+NOISY = """import numpy as np
+from torch.utils.data import Dataset
+
+
+class Noisy(Dataset):
+    def __init__(self, n):
+        self.n = n
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return self.rng.normal()
+"""
+
+
+def test_tl903_the_projects_loaders_of_the_dataset_decide(tmp_path) -> None:
+    from test_project import check, write
+
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "data.py", NOISY)
+    train = "from torch.utils.data import DataLoader\nfrom .data import Noisy\n"
+    write(tmp_path / "pkg" / "train.py", train + "loader = DataLoader(Noisy(8), batch_size=2)\n")
+    assert check(tmp_path, "--no-cache", "--select", "TL903", "pkg/data.py") == []
+    write(tmp_path / "pkg" / "train.py",
+          train + "loader = DataLoader(Noisy(8), batch_size=2, num_workers=4)\n")
+    assert check(tmp_path, "--no-cache", "--select", "TL903", "pkg/data.py") == ["8:20 TL903"]

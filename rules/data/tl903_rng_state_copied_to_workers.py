@@ -10,6 +10,7 @@ from torchlint.analysis.training_objects import (
     call_argument,
     data_loaders,
     drawn_receivers,
+    project_loader_workers,
     sample_methods,
     text,
 )
@@ -102,15 +103,16 @@ class RngStateCopiedToWorkers(Rule):
         if qualname not in RANDOM_GENERATORS:
             return
         target = self._target(node)
-        if target is None or not self._workers_may_copy():
-            return
         function = ctx.current_function
+        klass = ctx.enclosing_class() if function is not None else None
+        if target is None or not self._workers_may_copy(
+                klass.name.value if klass is not None else None):
+            return
         if function is None:
             if not isinstance(target, cst.Name) or not self._module_generator_drawn(
                     target.value):
                 return
         else:
-            klass = ctx.enclosing_class()
             attribute = self_attribute(target)
             if function.name.value != "__init__" or klass is None or attribute is None or (
                     not ctx.is_dataset_class(klass)) or self._reseeds(klass) or (
@@ -133,7 +135,7 @@ class RngStateCopiedToWorkers(Rule):
         klass = ctx.enclosing_class()
         if klass is None or not ctx.is_dataset_class(klass) or self._reseeds(klass) or not any(
                 m is function for m in sample_methods(ctx, klass)) or not (
-                self._workers_may_copy()):
+                self._workers_may_copy(klass.name.value)):
             return
         self.report(node, message=(
             f"'{ctx.code(node.func)}()' draws from NumPy's global state, which torch before "
@@ -164,14 +166,16 @@ class RngStateCopiedToWorkers(Rule):
         return any(isinstance(n, (cst.Name, cst.Attribute)) and (
             dotted_name(n) or "").endswith("get_worker_info") for n in iter_nodes(klass))
 
-    def _workers_may_copy(self) -> bool:
-        """Some DataLoader of the file may use workers and none reseeds them, or the file
-        builds no DataLoader (the loader is elsewhere: its workers are unknown)."""
+    def _workers_may_copy(self, dataset: str | None = None) -> bool:
+        """Some DataLoader of the file may use workers and none reseeds them; when the file
+        builds none, the project's files that construct ``dataset`` decide (no such file:
+        the workers are unknown)."""
         loaders = data_loaders(self.context)
         if any(call_argument(s.call, "worker_init_fn") is not None for s in loaders):
             return False
         if not loaders:
-            return True
+            elsewhere = project_loader_workers(self.context, dataset) if dataset else None
+            return elsewhere in (None, "workers")
         for site in loaders:
             workers = call_argument(site.call, "num_workers", 5)
             if workers is not None and not (isinstance(workers, cst.Integer)

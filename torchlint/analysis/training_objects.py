@@ -725,3 +725,72 @@ def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
     digest = file_digest(data)
     _PROJECT_READS[path] = (stamp, digest, names)
     return digest, names
+
+
+# ------------------------------------------------------------------ loaders elsewhere
+_LOADER_CALLS: dict[str, tuple[tuple[int, int],
+                               tuple[str, frozenset[str], tuple[str, ...]]]] = {}
+
+
+def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
+    """How the other files of the project that name ``dataset`` (a class name) load data:
+    ``"workers"`` when one of their ``DataLoader(...)`` calls may use worker processes
+    (``num_workers`` not 0) and none reseeds them, ``"main"`` when every such call loads in
+    the main process, ``"reseeded"`` when one passes a ``worker_init_fn``; None when the
+    project has no such file (or is too large to read)."""
+    if ctx.project is None or not ctx.project.roots:
+        return None
+    files = ctx.cached("training_objects_project_files", lambda: _project_files(ctx))
+    kinds: set[str] = set()
+    for path in files or ():
+        known = _loader_calls(path)
+        if known is None or dataset not in known[1]:
+            continue
+        ctx.project.dependencies[path] = Dependency(path, known[0])
+        kinds.update(known[2])
+    if "reseeded" in kinds:
+        return "reseeded"
+    if "workers" in kinds:
+        return "workers"
+    return "main" if kinds else None
+
+
+def _loader_calls(path: str) -> tuple[str, frozenset[str], tuple[str, ...]] | None:
+    """A file's digest, the names it calls (``MyDataset(...)``), and for each of its
+    ``DataLoader(...)`` calls: "workers", "main" or "reseeded". Kept by time and size."""
+    import ast
+
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = _LOADER_CALLS.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        tree = ast.parse(data)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    kinds: list[str] = []
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name:
+            called.add(name)
+        if name == "DataLoader":
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            workers = keywords.get("num_workers", node.args[5] if len(node.args) > 5 else None)
+            if "worker_init_fn" in keywords:
+                kinds.append("reseeded")
+            elif workers is None or isinstance(workers, ast.Constant) and workers.value == 0:
+                kinds.append("main")
+            else:
+                kinds.append("workers")
+    result = (file_digest(data), frozenset(called), tuple(kinds))
+    _LOADER_CALLS[path] = (stamp, result)
+    return result
