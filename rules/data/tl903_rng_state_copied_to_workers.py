@@ -16,7 +16,6 @@ from torchlint.analysis.training_objects import (
 )
 from torchlint.rule import Rule
 
-
 # the first release whose workers reseed NumPy's global generator
 _NUMPY_RESEEDED = (1, 9)
 # numpy.random functions that do not draw

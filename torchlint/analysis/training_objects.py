@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.project import Dependency, file_digest
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -34,6 +34,7 @@ from torchlint.analysis.nodes import (
     self_attribute,
     string_value,
 )
+from torchlint.analysis.project import Dependency, file_digest
 from torchlint.analysis.torch_facts import is_dtype, is_layer_call
 
 GRAD_SCALERS = frozenset({
@@ -610,7 +611,7 @@ def _compiled(ctx: FileContext) -> Iterator[int]:
 _ATTRIBUTE_READ = re.compile(r"\.\s*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)['\"]")
 _MAX_PROJECT_FILES = 5000
 # per file of a project: (mtime, size) and the names it reads
-_PROJECT_READS: dict[str, tuple[tuple[int, int], str, frozenset[str]]] = {}
+_PROJECT_READS: dict[str, tuple[tuple[int, int], str, Any]] = {}
 _SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
 _CHILD_ITERATION = frozenset({"modules", "children", "named_modules", "named_children",
                               "named_parameters", "parameters", "_modules", "__dict__",
@@ -704,15 +705,19 @@ def _project_files(ctx: FileContext) -> list[str] | None:
     return files
 
 
-def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
-    """The digest of a file and the attribute names and identifier strings it spells, kept
-    by modification time and size."""
+_T = TypeVar("_T")
+
+
+def _file_fact(path: str, memo: dict[str, tuple[tuple[int, int], str, Any]],
+               compute: Callable[[bytes], _T]) -> tuple[str, _T] | None:
+    """A fact of a project file computed from its bytes with its digest, kept in ``memo``
+    by the file's modification time and size (None: unreadable)."""
     try:
         stat = os.stat(path)
     except OSError:
         return None
     stamp = (stat.st_mtime_ns, stat.st_size)
-    known = _PROJECT_READS.get(path)
+    known = memo.get(path)
     if known is not None and known[0] == stamp:
         return known[1], known[2]
     try:
@@ -720,16 +725,20 @@ def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
             data = handle.read()
     except OSError:
         return None
-    content = data.decode("utf-8", errors="replace")
-    names = frozenset(a or b for a, b in _ATTRIBUTE_READ.findall(content))
+    fact = compute(data)
     digest = file_digest(data)
-    _PROJECT_READS[path] = (stamp, digest, names)
-    return digest, names
+    memo[path] = (stamp, digest, fact)
+    return digest, fact
+
+
+def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
+    """The digest of a file and the attribute names and identifier strings it spells."""
+    return _file_fact(path, _PROJECT_READS, lambda data: frozenset(
+        a or b for a, b in _ATTRIBUTE_READ.findall(data.decode("utf-8", errors="replace"))))
 
 
 # ------------------------------------------------------------------ loaders elsewhere
-_LOADER_CALLS: dict[str, tuple[tuple[int, int],
-                               tuple[str, frozenset[str], tuple[str, ...]]]] = {}
+_LOADER_CALLS: dict[str, tuple[tuple[int, int], str, Any]] = {}
 
 
 def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
@@ -744,10 +753,10 @@ def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
     kinds: set[str] = set()
     for path in files or ():
         known = _loader_calls(path)
-        if known is None or dataset not in known[1]:
+        if known is None or dataset not in known[1][0]:
             continue
         ctx.project.dependencies[path] = Dependency(path, known[0])
-        kinds.update(known[2])
+        kinds.update(known[1][1])
     if "reseeded" in kinds:
         return "reseeded"
     if "workers" in kinds:
@@ -755,25 +764,19 @@ def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
     return "main" if kinds else None
 
 
-def _loader_calls(path: str) -> tuple[str, frozenset[str], tuple[str, ...]] | None:
+def _loader_calls(path: str) -> tuple[str, tuple[frozenset[str], tuple[str, ...]]] | None:
     """A file's digest, the names it calls (``MyDataset(...)``), and for each of its
-    ``DataLoader(...)`` calls: "workers", "main" or "reseeded". Kept by time and size."""
+    ``DataLoader(...)`` calls: "workers", "main" or "reseeded"."""
+    return _file_fact(path, _LOADER_CALLS, _loader_facts)
+
+
+def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
     import ast
 
     try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    stamp = (stat.st_mtime_ns, stat.st_size)
-    known = _LOADER_CALLS.get(path)
-    if known is not None and known[0] == stamp:
-        return known[1]
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
         tree = ast.parse(data)
-    except (OSError, SyntaxError, ValueError):
-        return None
+    except (SyntaxError, ValueError):
+        return frozenset(), ()
     kinds: list[str] = []
     called: set[str] = set()
     for node in ast.walk(tree):
@@ -791,6 +794,4 @@ def _loader_calls(path: str) -> tuple[str, frozenset[str], tuple[str, ...]] | No
                 kinds.append("main")
             else:
                 kinds.append("workers")
-    result = (file_digest(data), frozenset(called), tuple(kinds))
-    _LOADER_CALLS[path] = (stamp, result)
-    return result
+    return frozenset(called), tuple(kinds)
