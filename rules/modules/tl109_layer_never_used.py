@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.training_objects import (
     attribute_reads,
+    class_methods,
     iterates_itself,
     layer_attributes,
     read_elsewhere_in_project,
@@ -14,7 +15,7 @@ from torchlint.rule import Rule
 class LayerNeverUsed(Rule):
     """## What it does
     Flags a layer assigned in a module class's `__init__` (`self.X = nn.Linear(...)`) that
-    nothing reads: no method of the class or any other code of the file uses `.X`, no
+    nothing reads, in a class that defines `forward`: no method of the class or any other code of the file uses `.X`, no
     string names it (`getattr(self, "X")`), the class does not reach its children another
     way (`self.children()`, `self.named_modules()`, `getattr(self, name)`), and no other
     file of the project reads an attribute of that name.
@@ -71,8 +72,9 @@ class LayerNeverUsed(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         ctx = self.context
-        if not ctx.is_module_class(node) or iterates_itself(node):
-            return
+        if not ctx.is_module_class(node) or "forward" not in class_methods(node) or (
+                iterates_itself(node)):
+            return  # a class without forward is a base or a container of its subclasses
         reads = attribute_reads(ctx)
         for attribute, assignment in layer_attributes(ctx, node):
             if reads.get(attribute, 0) or read_elsewhere_in_project(ctx, attribute):
