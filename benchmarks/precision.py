@@ -28,32 +28,16 @@ import argparse
 import csv
 import hashlib
 import json
-import os
-import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpus_lint import CORPUS, Finding, lint, read_corpus
+
 HERE = Path(__file__).resolve().parent / "precision"
-CORPUS = HERE / "corpus.tsv"
 VERDICTS = HERE / "verdicts.tsv"
 VERDICT_FIELDS = ("repo", "path", "line", "code", "verdict", "reason")
-
-
-@dataclass(frozen=True)
-class Finding:
-    repo: str
-    path: str
-    line: int
-    column: int
-    code: str
-    message: str
-    fix: str = ""  # "safe: ..." / "unsafe: ..." (the edits), empty without a fix
-
-    @property
-    def key(self) -> tuple[str, str, int, str]:
-        return (self.repo, self.path, self.line, self.code)
 
 
 @dataclass
@@ -72,16 +56,6 @@ class RuleScore:
         return self.verdicts["true"] / self.judged if self.judged else None
 
 
-def read_corpus() -> list[dict[str, str]]:
-    rows = []
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, repository, commit, kind = line.split("\t")
-            rows.append({"name": name, "repository": repository, "commit": commit,
-                         "kind": kind})
-    return rows
-
-
 def read_verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, int, str], tuple[str, str]]:
     found: dict[tuple[str, str, int, str], tuple[str, str]] = {}
     if not path.exists():
@@ -94,39 +68,6 @@ def read_verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, int, str], tupl
             found[(row["repo"], row["path"], int(row["line"]), row["code"])] = (
                 verdict, row["reason"])
     return found
-
-
-def lint(directory: Path, repo: str, jobs: int | None) -> tuple[list[Finding], list[str]]:
-    """Findings of ``torchlint check --select ALL --preview`` and its error lines."""
-    command = [sys.executable, "-m", "torchlint", "check", "--select", "ALL", "--preview",
-               "--output-format", "json", "--no-cache", "-q", "--exit-zero", "."]
-    if jobs:
-        command += ["--jobs", str(jobs)]
-    done = subprocess.run(command, cwd=directory, capture_output=True, text=True,
-                          errors="replace", env={**os.environ, "NO_COLOR": "1"})
-    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
-    if done.returncode not in (0, 1, 2) or not done.stdout.strip().startswith("["):
-        return [], errors or [f"exit {done.returncode}: {done.stderr.strip()[:300]}"]
-    findings = []
-    for row in json.loads(done.stdout):
-        location = row["location"]
-        path = row["filename"].removeprefix("./")
-        if row.get("cell") is not None:  # a notebook: lines count within the cell
-            path = f"{path}#cell{row['cell']}"
-        findings.append(Finding(repo, path, location["row"], location["column"], row["code"],
-                                row["message"], _describe_fix(row.get("fix"))))
-    return findings, errors
-
-
-def _describe_fix(fix: dict | None) -> str:
-    if not fix:
-        return ""
-    edits = []
-    for edit in fix.get("edits", []):
-        start, end = edit.get("location", {}), edit.get("end_location", {})
-        edits.append(f"{start.get('row')}:{start.get('column')}-{end.get('row')}:"
-                     f"{end.get('column')} -> {edit.get('content')!r}")
-    return f"{fix.get('applicability')}: " + "; ".join(edits)
 
 
 def sample(findings: list[Finding], size: int, all_up_to: int, seed: str) -> list[Finding]:

@@ -12,13 +12,22 @@ from pathlib import Path
 from typing import Any
 
 TIMEOUT = 30
+# the server of this checkout, whichever torchlint is installed
+CHECKOUT = str(Path(__file__).resolve().parents[1])
 
 
 class Client:
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, command: list[str] | None = None,
+                 checkout: bool = True) -> None:
+        """``checkout``: run this checkout's torchlint (else the one ``command`` finds)."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if checkout:
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))
+        else:
+            env.pop("PYTHONPATH", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "torchlint", "server"], cwd=cwd, env=env,
+            command or [sys.executable, "-m", "torchlint", "server"], cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.next_id = 0
@@ -52,12 +61,16 @@ class Client:
         self.send({"method": method, "params": params})
 
     def request(self, method: str, params: dict[str, Any] | None) -> Any:
+        message = self.answer(method, params)
+        assert "error" not in message, message
+        return message["result"]
+
+    def answer(self, method: str, params: Any) -> dict[str, Any]:
+        """The whole response to a request (a result or an error)."""
         self.next_id += 1
         ident = self.next_id
         self.send({"id": ident, "method": method, "params": params})
-        message = self.wait(lambda m: m.get("id") == ident and "method" not in m, keep=True)
-        assert "error" not in message, message
-        return message["result"]
+        return self.wait(lambda m: m.get("id") == ident and "method" not in m, keep=True)
 
     def wait(self, predicate: Any, keep: bool = False) -> dict[str, Any]:
         """The next message ``predicate`` accepts; the ones before it are dropped, or with
@@ -94,7 +107,7 @@ class Client:
 
     def close(self) -> None:
         try:
-            self.request("shutdown", None)
+            self.answer("shutdown", None)  # an error if the test shut the server down
             self.notify("exit", {})
             self.proc.wait(timeout=TIMEOUT)
         finally:

@@ -285,7 +285,31 @@ CASES: dict[str, list[Case]] = {
         weights = Variable(torch.randn(3, 3), requires_grad=True)
         plain = Variable(torch.ones(2))
         result = (weights, plain)
-    """)],
+    """),
+        # Variable(h) is h.detach(): the fix keeps the graph cut where h carries one
+        Case("TL704", """
+            import torch
+            from torch.autograd import Variable
+
+            torch.manual_seed(0)
+            a = torch.randn(3, requires_grad=True)
+            h = a * 2
+            cut = Variable(h)
+            leaf = Variable(h * 3, requires_grad=True)
+            (cut * leaf).sum().backward()
+            result = (cut, leaf, cut.grad_fn is None, leaf.is_leaf, leaf.grad, a.grad)
+        """),
+        # Variable(x, requires_grad=True) makes a new leaf: x itself keeps requires_grad=False
+        Case("TL704", """
+            import torch
+            from torch.autograd import Variable
+
+            x = torch.ones(3)
+            weights = Variable(x, requires_grad=True)
+            (weights * 2).sum().backward()
+            result = (x.requires_grad, weights.requires_grad, weights.grad, x.grad)
+        """),
+    ],
     "TL705": [
         Case("TL705", """
             import torch

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,14 +120,74 @@ def test_inconsistent_tabs_are_a_syntax_error(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ size and depth
-def test_five_megabyte_file(tmp_path: Path) -> None:
+def _five_megabytes() -> str:
     blob = "# " + "x" * 98 + "\n"
     body = "import torch\n" + '"""' + blob * 50_000 + '"""\n'
-    body += "def f(i):\n    return torch.autograd.Variable(torch.ones(i))\n" * 200
-    path = _write(tmp_path, "big.py", body.encode())
+    return body + "def f(i):\n    return torch.autograd.Variable(torch.ones(i))\n" * 200
+
+
+def test_five_megabyte_file_is_linted_when_max_file_size_allows(tmp_path: Path) -> None:
+    path = _write(tmp_path, "big.py", _five_megabytes().encode())
     assert os.path.getsize(path) >= 5_000_000
-    codes = _codes(path)
-    assert codes.count("TL704") == 200
+    outcome = process_file(path, replace(SETTINGS, max_file_size=8_000_000), Mode())
+    assert outcome.error is None and outcome.warning is None
+    assert [d.code for d in outcome.diagnostics].count("TL704") == 200
+
+
+def test_file_over_max_file_size_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = _write(tmp_path, "big.py", _five_megabytes().encode())
+    outcome = process_file(path, SETTINGS, Mode())
+    assert outcome.diagnostics == [] and outcome.error is None
+    assert outcome.warning == ("skipped: 5.1 MB is over max-file-size (1 MB); raise it in the "
+                               "configuration to lint it")
+    _write(tmp_path, "ok.py", b"import torch\n" + MOVE + b"\n")
+    result = _cli(str(tmp_path))
+    # one line naming the file, the limit and the key; the exit status is the findings'
+    (line,) = [line for line in result.stderr.splitlines() if "big.py" in line]
+    assert line.endswith("big.py: skipped: 5.1 MB is over max-file-size (1 MB); raise it in "
+                         "the configuration to lint it")
+    assert result.returncode == 1 and "ok.py:2:5: TL704" in result.stdout
+    assert "big.py" not in result.stdout
+    raised = _cli(str(tmp_path), "--config", "max-file-size = \"6 MB\"")
+    assert raised.stdout.count("TL704") == 201 and "big.py" not in raised.stderr
+
+
+def test_over_max_file_size_alone_exits_clean(tmp_path: Path) -> None:
+    path = _write(tmp_path, "gen.py", b"x = [" + b"1, " * 400_000 + b"]\n")
+    result = _cli(path)
+    assert result.returncode == 0 and "max-file-size (1 MB)" in result.stderr
+
+
+def test_notebook_program_over_max_file_size_is_skipped(tmp_path: Path) -> None:
+    import json
+
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": ["import torch\n", MOVE.decode() + "\n", "# " + "x" * 1_100_000]}
+    notebook = {"cells": [cell], "metadata": {"language_info": {"name": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    path = _write(tmp_path, "big.ipynb", json.dumps(notebook).encode())
+    outcome = process_file(path, SETTINGS, Mode())
+    assert outcome.diagnostics == [] and "max-file-size" in (outcome.warning or "")
+    linted = process_file(path, replace(SETTINGS, max_file_size=2_000_000), Mode())
+    assert [d.code for d in linted.diagnostics] == ["TL704"] and linted.warning is None
+
+
+@pytest.mark.parametrize(("text", "size"), [
+    ("4000000", 4_000_000), ("4 MB", 4_000_000), ("512kB", 512_000), ("2 MiB", 2 << 20),
+    ("1.5mb", 1_500_000), ("lots", None), ("4 parsecs", None)])
+def test_sizes_are_read_in_bytes_or_units(text: str, size: int | None) -> None:
+    from torchlint.engine.limits import parse_size
+
+    assert parse_size(text) == size
+
+
+def test_oversize_names_the_size_the_limit_and_the_key() -> None:
+    from torchlint.engine.limits import oversize
+
+    assert oversize(1_000_000, 1_000_000) is None
+    assert oversize(10_200_000, 1_000_000) == (
+        "skipped: 10.2 MB is over max-file-size (1 MB); raise it in the configuration to lint it")
+    assert oversize(10**12, None) is None
 
 
 @pytest.mark.parametrize("text", [

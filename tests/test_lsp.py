@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,121 @@ def test_a_config_error_pops_up_once(session: Client, tmp_path: Path) -> None:
                     and message["params"].get("version") == version:
                 break
     popups = [m for m in seen if m.get("method") == "window/showMessage"]
-    logged = [m for m in seen if m.get("method") == "window/logMessage"]
+    logged = [m for m in seen if m.get("method") == "window/logMessage"
+              and m["params"]["type"] == 1]
     assert len(popups) == 1 and "bogus" in popups[0]["params"]["message"]
     assert len(logged) == 2
+
+
+@pytest.mark.parametrize(("method", "params", "says"), [
+    ("textDocument/hover", {"foo": 1}, "textDocument"),
+    ("textDocument/codeAction", {"textDocument": {"uri": 5}}, "range"),
+    ("codeAction/resolve", {"x": 1}, "title"),
+    ("textDocument/hover", None, "textDocument/hover"),
+])
+def test_a_request_with_invalid_params_gets_an_error(session: Client, method: str,
+                                                      params: Any, says: str) -> None:
+    answer = session.answer(method, params)
+    assert answer["error"]["code"] == -32602  # InvalidParams
+    message = answer["error"]["message"]
+    assert method in message and says in message and "Traceback" not in message
+    # the server goes on answering
+    assert session.request("textDocument/hover", {
+        "textDocument": {"uri": (Path.cwd() / "none.py").as_uri()},
+        "position": {"line": 0, "character": 0}}) is None
+
+
+def test_a_notification_with_invalid_params_is_reported(fresh: Any) -> None:
+    client, _ = fresh()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": 3}})
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "textDocument/didOpen" in shown["message"] and "ignored" in shown["message"]
+    assert "Traceback" not in shown["message"]
+
+
+def test_a_server_that_cannot_load_its_rules_says_so(tmp_path: Path) -> None:
+    # torchlint.rules cannot be imported, as after a broken install
+    script = ("import sys; sys.modules['torchlint.rules'] = None\n"
+              "from torchlint.lsp import serve; serve()\n")
+    client = Client(tmp_path, [sys.executable, "-c", script])
+    try:
+        client.initialize(tmp_path)
+        shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+        assert shown["type"] == 1  # Error
+        assert "cannot lint" in shown["message"] and "torchlint.rules" in shown["message"]
+        uri = open_document(client, tmp_path / "train.py", SOURCE)
+        assert client.diagnostics(uri) == []  # answered, empty: not silent
+    finally:
+        client.close()
+
+
+def test_a_huge_document_is_answered_with_why_it_is_not_linted(fresh: Any,
+                                                                tmp_path: Path) -> None:
+    client, _ = fresh()
+    text = SOURCE + "y = torch.zeros(2).cuda()\n" * 180_000  # 4.7 MB, over the 1 MB default
+    uri = open_document(client, tmp_path / "generated.py", text)
+    seen: list[dict[str, Any]] = []
+    client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
+        m.get("method") == "textDocument/publishDiagnostics"))
+    assert seen[-1]["params"]["diagnostics"] == []
+    (shown,) = [m["params"] for m in seen if m.get("method") == "window/showMessage"]
+    assert shown["type"] == 2  # Warning
+    assert shown["message"] == (f"torchlint: {tmp_path / 'generated.py'}: skipped: 4.7 MB is "
+                                "over max-file-size (1 MB); raise it in the configuration "
+                                "to lint it")
+    # requests on it are answered
+    assert client.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": {"line": 4, "character": 12}}) is None
+    assert code_actions(client, uri, only=["source.fixAll"]) == []
+
+
+def test_max_file_size_decides_what_is_linted(fresh: Any, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torchlint]\npreview = true\nselect = ["TL301"]\nmax-file-size = 300\n')
+    client, _ = fresh()
+    small = open_document(client, tmp_path / "small.py", SOURCE)
+    assert [d["code"] for d in client.diagnostics(small)] == ["TL301"]
+    large = open_document(client, tmp_path / "large.py", SOURCE + "#\n" * 200)
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "large.py: skipped: 472 bytes is over max-file-size (300 bytes)" in \
+        shown["message"]
+    assert client.diagnostics(large) == []
+    # an edit that keeps it too large is logged, not one more pop-up
+    client.notify("textDocument/didChange", {"textDocument": {"uri": large, "version": 2},
+                                             "contentChanges": [{"text": SOURCE + "#\n" * 300}]})
+    seen: list[dict[str, Any]] = []
+    client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
+        m.get("method") == "textDocument/publishDiagnostics"))
+    assert not [m for m in seen if m.get("method") == "window/showMessage"]
+    assert any("672 bytes is over" in m["params"]["message"] for m in seen
+               if m.get("method") == "window/logMessage")
+
+
+def test_a_server_without_the_lsp_extra_says_so(tmp_path: Path) -> None:
+    # pygls cannot be imported, as after pip install . without [lsp]
+    script = ("import sys; sys.modules['pygls'] = None\n"
+              "from torchlint.cli import entry_point; sys.argv[1:] = ['server']; "
+              "entry_point()\n")
+    client = Client(tmp_path, [sys.executable, "-c", script])
+    try:
+        assert client.initialize(tmp_path)["serverInfo"]["name"] == "torchlint"
+        shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+        assert shown["type"] == 1 and "needs the lsp extra" in shown["message"]
+        assert "pygls" in shown["message"] and "[lsp]" in shown["message"]
+        answer = client.answer("textDocument/hover", {
+            "textDocument": {"uri": (tmp_path / "x.py").as_uri()},
+            "position": {"line": 0, "character": 0}})
+        assert answer["error"]["message"] == shown["message"]
+    finally:
+        client.close()
+    assert client.proc.returncode == 0
+
+
+def test_a_request_after_shutdown_is_refused_not_dropped(fresh: Any) -> None:
+    client, _ = fresh()
+    assert client.request("shutdown", None) is None
+    answer = client.answer("textDocument/hover", {
+        "textDocument": {"uri": (Path.cwd() / "none.py").as_uri()},
+        "position": {"line": 0, "character": 0}})
+    assert answer["error"]["code"] == -32600  # InvalidRequest
+    assert answer["error"]["message"] == "textDocument/hover: the server is shutting down"

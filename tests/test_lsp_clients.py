@@ -136,13 +136,55 @@ def test_a_file_without_project_configuration_takes_the_editors(start: Any,
 
 def test_bad_settings_are_reported_and_skipped(start: Any, tmp_path: Path) -> None:
     client, _ = start(PUSH, {"settings": {"select": ["TL301", "TL999x"], "colour": "blue"}})
-    shown = [client.wait(lambda m: m.get("method") == "window/showMessage")["params"]["message"]
-             for _ in range(2)]
-    assert any("TL999x" in m for m in shown) and any("colour" in m for m in shown)
+    # one pop-up says everything that was skipped
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "TL999x" in shown["message"] and "colour" in shown["message"]
+    assert "The other settings apply" in shown["message"]
     client.notify("workspace/didChangeConfiguration", {"settings": {"torchlint": {
         "select": ["TL301", "TL999x"], "configurationPreference": "editorFirst"}}})
     uri = open_document(client, tmp_path / "t.py", SOURCE)
     assert [d["code"] for d in client.diagnostics(uri)] == ["TL301"]
+
+
+@pytest.mark.parametrize("select", [["TL999x"], [], ["nonsense", "TL-1"]])
+def test_a_selection_of_no_known_rule_keeps_the_rules_on(start: Any, tmp_path: Path,
+                                                         select: list[str]) -> None:
+    (tmp_path / "pyproject.toml").unlink()
+    client, _ = start(PUSH, {"settings": {"select": select}})
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert "'select' names no known rule" in shown["message"]
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    assert "TL704" in [d["code"] for d in client.diagnostics(uri)]  # a default rule
+
+
+def test_a_bad_project_configuration_falls_back_to_the_defaults(start: Any,
+                                                                tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nbogus = 1\n')
+    client, _ = start(PUSH, {"settings": {"extendSelect": ["TL301"], "preview": True}})
+    open_document(client, tmp_path / "t.py", SOURCE)
+    seen: list[dict[str, Any]] = []
+    client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
+        m.get("method") == "textDocument/publishDiagnostics"))
+    (shown,) = [m["params"]["message"] for m in seen if m.get("method") == "window/showMessage"]
+    assert "unknown key 'bogus'" in shown
+    assert "files are linted with the default settings with the editor's extendSelect TL301" \
+        in shown
+    assert [d["code"] for d in seen[-1]["params"]["diagnostics"]] == ["TL301", "TL704"]
+    (logged,) = [m["params"]["message"] for m in seen if m.get("method") == "window/logMessage"
+                 and "settings in force" in m["params"]["message"]]
+    assert logged.startswith(f"torchlint: settings in force for {tmp_path}: the default "
+                             "settings with the editor's extendSelect TL301; preview true (")
+
+
+def test_the_settings_in_force_are_logged(start: Any, tmp_path: Path) -> None:
+    client, _ = start(PUSH, {"settings": {"ignore": ["TL301"]}})
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    logged = client.wait(lambda m: m.get("method") == "window/logMessage")["params"]
+    assert logged["message"] == (
+        f"torchlint: settings in force for {tmp_path}: {tmp_path / 'pyproject.toml'} (the "
+        "editor's lint settings are not used: configurationPreference is filesystemFirst) "
+        "(2 rules on)")
+    assert [d["code"] for d in client.diagnostics(uri)] == ["TL301", "TL704"]
 
 
 def test_lint_on_save_only(start: Any, tmp_path: Path) -> None:
@@ -192,3 +234,23 @@ def test_commands(start: Any, tmp_path: Path) -> None:
     assert applied is True and asked is not None
     edits = asked["params"]["edit"]["changes"][uri]
     assert apply_edits(SOURCE, edits) == 'import torch\n\nx = torch.ones(3, device="cuda")\ny = x\n'
+
+
+def test_documentation_is_plain_text_where_markdown_is_not_shown(start: Any,
+                                                                  tmp_path: Path) -> None:
+    client, _ = start({"textDocument": {"publishDiagnostics": {},
+                                        "hover": {"contentFormat": ["plaintext"]}}})
+    markdown, _ = _command(client, "torchlint.showDocumentation", ["TL301"])
+    assert markdown.startswith("**TL301**")  # the command's result stays Markdown
+    shown = client.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert shown["message"].startswith("TL301 create-then-move (")
+    assert "): Flags a tensor built on the CPU" in shown["message"]
+    assert not any(mark in shown["message"] for mark in ("**", "`", "##"))
+    assert shown["message"].endswith("(the whole page: torchlint explain TL301)")
+    uri = open_document(client, tmp_path / "t.py", SOURCE)
+    (found, _) = client.diagnostics(uri)
+    hover = client.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": found["range"]["start"]})
+    assert hover["contents"]["kind"] == "plaintext"
+    assert hover["contents"]["value"].startswith("TL301 create-then-move")
+    assert "**" not in hover["contents"]["value"] and "```" not in hover["contents"]["value"]

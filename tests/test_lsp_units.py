@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("pygls")
@@ -81,3 +83,56 @@ def test_an_inline_configuration_error_names_the_setting() -> None:
                                   "configurationPreference": "editorFirst"})
     with pytest.raises(ConfigError, match=r"^the editor setting 'configuration' .*'bogus'"):
         Resolver().settings("/tmp/x.py", settings, "/tmp")
+
+
+def test_a_failing_handler_is_answered_with_its_exception_not_a_traceback() -> None:
+    from concurrent.futures import Future
+
+    from torchlint.lsp.features import create_server
+
+    protocol = create_server().protocol
+    sent: list[Any] = []
+    protocol._send_response = lambda msg_id, result=None, error=None: sent.append(  # type: ignore[method-assign]
+        (msg_id, result, error))
+    failed: Future[Any] = Future()
+    failed.set_exception(ValueError("boom"))
+    protocol._send_handler_result(failed, msg_id=7)
+    ((msg_id, result, error),) = sent
+    assert msg_id == 7 and result is None
+    assert error.code == -32603 and error.message.startswith("torchlint: ValueError: boom")
+    assert "Traceback" not in error.message
+    answered: Future[Any] = Future()
+    answered.set_result([])
+    protocol._send_handler_result(answered, msg_id=8)
+    assert sent[-1] == (8, [], None)
+
+
+def test_args_are_options_as_for_check_and_the_settings_win() -> None:
+    settings, problems = parse_settings({"args": [
+        "--select", "TL3,TL1", "--ignore=TL301", "--preview", "--colour", "--extend-select"]})
+    assert (settings.select, settings.ignore, settings.preview) == (
+        ("TL3", "TL1"), ("TL301",), True)
+    assert len(problems) == 2 and "'--colour'" in problems[0] and "needs a value" in problems[1]
+    settings, problems = parse_settings({"args": ["--select", "TL3"], "select": ["TL1"],
+                                         "ignore": None})
+    assert settings.select == ("TL1",) and problems == []
+
+
+def test_a_failing_notification_is_one_line_to_the_user() -> None:
+    import sys
+
+    from pygls.exceptions import FeatureNotificationError, JsonRpcInternalError
+
+    from torchlint.lsp.features import create_server
+
+    server = create_server()
+    shown: list[Any] = []
+    server.window_show_message = shown.append  # type: ignore[method-assign]
+    try:
+        raise KeyError("cell")
+    except KeyError:
+        error = JsonRpcInternalError.of(sys.exc_info())
+    server.report_server_error(error, FeatureNotificationError)
+    ((params),) = shown
+    assert params.message == ("torchlint: KeyError: 'cell' (the traceback is in the server's "
+                              "log)")

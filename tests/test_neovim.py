@@ -53,8 +53,10 @@ def test_neovim_with_the_readme_configuration(tmp_path: Path) -> None:
     env = dict(os.environ, TORCHLINT_README_LUA=str(tmp_path / "config.lua"),
                XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
                XDG_STATE_HOME=str(tmp_path / "state"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    # the README's command is `torchlint server`: the one installed beside this Python
+    # the README's command is `torchlint server`: the one installed beside this Python,
+    # running this checkout's code
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     nvim = _nvim()
     assert nvim is not None
     done = subprocess.run([nvim, "--headless", "--clean", "-u", str(DRIVER), "train.py"],

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.docs import BEGIN, END, catalog_source, read_precision, results_for, rule_table
+from torchlint.docs import (
+    BEGIN,
+    END,
+    catalog_source,
+    read_precision,
+    read_recall,
+    recall_results_for,
+    results_for,
+    rule_table,
+)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -19,7 +28,9 @@ def test_rule_table_is_current() -> None:
     text = README.read_text(encoding="utf-8")
     table = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     measured = read_precision(results_for(README))
-    assert table == rule_table(measured or None), "run: python -m torchlint.docs README.md"
+    hunted = read_recall(recall_results_for(README))
+    assert table == rule_table(measured or None, hunted or None), (
+        "run: python -m torchlint.docs README.md")
 
 
 def test_catalog_is_current() -> None:
@@ -54,6 +65,27 @@ def test_precision_column_reads_the_harness_results(tmp_path: Path) -> None:
     assert "| 92 % (23/25) |" in row["TL301"]
     assert "| 7 unjudged |" in row["TL704"]
     assert "| no findings |" in row["TL101"]
+
+
+def test_recall_column_reads_the_harness_results(tmp_path: Path) -> None:
+    results = tmp_path / "results.tsv"
+    results.write_text("# measured on 2 repositories\n"
+                       "code\ttier\tinstances\tdefault\tpreview_only\tmissed\n"
+                       "TL301\tpreview (default)\t8\t0\t6\t2\n"
+                       "TL501\tdefault\t4\t3\t0\t1\n"
+                       "TL108\tabsent\t0\t0\t0\t0\n", encoding="utf-8")
+    hunted = read_recall(results)
+    assert hunted == {"TL301": (8, 0, 6), "TL501": (4, 3, 0), "TL108": (0, 0, 0)}
+    table = rule_table({"TL501": (10, 10, 9)}, hunted).splitlines()
+    assert "| Precision on real code | Recall on real code | What it flags |" in table[0]
+    assert table[1].count("|") == table[0].count("|")
+    row = {line.split(" | ")[0].strip("| "): line for line in table[2:]}
+    assert "| 90 % (9/10) | 75 % (3/4) |" in row["TL501"]
+    assert "| 0 % (0/8), 75 % (6) with preview |" in row["TL301"]
+    assert "| no findings | not hunted |" in row["TL101"]
+    zero = rule_table({}, {"TL101": (0, 0, 0)}).splitlines()
+    assert "| no findings | no instances |" in next(r for r in zero if r.startswith("| TL101 "))
+    assert "Recall" not in rule_table({"TL501": (10, 10, 9)}).splitlines()[0]
 
 
 ROOT = README.parent

@@ -40,7 +40,7 @@ def test_variable_every_use_fixed_removes_import() -> None:
 
         a = torch.ones(2)
         b = torch.zeros(2).requires_grad_()
-        c = [t for t in (a, b)]
+        c = [t.detach() for t in (a, b)]
         """)
 
 
@@ -53,7 +53,7 @@ def test_variable_aliased_import() -> None:
         """) == textwrap.dedent("""\
 
         def f(x):
-            return x + 1
+            return x.detach() + 1
         """)
 
 
@@ -67,7 +67,7 @@ def test_variable_kept_while_another_use_remains() -> None:
             return Variable(y, volatile=True)
         """)
     assert "from torch.autograd import Variable\n" in out
-    assert "return x\n" in out
+    assert "return x.detach()\n" in out
 
 
 def test_variable_nested_uses() -> None:
@@ -76,7 +76,7 @@ def test_variable_nested_uses() -> None:
 
         y = Variable(Variable(x))
         """)
-    assert out == "\ny = x\n"
+    assert out == "\ny = x.detach()\n"  # Variable(x) is x.detach(), once
 
 
 def test_variable_alone_in_block_becomes_pass() -> None:
@@ -94,7 +94,7 @@ def test_variable_alone_in_block_becomes_pass() -> None:
                 from torch.autograd import Variable
             return Variable(x)
         """)
-    assert out == "def f(x):\n    if x:\n        pass\n    return x\n"
+    assert out == "def f(x):\n    if x:\n        pass\n    return x.detach()\n"
 
 
 def test_variable_import_inside_function() -> None:
@@ -109,12 +109,12 @@ def test_variable_import_inside_function() -> None:
             return Variable(x), grad
         """) == textwrap.dedent("""\
         def f(x):
-            return x
+            return x.detach()
 
         def g(x):
             import os
             from torch.autograd import grad
-            return x, grad
+            return x.detach(), grad
         """)
 
 

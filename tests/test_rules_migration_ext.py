@@ -145,7 +145,7 @@ def test_rules_speak_from_the_release_that_deprecated_the_api(
 @pytest.mark.parametrize(("code", "text", "without_fix", "with_fix"), [
     # torch.norm is deprecated from 1.7, vector_norm arrives in 1.9
     ("TL708", "import torch\nn = torch.norm(x, 2)\n", (1, 8), (1, 9)),
-    # the .mH of linalg.cholesky(A) needs 1.11
+    # linalg.cholesky(A, upper=True) is offered from 1.11
     ("TL707", "import torch\nU = torch.cholesky(A, upper=True)\n", (1, 10), (1, 11)),
     # torch.qr: linalg.qr is there from 1.8
     ("TL707", "import torch\nQ, R = torch.qr(A)\n", None, (1, 9)),
@@ -372,7 +372,7 @@ def test_norm_without_an_exact_rewrite_has_no_fix(call: str) -> None:
     ("torch.chain_matmul(a, *rest)", None),
     ("torch.qr(A, some=flag)", None),
     ("torch.qr(input=A, some=False)", 'torch.linalg.qr(A, mode="complete")'),
-    ("torch.cholesky(A, upper=True, out=U)", None),
+    ("torch.cholesky(A, upper=True, out=U)", "torch.linalg.cholesky(A, out=U, upper=True)"),
     ("torch.cholesky(A, out=L)", "torch.linalg.cholesky(A, out=L)"),
     ("torch.lu(A, get_infos=flag)", None),
     ("torch.svd(A)", None),

@@ -23,18 +23,24 @@ def tier(rule: type) -> str:
     return "default" if getattr(rule, "default", False) else "opt-in"
 
 
-def read_precision(path: Path) -> dict[str, tuple[int, int, int]]:
-    """Per rule, from the precision harness's results (``benchmarks/precision.py
-    --write-results``): (findings, judged, true). Empty when the file is missing."""
+def read_counts(path: Path, first: int) -> dict[str, tuple[int, int, int]]:
+    """A harness's per-rule results TSV: the rule code (first column) and the three counts
+    from column ``first`` on. Empty when the file is missing."""
     found: dict[str, tuple[int, int, int]] = {}
     if not path.is_file():
         return found
     for line in path.read_text(encoding="utf-8").splitlines():
         parts = line.split("\t")
-        if line.startswith("#") or len(parts) < 4 or not parts[1].isdigit():
+        if line.startswith("#") or len(parts) < first + 3 or not parts[first].isdigit():
             continue
-        found[parts[0]] = (int(parts[1]), int(parts[2]), int(parts[3]))
+        found[parts[0]] = (int(parts[first]), int(parts[first + 1]), int(parts[first + 2]))
     return found
+
+
+def read_precision(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Per rule, from the precision harness's results (``benchmarks/precision.py
+    --write-results``): (findings, judged, true). Empty when the file is missing."""
+    return read_counts(path, 1)
 
 
 def precision_cell(measured: tuple[int, int, int] | None) -> str:
@@ -46,19 +52,44 @@ def precision_cell(measured: tuple[int, int, int] | None) -> str:
     return f"{100 * true / judged:.0f} % ({true}/{judged})"
 
 
-def rule_table(precision: dict[str, tuple[int, int, int]] | None = None) -> str:
+def read_recall(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Per rule, from the recall harness's results (``benchmarks/recall.py
+    --write-results``): (true instances, caught by the default run, caught only with
+    ``--preview``). Empty when the file is missing."""
+    return read_counts(path, 2)
+
+
+def recall_cell(measured: tuple[int, int, int] | None) -> str:
+    if measured is None or not measured[0]:
+        return "not hunted" if measured is None else "no instances"
+    instances, default, preview_only = measured
+    cell = f"{100 * default / instances:.0f} % ({default}/{instances})"
+    if preview_only:
+        both = default + preview_only
+        cell += f", {100 * both / instances:.0f} % ({both}) with preview"
+    return cell
+
+
+def rule_table(precision: dict[str, tuple[int, int, int]] | None = None,
+               recall: dict[str, tuple[int, int, int]] | None = None) -> str:
     """The README's rule table; with ``precision``, a column of measured precision on real
-    code (true findings among the judged ones)."""
+    code (true findings among the judged ones); with ``recall``, a column of measured
+    recall (hunted real instances the default run reports, and with ``--preview``)."""
     head = "| Code | Name | Enabled | Fix | What it flags |"
     rule_line = "|---|---|---|---|---|"
     if precision is not None:
         head = head.replace("| What", "| Precision on real code | What")
+        rule_line += "---|"
+    if recall is not None:
+        head = head.replace("| What", "| Recall on real code | What")
         rule_line += "---|"
     lines = [head, rule_line]
     for code, rule in all_rules().items():
         summary = rule.summary().replace("|", "\\|")
         enabled = tier(rule)
         measured = "" if precision is None else f"{precision_cell(precision.get(code))} | "
+        if recall is not None:
+            measured += f"{recall_cell(recall.get(code))} | "
         lines.append(f"| {code} | `{rule.name}` | {enabled} | {FIX_LABELS[rule.fix_safety]} "
                      f"| {measured}{summary} |")
     return "\n".join(lines)
@@ -88,10 +119,16 @@ def results_for(readme: Path) -> Path:
     return readme.resolve().parent / "benchmarks" / "precision" / "results.tsv"
 
 
-def update_readme(text: str, precision: dict[str, tuple[int, int, int]] | None = None) -> str:
+def recall_results_for(readme: Path) -> Path:
+    """Where the recall results of the project whose README this is are kept."""
+    return readme.resolve().parent / "benchmarks" / "recall" / "results.tsv"
+
+
+def update_readme(text: str, precision: dict[str, tuple[int, int, int]] | None = None,
+                  recall: dict[str, tuple[int, int, int]] | None = None) -> str:
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
-    return f"{head}{BEGIN}\n{rule_table(precision)}\n{END}{tail}"
+    return f"{head}{BEGIN}\n{rule_table(precision, recall)}\n{END}{tail}"
 
 
 if __name__ == "__main__":  # python -m torchlint.docs README.md
@@ -99,7 +136,8 @@ if __name__ == "__main__":  # python -m torchlint.docs README.md
 
     path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
     measured = read_precision(results_for(path))
-    path.write_text(update_readme(path.read_text(encoding="utf-8"), measured or None),
-                    encoding="utf-8")
+    hunted = read_recall(recall_results_for(path))
+    path.write_text(update_readme(path.read_text(encoding="utf-8"), measured or None,
+                                  hunted or None), encoding="utf-8")
     catalog = Path(__file__).with_name("catalog.py")
     catalog.write_text(catalog_source(), encoding="utf-8")

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.cuda_use import file_uses_cuda, mentions_cuda
 from torchlint.analysis.nodes import (
     has_keyword,
     iter_calls,
@@ -17,7 +18,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
 from torchlint.rule import Rule
-from torchlint.rules.devices.cuda import file_uses_cuda, is_device_move, mentions_cuda
+from torchlint.rules.devices.cuda import is_device_move
 
 _CLOCKS = frozenset({"time.time", "time.perf_counter", "time.perf_counter_ns", "time.time_ns",
                      "time.monotonic", "time.monotonic_ns"})

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.cuda_use import file_uses_cuda
 from torchlint.analysis.nodes import children_of, iter_scope, method_call
 from torchlint.analysis.tensor_facts import is_numpy_array, is_tensor_expression
 from torchlint.analysis.torch_facts import is_loss_call
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import is_known_tensor_name
-from torchlint.rules.devices.cuda import file_uses_cuda
 
 _SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 

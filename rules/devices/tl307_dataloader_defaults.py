@@ -3,11 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.cuda_use import file_uses_cuda
 from torchlint.analysis.nodes import get_arg, is_literal_true, iter_nodes, last_name_part
 from torchlint.analysis.tensor_facts import is_tensor_expression
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import DATALOADERS, moves_loader_batches_to_device
-from torchlint.rules.devices.cuda import file_uses_cuda
 
 
 class DataloaderDefaults(Rule):

@@ -11,7 +11,7 @@ from torchlint.analysis.torch_releases import (
     fix_available,
 )
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.fix.edits import import_cleanup, torch_spelling
+from torchlint.fix.edits import import_cleanup, torch_spelling, with_first_argument
 from torchlint.rule import Rule
 
 DEPRECATED = {
@@ -149,12 +149,4 @@ class CudaAmpDeprecated(Rule):
                     position += 1
         elif any(arg.star == "*" for arg in args):
             return None
-        spacing: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
-        if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
-            spacing = cst.ParenthesizedWhitespace(
-                first_line=cst.TrailingWhitespace(), indent=True,
-                last_line=node.whitespace_before_args.last_line)
-        device = cst.Arg(cst.SimpleString('"cuda"'),
-                         comma=cst.Comma(whitespace_after=spacing) if args else
-                         cst.MaybeSentinel.DEFAULT)
-        return node.with_changes(args=[device, *args])
+        return with_first_argument(node.with_changes(args=args), cst.SimpleString('"cuda"'))

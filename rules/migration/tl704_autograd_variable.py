@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.fresh_tensors import carries_no_graph
 from torchlint.analysis.imports import ModuleIndex, index_for
 from torchlint.analysis.nodes import is_literal_true
 from torchlint.analysis.torch_releases import Releases
@@ -38,9 +39,14 @@ class AutogradVariable(Rule):
     ```
 
     ## Fix safety
-    Safe for `Variable(x)` (or `requires_grad=False`), which becomes `x`, and
-    `Variable(x, requires_grad=True)`, which becomes `x.requires_grad_()`; the import of `Variable` goes once no use remains. Other
-    forms (`volatile=`, `requires_grad=` with a variable) are reported without a fix.
+    Safe, and exact: `Variable(x)` hands back `x.detach()` (a new tensor sharing `x`'s
+    memory, cut from its graph), so it becomes `x.detach()`, and
+    `Variable(x, requires_grad=True)` a new leaf, `x.detach().requires_grad_()`, leaving `x`
+    itself untouched. Where `x` provably carries no graph and is not used elsewhere (a
+    literal, a fresh factory call without `requires_grad=`, `torch.from_numpy(...)`, or a
+    move or cast of one), the detach is dropped: `x` and `x.requires_grad_()`. The import of
+    `Variable` goes once no use remains. Other forms (`volatile=`, `requires_grad=` with a
+    variable) are reported without a fix.
     """
 
     code = "TL704"
@@ -72,8 +78,7 @@ class AutogradVariable(Rule):
             fix = Fix.safe(*edits)
         self.report(node, fix=fix)
 
-    @staticmethod
-    def _replacement(index: ModuleIndex, node: cst.Call) -> str | None:
+    def _replacement(self, index: ModuleIndex, node: cst.Call) -> str | None:
         args = node.args
         if not args or args[0].keyword is not None or args[0].star:
             return None
@@ -84,10 +89,14 @@ class AutogradVariable(Rule):
             return None  # volatile=, **options
         if len(args) > 2 or flag is not None and not isinstance(flag.value, cst.Name):
             return None
+        # Variable(x) is x.detach(): where x may carry a graph, the graph stays cut
+        fresh = carries_no_graph(self.context, value)
         if flag is None or flag.value.value == "False":  # type: ignore[attr-defined]
-            text = as_atom(value, index.parents.get(node))
+            text = as_atom(value, index.parents.get(node)) if fresh else (
+                f"{receiver_text(value)}.detach()")
         elif is_literal_true(flag.value):
-            text = f"{receiver_text(value)}.requires_grad_()"
+            # a new leaf: x itself must not start requiring grad (nor keep its history)
+            text = f"{receiver_text(value)}{'' if fresh else '.detach()'}.requires_grad_()"
         else:
             return None
         if node.lpar:

@@ -63,7 +63,8 @@ class DeprecatedLinalg(DeprecatedCallRule):
     ## Fix safety
     Safe where the replacement computes the same thing: `torch.qr(A[, some])` →
     `torch.linalg.qr(A)` (`some=False` → `mode="complete"`) and `torch.cholesky(A[, upper])`
-    → `torch.linalg.cholesky(A)` (`upper=True` → `.mH` of it), when `some`/`upper` is absent
+    → `torch.linalg.cholesky(A[, upper=True])` (the same factor, in the same memory layout),
+    when `some`/`upper` is absent
     or a literal; `torch.ger` → `torch.outer`; `torch.chain_matmul(a, b, ...)` with at least
     two plain positional arguments → `torch.linalg.multi_dot([a, b, ...])`;
     `torch.lu_solve(b, LU, pivots)` → `torch.linalg.lu_solve(LU, pivots, b)` when the
@@ -134,13 +135,11 @@ def _cholesky(node: cst.Call) -> Rewrite | None:
         if literal is None:
             return None
         upper = literal
-    new = [as_positional(args["input"])]
-    if "out" in args:
-        if upper:
-            return None  # the .mH of the result is a view, not written into out
-        new.append(args["out"])
-    return Rewrite(CHOLESKY.replacement, join_args(new, node),
-                   CHOLESKY_UPPER if upper else None, suffix=".mH" if upper else "")
+    new = [as_positional(args["input"])] + ([args["out"]] if "out" in args else [])
+    # upper=True: linalg's own upper factor, the very tensor (values and strides) the old
+    # call returned; the .mH of the lower one would be a contiguous copy of another layout
+    return Rewrite(CHOLESKY.replacement, join_args(new, node, [("upper", "True")] if upper else []),
+                   CHOLESKY_UPPER if upper else None)
 
 
 def _chain_matmul(node: cst.Call) -> Rewrite | None:

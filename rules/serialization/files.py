@@ -12,21 +12,38 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.bindings import module_value
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import get_arg, iter_nodes, semantic_children, string_value
+from torchlint.analysis.nodes import (
+    get_arg,
+    iter_nodes,
+    method_call,
+    self_attribute,
+    semantic_children,
+    string_value,
+)
+from torchlint.analysis.torch_facts import is_layer_call
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "bz2.open",
                              "lzma.open"})
 
 
-def path_key(expr: cst.BaseExpression, scope: cst.CSTNode | None = None) -> str:
-    """The path an expression names, as comparable text: a string's value, otherwise the
-    code with its whitespace and comments left out. A bare name counts only in its own
-    function (``scope``): two functions' ``path`` parameters are different paths."""
+def path_key(expr: cst.BaseExpression, scope: cst.CSTNode | None = None,
+             functions: frozenset[str] = frozenset()) -> str:
+    """The path an expression names, as comparable text: a string's value, a formatting
+    template, the method of the class that returns it, otherwise the code with its
+    whitespace and comments left out. A bare name counts only in its own
+    function (``scope``): two functions' ``path`` parameters are different paths.
+    ``functions``: the names of the file's own top-level functions."""
     value = string_value(expr)
     if value is not None:
         return "s:" + value
+    if isinstance(expr, cst.Call) and (self_attribute(expr.func) is not None or isinstance(
+            expr.func, cst.Name) and expr.func.value in functions):
+        # self.checkpoint_path(epoch), checkpoint_path(run): the files one of the file's own
+        # functions names, whatever its arguments
+        return "f:" + "".join(cst.Module([]).code_for_node(expr.func).split())
     template = _template(expr)
     if template is not None:  # "ckpt_%d.pth" % epoch: one family of files, whatever the epoch
         return "t:" + template
@@ -52,11 +69,12 @@ def _template(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _saved_keys(ctx: FileContext) -> set[str]:
-    """Path keys given to ``torch.save`` in the module, seeing through
-    ``with open(path) as f``: one pass over the syntax nodes, each carrying its function
-    and the file handles bound around it (name -> path key)."""
-    saved: set[str] = set()
+def _save_keys(ctx: FileContext) -> dict[int, str]:
+    """The path key of each ``torch.save`` call of the module (by the call's id), seeing
+    through ``with open(path) as f``: one pass over the syntax nodes, each carrying its
+    function and the file handles bound around it (name -> path key)."""
+    saved: dict[int, str] = {}
+    functions = own_functions(ctx)
     Handles = dict[str, str]
     stack: list[tuple[cst.CSTNode, cst.FunctionDef | None, Handles]] = [(ctx.module, None, {})]
     while stack:
@@ -69,17 +87,28 @@ def _saved_keys(ctx: FileContext) -> set[str]:
                 opened = file_opened(ctx, item.item)
                 if opened is not None and item.asname is not None and isinstance(
                         item.asname.name, cst.Name):
-                    handles[item.asname.name.value] = path_key(opened, scope)
+                    handles[item.asname.name.value] = path_key(opened, scope, functions)
         elif isinstance(node, cst.Call) and ctx.qualified_name(node.func) in SAVE_FUNCTIONS:
             target = get_arg(node, "f", 1)
             if target is not None:
                 expr = target.value
                 if isinstance(expr, cst.Name) and expr.value in handles:
-                    saved.add(handles[expr.value])
+                    saved[id(node)] = handles[expr.value]
                 else:
-                    saved.add(path_key(expr, scope))
+                    saved[id(node)] = path_key(expr, scope, functions)
         stack.extend((child, scope, handles) for child in semantic_children(node))
     return saved
+
+
+def own_functions(ctx: FileContext) -> frozenset[str]:
+    """The file's top-level functions (a call of one names the files it computes)."""
+    return ctx.cached("serialization-own-functions", lambda: frozenset(
+        stmt.name.value for stmt in ctx.module.body if isinstance(stmt, cst.FunctionDef)))
+
+
+def save_keys(ctx: FileContext) -> dict[int, str]:
+    """The path key each ``torch.save`` call of the file writes (by the call's id)."""
+    return ctx.cached("torch-save-keys", lambda: _save_keys(ctx))
 
 
 def file_opened(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -95,22 +124,25 @@ def file_opened(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpressio
 
 
 def saved_paths(ctx: FileContext) -> frozenset[str]:
-    def compute() -> frozenset[str]:
-        return frozenset(_saved_keys(ctx))
-    return ctx.cached("torch-saved-paths", compute)
+    return ctx.cached("torch-saved-paths", lambda: frozenset(save_keys(ctx).values()))
 
 
 def loads_own_save(ctx: FileContext, load: cst.Call) -> bool:
     """Whether a ``torch.load`` call reads a path this file also writes with ``torch.save``
     (called while ``load`` is being visited, so enclosing ``with open(...)`` items are seen)."""
+    saved = saved_paths(ctx)
+    return bool(saved) and not saved.isdisjoint(load_keys(ctx, load))
+
+
+def load_keys(ctx: FileContext, load: cst.Call) -> frozenset[str]:
+    """The path keys a ``torch.load`` call may read, to compare with :func:`save_keys`
+    (called while ``load`` is being visited): the file handle's path, the path a name was
+    bound to, the argument itself."""
     source = get_arg(load, "f", 0)
     if source is None:
-        return False
-    saved = saved_paths(ctx)
-    if not saved:
-        return False
+        return frozenset()
     expr = source.value
-    scope = ctx.current_function
+    scope, functions = ctx.current_function, own_functions(ctx)
     if isinstance(expr, cst.Name):
         for anc in reversed(ctx.ancestors):
             if isinstance(anc, cst.With):
@@ -119,12 +151,12 @@ def loads_own_save(ctx: FileContext, load: cst.Call) -> bool:
                     if (opened is not None and item.asname is not None
                             and isinstance(item.asname.name, cst.Name)
                             and item.asname.name.value == expr.value):
-                        return path_key(opened, scope) in saved
+                        return frozenset({path_key(opened, scope, functions)})
         bound = ctx.binding(expr.value)  # ckpt = os.path.join(out, "ckpt.pt"); load(ckpt)
-        if bound is not None and bound.kind == "assign" and bound.value is not None \
-                and path_key(bound.value, scope) in saved:
-            return True
-    return path_key(expr, scope) in saved
+        if bound is not None and bound.kind == "assign" and bound.value is not None:
+            return frozenset({path_key(bound.value, scope, functions),
+                              path_key(expr, scope, functions)})
+    return frozenset({path_key(expr, scope, functions)})
 
 
 _HOST_READS = frozenset({"numpy"})
@@ -155,3 +187,127 @@ def holds_numpy(ctx: FileContext, load: cst.Call) -> bool:
         if isinstance(value, cst.Name) and value.value == name:
             return True
     return False
+
+
+# ------------------------------------------------------------------ what a save holds
+_MOVES = ("to", "cuda", "cpu", "half", "float", "double", "eval", "train")
+_COPIES = frozenset({"copy.deepcopy", "copy.copy"})
+_MAX_HOPS = 6
+# functions that return a model object (torchvision's builders: torchvision.models.resnet18)
+_MODEL_BUILDERS = frozenset({"timm.create_model", "torch.hub.load"})
+_BUILDER_PACKAGES = ("torchvision.models.",)
+_NOT_BUILDERS = frozenset({"get_weight", "get_model_weights", "list_models"})
+_NAMESPACES = frozenset({"argparse.Namespace", "types.SimpleNamespace"})
+
+
+def _follow(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode | None
+            ) -> tuple[cst.BaseExpression, cst.CSTNode | None]:
+    """What ``expr`` provably is, seeing through names bound in straight-line code (or
+    once at module level), module moves and copies: ``model = Net(); m = model.cuda()``
+    -> ``Net()``. ``at`` is where ``expr`` is read (None: the node being visited); the
+    place the result is read from comes back with it."""
+    for _ in range(_MAX_HOPS):
+        move = method_call(expr, *_MOVES)
+        if move is not None:
+            expr = move.value
+            continue
+        if isinstance(expr, cst.Call) and ctx.qualified_name(expr.func) in _COPIES \
+                and expr.args:
+            expr = expr.args[0].value
+            continue
+        if not isinstance(expr, cst.Name):
+            return expr, at
+        bound = ctx.binding(expr.value, at)
+        if bound is None and ctx.current_function is not None:
+            found = module_value(ctx, expr.value)
+            if found is None:
+                return expr, at
+            at, expr = found  # later hops search the module body, where it stands
+            continue
+        if bound is None or bound.kind != "assign" or bound.value is None:
+            return expr, at
+        at, expr = bound.node, bound.value
+    return expr, at
+
+
+def is_module_value(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """``expr`` (read at the node being visited) is provably a module object: a layer or
+    module class constructed, moved or copied, directly or through names."""
+    value, _ = _follow(ctx, expr, None)
+    return is_layer_call(ctx, value)
+
+
+def refused_content(ctx: FileContext, expr: cst.BaseExpression,
+                    at: cst.CSTNode | None = None, depth: int = 0) -> str | None:
+    """What in ``expr`` (an object given to ``torch.save``, read at the node being visited)
+    the weights-only unpickler refuses, in words ("a whole module", "an argparse.Namespace",
+    ...), or None when everything it holds is provably or possibly acceptable (tensors,
+    state dicts, numbers, strings, containers of them, and anything unknown)."""
+    if depth > 4:
+        return None
+    value, at = _follow(ctx, expr, at)
+    if isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
+        for element in value.elements:
+            if isinstance(element, cst.DictElement):
+                found = refused_content(ctx, element.value, at, depth + 1)
+            elif isinstance(element, cst.Element):
+                found = refused_content(ctx, element.value, at, depth + 1)
+            else:
+                found = None  # **spread, *spread: unknown
+            if found is not None:
+                return found
+        return None
+    if not isinstance(value, cst.Call):
+        return None
+    qual = ctx.qualified_name(value.func) or ""
+    if is_layer_call(ctx, value) or qual in _MODEL_BUILDERS or (
+            qual.startswith(_BUILDER_PACKAGES) and qual.rsplit(".", 1)[1][:1].islower()
+            and qual.rsplit(".", 1)[1] not in _NOT_BUILDERS):
+        return "a whole module"
+    if qual.startswith("torch.optim.lr_scheduler."):
+        return "a learning-rate scheduler object" if qual.rsplit(".", 1)[1][:1].isupper() \
+            else None
+    if qual.startswith("torch.optim.") and qual.count(".") == 2 and \
+            qual.rsplit(".", 1)[1][:1].isupper():
+        return "an optimizer object"
+    if qual in _NAMESPACES or _parses_arguments(ctx, value):
+        return "an argparse.Namespace"
+    if qual == "builtins.dict":
+        return next((found for arg in value.args if arg.keyword is not None
+                     for found in (refused_content(ctx, arg.value, at, depth + 1),)
+                     if found is not None), None)
+    if isinstance(value.func, cst.Name) and value.func.value in _local_classes(ctx) \
+            and ctx.lookup(value.func.value) is None:
+        return f"an instance of the project's class {value.func.value}"
+    return None
+
+
+def _parses_arguments(ctx: FileContext, call: cst.Call) -> bool:
+    """``parser.parse_args()`` in a file that uses argparse (its result is a Namespace)."""
+    method = method_call(call, "parse_args")
+    return method is not None and ctx.imports_from("argparse")
+
+
+def _local_classes(ctx: FileContext) -> frozenset[str]:
+    """Classes defined at the top level of the file (their instances pickle by reference)."""
+    return ctx.cached("serialization-local-classes", lambda: frozenset(
+        stmt.name.value for stmt in ctx.module.body if isinstance(stmt, cst.ClassDef)))
+
+
+# allow-lists for the weights-only unpickler: a load inside one may read what they list
+SAFE_GLOBALS = frozenset({"torch.serialization.safe_globals"})
+_ADD_SAFE_GLOBALS = frozenset({"torch.serialization.add_safe_globals"})
+
+
+def under_safe_globals(ctx: FileContext) -> bool:
+    """The node being visited is inside ``with torch.serialization.safe_globals([...])``."""
+    return any(isinstance(anc, cst.With) and any(
+        isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in SAFE_GLOBALS
+        for item in anc.items) for anc in ctx.ancestors)
+
+
+def adds_safe_globals(ctx: FileContext) -> bool:
+    """The file extends the weights-only allow-list (``add_safe_globals([...])``)."""
+    return ctx.cached("serialization-adds-safe-globals", lambda: any(
+        isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _ADD_SAFE_GLOBALS
+        for node in iter_nodes(ctx.module)))

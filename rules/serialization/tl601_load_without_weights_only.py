@@ -13,11 +13,13 @@ from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
-from torchlint.rules.serialization.files import holds_numpy, loads_own_save
+from torchlint.rules.serialization.files import (
+    holds_numpy,
+    loads_own_save,
+    under_safe_globals,
+)
 
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
-# allow-lists for the weights-only unpickler: a load inside one counts on weights_only=True
-SAFE_GLOBALS = frozenset({"torch.serialization.safe_globals"})
 
 
 class LoadWithoutWeightsOnly(Rule):
@@ -87,7 +89,7 @@ class LoadWithoutWeightsOnly(Rule):
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
         if has_keyword(node, "weights_only") or loads_own_save(self.context, node) \
-                or self._under_safe_globals() or holds_numpy(self.context, node):
+                or under_safe_globals(self.context) or holds_numpy(self.context, node):
             return
         fix = None
         if get_arg(node, "pickle_module", 2) is None and not has_star_args(node):
@@ -97,9 +99,3 @@ class LoadWithoutWeightsOnly(Rule):
         before = f"on torch {show(target)}" if target else (
             f"before torch {show(LOAD_WEIGHTS_ONLY_BY_DEFAULT)}")
         self.report(node, fix=fix, before=before)
-
-    def _under_safe_globals(self) -> bool:
-        return any(isinstance(anc, cst.With) and any(
-            isinstance(item.item, cst.Call)
-            and self.context.qualified_name(item.item.func) in SAFE_GLOBALS
-            for item in anc.items) for anc in self.context.ancestors)

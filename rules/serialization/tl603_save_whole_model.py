@@ -2,17 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.bindings import module_value
-from torchlint.analysis.nodes import get_arg, method_call
-from torchlint.analysis.torch_facts import is_layer_call
+from torchlint.analysis.nodes import get_arg
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import receiver_text
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
+from torchlint.rules.serialization.files import is_module_value
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
-_MOVES = ("to", "cuda", "cpu")
-_MAX_HOPS = 6
 
 
 class SaveWholeModel(Rule):
@@ -68,36 +65,8 @@ class SaveWholeModel(Rule):
         if self.context.qualified_name(node.func) not in SAVE_FUNCTIONS:
             return
         arg = get_arg(node, "obj", 0)
-        if arg is None or not self._is_module(arg.value):
+        if arg is None or not is_module_value(self.context, arg.value):
             return
         text = receiver_text(arg.value)
         fix = Fix.unsafe(NodeEdit(arg.value, f"{text}.state_dict()"))
         self.report(arg.value, fix=fix, name=text if len(text) <= 30 else "model")
-
-    def _is_module(self, expr: cst.BaseExpression) -> bool:
-        ctx = self.context
-        statement: cst.CSTNode | None = None
-        for _ in range(_MAX_HOPS):
-            if is_layer_call(ctx, expr):
-                return True
-            move = method_call(expr, *_MOVES)
-            if move is not None:
-                expr = move.value
-                continue
-            if not isinstance(expr, cst.Name):
-                return False
-            bound = ctx.binding(expr.value, statement)
-            if bound is None and statement is None and ctx.current_function is not None:
-                found = module_value(ctx, expr.value)
-                if found is None:
-                    return False
-                # later hops search the module body, where the assignment stands
-                statement, value = found
-                expr = value
-                continue
-            if bound is None or bound.kind != "assign" or bound.value is None:
-                return False
-            statement, value = bound.node, bound.value
-            expr = value
-        return False
-

@@ -215,10 +215,11 @@ QR = _torch("torch.qr", deprecated=(1, 9), removed=(2, 14),
             note="some=False becomes mode='complete'")
 CHOLESKY = _torch("torch.cholesky", deprecated=(1, 9), removed=(2, 14),
                   replacement="torch.linalg.cholesky", replacement_added=(1, 8),
-                  note="upper=True becomes .mH of the result")
-# upper=True: the conjugate transpose of linalg.cholesky's factor, `Tensor.mH` (from 1.11)
+                  note="upper=True stays upper=True")
+# upper=True: linalg.cholesky(A, upper=True); offered from 1.11, where the keyword is
+# certainly there (its .mH alternative arrived then too)
 CHOLESKY_UPPER = ApiChange("torch.cholesky(upper=True)", deprecated=(1, 9),
-                           replacement="torch.linalg.cholesky(A).mH",
+                           replacement="torch.linalg.cholesky(A, upper=True)",
                            replacement_added=(1, 11))
 # documented as deprecated from 1.7 ("use torch.outer"), never warns
 GER = _torch("torch.ger", deprecated=(1, 7), replacement="torch.outer",

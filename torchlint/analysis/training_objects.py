@@ -513,7 +513,7 @@ _TO_DEVICE = ("to", "cuda")
 def model_moves(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[ModelMove]:
     """The models moved to a device in a function's own body (or the module's code outside
     functions): ``M.to(dev)``, ``M.cuda()``, ``M = Net().to(dev)``, ``M = M.cuda(0)``,
-    in source order. A ``.to(dtype)`` is not a move."""
+    ``M = DistributedDataParallel(Net().to(dev))``, in source order. A ``.to(dtype)`` is not a move."""
     return ctx.cached(("training_objects_model_moves", id(scope)),
                       lambda: list(_model_moves(ctx, scope)))
 
@@ -541,11 +541,15 @@ def _model_moves(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> Itera
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(
                 node.value, cst.Call) and isinstance(node.targets[0].target,
                                                      (cst.Name, cst.Attribute)):
-            device = _device_of(ctx, node.value)
-            receiver = node.value.func.value if isinstance(node.value.func,
-                                                           cst.Attribute) else None
+            value = node.value
+            device = _device_of(ctx, value)
+            if device is None and value.args and isinstance(value.args[0].value, cst.Call):
+                # a wrapper around the moved model: DistributedDataParallel(net.to(dev))
+                value = value.args[0].value
+                device = _device_of(ctx, value)
+            receiver = value.func.value if isinstance(value.func, cst.Attribute) else None
             if device is not None and isinstance(receiver, (cst.Call, cst.Name, cst.Attribute)):
-                yield ModelMove(text(node.targets[0].target), device, node.value)
+                yield ModelMove(text(node.targets[0].target), device, value)
 
 
 def provably_cpu(ctx: FileContext, device: cst.BaseExpression,

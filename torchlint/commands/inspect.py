@@ -51,6 +51,7 @@ def _values(settings: Settings) -> dict[str, object]:
         "preview": settings.preview,
         "target-torch": settings.target_torch,
         "cache-dir": settings.cache_location(),
+        "max-file-size": settings.max_file_size,
     }
 
 

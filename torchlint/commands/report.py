@@ -98,6 +98,9 @@ def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: 
     stream.flush()
     sys.stdout.flush()
     if not output.silent:
+        for outcome in outcomes:
+            if outcome.warning:
+                warning(f"{outcome.path}: {outcome.warning}")
         for outcome in errors:
             error(f"{outcome.path}: {outcome.error}")
         if output.show_fixes and fixed:

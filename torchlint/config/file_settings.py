@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from torchlint.analysis.options import Options
 from torchlint.codes import SYNTAX_ERROR
+from torchlint.engine.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
     from torchlint.analysis.project import Project
@@ -39,6 +40,8 @@ class FileSettings:
     project: Project | None = None
     # the rule classes to run; None: the registered rules of ``codes``
     rule_classes: tuple[type[Rule], ...] | None = None
+    # larger files are skipped with a warning (see torchlint.engine.limits); None: no limit
+    max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
     @classmethod
     def for_rules(cls, rules: Iterable[type[Rule]], codes: Collection[str] | None = None, *,

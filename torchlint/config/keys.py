@@ -86,6 +86,19 @@ def _path(value: object, where: str) -> str:
     return value
 
 
+def _size(value: object, where: str) -> int:
+    """A size in bytes: a number, or a string such as ``"4 MB"``, ``"512kB"``."""
+    from torchlint.engine.limits import parse_size
+
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{where} must be a size in bytes, or a string such as \"4 MB\"")
+    size = parse_size(value)
+    if size is None or size <= 0:
+        raise ConfigError(f"{where} must be a positive size such as 4000000 or \"4 MB\", "
+                          f"not {value!r}")
+    return size
+
+
 def _per_file_ignores(value: object, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise BadValue(f"{where} must be a table of \"glob\" = [codes]")
@@ -143,6 +156,8 @@ KEYS: dict[str, Key] = {key.name: key for key in (
     Key("target-torch", "replace", parse_release,
         "the oldest torch release the code must run on (default: inferred)"),
     Key("cache-dir", "replace", _path, "where results are cached"),
+    Key("max-file-size", "replace", _size,
+        "files larger than this are skipped with a warning (bytes or \"4 MB\"; default 1 MB)"),
     Key("extend", "replace", _path, "another configuration file this one builds on"),
 )}
 

@@ -83,7 +83,8 @@ def merge(layers: Iterable[Layer], *, root: str, config_file: str | None = None,
                 per_file.append((_globs([pattern], layer.base, root)[0], tuple(codes)))
         bases.extend(v.get("extend-module-bases", ()))
         names.extend(v.get("extend-model-names", ()))
-        for key in ("preview", "force-exclude", "respect-gitignore", "target-torch"):
+        for key in ("preview", "force-exclude", "respect-gitignore", "target-torch",
+                    "max-file-size"):
             if key in v:
                 values[key.replace("-", "_")] = v[key]
         if "cache-dir" in v:

@@ -12,6 +12,7 @@ from torchlint.analysis.options import Options
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.paths import glob_match, relative_to, split_patterns
 from torchlint.config.selectors import expand_selectors
+from torchlint.engine.limits import DEFAULT_MAX_FILE_SIZE
 from torchlint.registry import rule_catalog
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Settings:
     preview: bool = False  # run preview rules and behaviours
     target_torch: tuple[int, int] | None = None  # the oldest torch release the code runs on
     cache_dir: str | None = None  # where results are cached (absolute); None: the default
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # larger files are skipped with a warning
     root: str = "."  # directory that relative globs are matched against
     config_file: str | None = None  # the nearest configuration file
     extends: tuple[str, ...] = ()  # the files it builds on, nearest first
@@ -193,7 +195,7 @@ class Settings:
     def for_file(self, path: str) -> FileSettings:
         """The settings ``path`` is linted with (its per-file ignores applied)."""
         return _file_settings(self.codes_for(path), self.unfixable_codes(), self.noqa,
-                              self.options, self.project)
+                              self.options, self.project, self.max_file_size)
 
     def origin(self, key: str) -> str:
         """Where the value of ``key`` came from ("default" when nothing set it)."""
@@ -255,6 +257,6 @@ class Settings:
 
 @lru_cache(maxsize=256)
 def _file_settings(codes: frozenset[str], unfixable: frozenset[str], noqa: bool,
-                   options: Options, project: Project) -> FileSettings:
+                   options: Options, project: Project, max_file_size: int) -> FileSettings:
     return FileSettings(codes, unfixable=unfixable, noqa=noqa, options=options,
-                        project=project)
+                        project=project, max_file_size=max_file_size)

@@ -130,6 +130,25 @@ def with_keywords(call: cst.Call, *pairs: tuple[str, cst.BaseExpression]) -> cst
     return call.with_changes(args=args)
 
 
+def with_first_argument(call: cst.Call, value: cst.BaseExpression,
+                        keyword: str | None = None) -> cst.Call:
+    """``call`` with ``value`` (``keyword=value`` when a keyword is given) put before its
+    first argument; in a call laid out one argument per line it gets a line of its own."""
+    spacing: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        spacing = cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(), indent=True,
+            last_line=call.whitespace_before_args.last_line)
+    argument = cst.Arg(value, comma=cst.Comma(whitespace_after=spacing) if call.args
+                       else cst.MaybeSentinel.DEFAULT)
+    if keyword is not None:
+        argument = argument.with_changes(
+            keyword=cst.Name(keyword),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                  whitespace_after=cst.SimpleWhitespace("")))
+    return call.with_changes(args=[argument, *call.args])
+
+
 def parse_expression(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 

@@ -17,7 +17,7 @@ from torchlint.lsp.actions import (
     fix_all_kinds,
     fix_all_title,
 )
-from torchlint.lsp.presentation import codes_at, rule_documentation
+from torchlint.lsp.presentation import codes_at, plain_text, rule_documentation
 from torchlint.lsp.server import TorchlintServer
 
 RULE_DOCUMENTATION = "torchlint.ruleDocumentation"
@@ -44,6 +44,8 @@ def create_server() -> TorchlintServer:
         ls.versioned_edits = bool(
             _capability(caps, "workspace", "workspace_edit", "document_changes"))
         ls.show_document = bool(_capability(caps, "window", "show_document", "support"))
+        formats = _capability(caps, "text_document", "hover", "content_format")
+        ls.hover_markdown = not formats or types.MarkupKind.Markdown in formats
         ls.refresh = bool(_capability(caps, "workspace", "diagnostics", "refresh_support"))
         ls.apply_settings(params.initialization_options)
         if ls.pull:  # pulled by clients that can, never pushed to them as well
@@ -68,6 +70,10 @@ def create_server() -> TorchlintServer:
                         result_id=result.result_id)
                 return types.RelatedFullDocumentDiagnosticReport(
                     items=ls.diagnostics(result, uri), result_id=result.result_id)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TorchlintServer, params: types.InitializedParams) -> None:
+        ls.check_rules()  # a server that cannot lint says so now, not never
 
     # -------------------------------------------------------------- text documents
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -185,8 +191,13 @@ def create_server() -> TorchlintServer:
         pages = [page for page in map(rule_documentation, codes) if page]
         if not pages:
             return None
-        return types.Hover(contents=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(pages)), range=where)
+        if ls.hover_markdown:
+            contents = types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                           value="\n\n---\n\n".join(pages))
+        else:
+            contents = types.MarkupContent(kind=types.MarkupKind.PlainText, value="\n\n".join(
+                map(plain_text, pages)))
+        return types.Hover(contents=contents, range=where)
 
     # -------------------------------------------------------------- commands
     @server.command(SHOW_DOCUMENTATION)

@@ -76,6 +76,7 @@ class Linted:
     snapshot: Snapshot
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # by document uri
     error: str | None = None  # a rule failed (the other rules' findings are here)
+    skipped: str | None = None  # why nothing was linted (a document over max-file-size)
 
 
 def _position(starts: list[int], offset: int) -> tuple[int, int]:
@@ -96,6 +97,7 @@ def lint_snapshot(snapshot: Snapshot, settings: FileSettings) -> Linted:
         by_index = {d.index: d.uri for d in snapshot.documents}
         result = lint_cells(notebook, settings, Mode())
         linted.error = result.outcome.error
+        linted.skipped = result.outcome.warning
         starts = [0] + [m.end() for m in _NEWLINE.finditer(result.program)]
         for diagnostic in result.findings(notebook, settings):
             uri = by_index.get(diagnostic.cell or 0)
@@ -109,6 +111,7 @@ def lint_snapshot(snapshot: Snapshot, settings: FileSettings) -> Linted:
     (document,) = snapshot.documents
     outcome = lint_one(SourceFile(path=snapshot.path, text=document.text), settings, Mode())
     linted.error = outcome.error
+    linted.skipped = outcome.warning
     starts = [0] + [m.end() for m in _NEWLINE.finditer(document.text)]
     for diagnostic in outcome.diagnostics:
         edits = None

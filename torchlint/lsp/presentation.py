@@ -64,6 +64,21 @@ def rule_documentation(code: str) -> str | None:
     return f"**{rule.code}** `{rule.name}` ({tier(rule)}; fix: {rule.fix_safety})\n\n{rule.doc()}"
 
 
+def plain_text(markdown: str) -> str:
+    """The documentation for a client that shows text as it is (a pop-up, a hover without
+    Markdown): no ``**``, backticks or ``#``; code blocks indented, as in a man page."""
+    lines, code = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            code = not code
+        elif code:
+            lines.append("    " + line if line else "")
+        else:
+            heading = re.match(r"#+\s+(.*)", line)
+            lines.append(heading.group(1) if heading else re.sub(r"\*\*|`", "", line))
+    return "\n".join(lines)
+
+
 def fix_title(code: str, safe: bool) -> str:
     """What the quick fix does: the rule's ``fix_title``, else a generic title."""
     from torchlint.registry import all_rules

@@ -9,6 +9,8 @@ ever published for the version the editor has. Diagnostics are pulled
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,18 +19,23 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from torchlint import __version__
+from torchlint.codes import SYNTAX_ERROR
 from torchlint.config.errors import ConfigError
 from torchlint.config.file_settings import FileSettings
+from torchlint.config.settings import Settings
 from torchlint.lsp.actions import EditBuilder
 from torchlint.lsp.linting import Document, Linted, Snapshot, fix_all, lint_snapshot
 from torchlint.lsp.positions import Offsets
-from torchlint.lsp.presentation import lsp_diagnostic, rule_documentation
+from torchlint.lsp.presentation import lsp_diagnostic, plain_text, rule_documentation
+from torchlint.lsp.protocol import TorchlintProtocol
 from torchlint.lsp.settings import ClientSettings, EditorSettings, Resolver
 
+logger = logging.getLogger(__name__)
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
 _PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
@@ -47,16 +54,18 @@ class Result:
 
 class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torchlint", __version__,
+        super().__init__("torchlint", __version__, protocol_cls=TorchlintProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOK_SYNC)
         self.client_settings = ClientSettings()
         self.resolver = Resolver()
         self.shown_errors: set[str] = set()
+        self.in_force: dict[str, str] = {}  # folder -> the settings last logged for it
         self.pull = False  # the client pulls diagnostics
         self.resolve_edits = False  # the client resolves a code action's edit
         self.versioned_edits = False  # the client takes versioned document edits
         self.show_document = False
+        self.hover_markdown = True  # the client renders Markdown in a hover
         self.refresh = False  # the client re-pulls diagnostics when asked
         self.debounce = DEBOUNCE
         # one lint at a time, off the event loop (libcst holds the GIL: more threads would
@@ -112,24 +121,73 @@ class TorchlintServer(LanguageServer):
 
     def prepare(self, snapshot: Snapshot) -> tuple[EditorSettings, FileSettings | None]:
         editor = self.client_settings.for_path(snapshot.path)
+        root = self._root(snapshot.path)
         try:
-            settings = self.resolver.settings(snapshot.path, editor, self._root(snapshot.path))
+            settings = self.resolver.settings(snapshot.path, editor, root)
         except ConfigError as exc:
-            self.report_problem(f"torchlint: {exc}")
-            return editor, None
+            # as Ruff's server does: lint with the defaults (and the editor's selection)
+            # until the configuration is fixed, rather than not at all
+            try:
+                settings = self.resolver.fallback(snapshot.path, editor, root)
+            except ConfigError:
+                self.report_problem(f"torchlint: {exc}")
+                return editor, None
+            self.report_problem(f"torchlint: {exc}; until it is fixed, files are linted "
+                                f"with {self.resolver.describe(settings, editor)}")
         if settings.is_excluded(snapshot.path, explicit=True):
             return editor, None
-        return editor, settings.for_file(snapshot.path)
+        file_settings = settings.for_file(snapshot.path)
+        self.log_in_force(snapshot.path, settings, editor, file_settings)
+        return editor, file_settings
 
-    def report_problem(self, message: str) -> None:
-        """A pop-up once per distinct problem, not on every keystroke; the log has all."""
-        if message not in self.shown_errors:
-            self.shown_errors.add(message)
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Error, message=message))
-        else:
+    def log_in_force(self, path: str, settings: Settings, editor: EditorSettings,
+                     file_settings: FileSettings) -> None:
+        """One log line each time the settings a folder is linted with change."""
+        folder = str(Path(settings.config_file).parent) if settings.config_file and \
+            not self.resolver.is_inline(settings.config_file) else \
+            (self._root(path) or str(Path(path).parent))
+        rules = len(file_settings.codes - {SYNTAX_ERROR})
+        line = (f"torchlint: settings in force for {folder}: "
+                f"{self.resolver.describe(settings, editor)} ({rules} rules on)")
+        if self.in_force.get(folder) != line:
+            self.in_force[folder] = line
             self.window_log_message(types.LogMessageParams(
-                type=types.MessageType.Error, message=message))
+                type=types.MessageType.Info, message=line))
+
+    def report_problem(self, message: str,
+                       level: types.MessageType = types.MessageType.Error,
+                       key: str | None = None) -> None:
+        """A pop-up once per distinct problem (``key``, else the message), not on every
+        keystroke; the log has all."""
+        if (key or message) not in self.shown_errors:
+            self.shown_errors.add(key or message)
+            self.window_show_message(types.ShowMessageParams(type=level, message=message))
+        else:
+            self.window_log_message(types.LogMessageParams(type=level, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls's report of a failure outside a request: one line naming it, not the
+        traceback (that goes to the server's log). A failed request is answered with an
+        error response instead."""
+        if source is FeatureRequestError:
+            return
+        message = getattr(error, "message", None) or str(error)
+        first = message.strip().splitlines()[-1] if message.strip() else type(error).__name__
+        self.report_problem(f"torchlint: {first} (the traceback is in the server's log)")
+
+    def check_rules(self) -> bool:
+        """Whether the rules load; if not, the user is told why nothing is linted."""
+        from torchlint.registry import all_rules
+
+        try:
+            all_rules()
+        except Exception as exc:  # noqa: BLE001 - whatever stops the rules from loading
+            self.report_problem(
+                f"torchlint cannot lint: its rules did not load ({type(exc).__name__}: "
+                f"{exc}). Reinstall torchlint in this environment "
+                "(pip install '/path/to/torchlint[lsp]') and restart the server.")
+            return False
+        return True
 
     # -------------------------------------------------------------- linting
     def schedule(self, uri: str, delay: float = 0.0) -> asyncio.Task[Result | None] | None:
@@ -157,13 +215,23 @@ class TorchlintServer(LanguageServer):
         else:
             self.runs += 1
             loop = asyncio.get_running_loop()
-            linted = await loop.run_in_executor(self.linter, lint_snapshot, snapshot, settings)
+            try:
+                linted = await loop.run_in_executor(self.linter, lint_snapshot, snapshot,
+                                                    settings)
+            except Exception as exc:  # noqa: BLE001 - said to the user, never silent
+                logger.error("linting %s failed", snapshot.path, exc_info=exc)
+                self.report_problem(f"torchlint cannot lint {snapshot.path}: "
+                                    f"{type(exc).__name__}: {exc}")
+                linted = Linted(snapshot, {d.uri: [] for d in snapshot.documents})
         current = self.snapshot(snapshot.uri)
         if current is None or current.key != snapshot.key:
             return None  # the editor moved on: never show findings of an older text
         if linted.error:
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Warning, message=f"torchlint: {linted.error}"))
+        if linted.skipped:  # over max-file-size: say why there are no findings
+            self.report_problem(f"torchlint: {snapshot.path}: {linted.skipped}",
+                                types.MessageType.Warning, key=f"skipped {snapshot.path}")
         self._counter += 1
         result = Result(linted, editor, settings, str(self._counter))
         previous = self.results.get(snapshot.name)
@@ -279,15 +347,19 @@ class TorchlintServer(LanguageServer):
                 target, external = from_fs_path(str(page)) or str(page), False
             await self.window_show_document_async(types.ShowDocumentParams(
                 uri=target, external=external, take_focus=True))
-        else:
-            summary = markdown.split("\n\n", 2)
+        else:  # a pop-up shows text as it is: its first paragraph, without Markdown
+            header, *rest = markdown.split("\n\n")
+            first = plain_text(re.sub(r"\A#+\s.*\n", "", rest[0]) if rest else "")
+            header, first = plain_text(header), " ".join(first.split())
             self.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Info,
-                message=" ".join(summary[:2]) + f" (torchlint explain {code.upper()})"))
+                message=f"{header}: {first} (the whole page: torchlint explain "
+                        f"{code.upper()})"))
         return markdown
 
     def apply_settings(self, options: Any) -> None:
         settings, problems = ClientSettings.from_options(options)
         self.client_settings = settings
-        for problem in problems:
-            self.report_problem(f"torchlint: editor settings: {problem}")
+        if problems:  # one pop-up for them all: what was skipped, and that the rest applies
+            self.report_problem("torchlint: editor settings skipped: " + "; ".join(problems)
+                                + ". The other settings apply.", types.MessageType.Warning)

@@ -11,6 +11,9 @@ Editor settings (camelCase, all optional)::
     lintOnChange                   lint as you type (default) or only on open and save
     severity                       {"TL001": "error", "TL3": "information", ...}
     documentationUrl               a rule's page, with {code} and {name}: links the codes
+    args                           options as for ``torchlint check`` (--select, --ignore,
+                                   --extend-select, --preview, --unsafe-fixes, --config);
+                                   the settings above win over them
 
 ``configurationPreference`` says who wins, as in Ruff's server: ``filesystemFirst`` uses
 the project's ``[tool.torchlint]`` when there is one (the editor's lint settings apply to
@@ -36,7 +39,12 @@ from torchlint.config.settings import Settings
 PREFERENCES = ("filesystemFirst", "editorFirst", "editorOnly")
 SEVERITIES = ("error", "warning", "information", "hint")
 KEYS = ("select", "extendSelect", "ignore", "preview", "unsafeFixes", "configuration",
-        "configurationPreference", "lintOnChange", "severity", "documentationUrl")
+        "configurationPreference", "lintOnChange", "severity", "documentationUrl", "args")
+# the options of ``torchlint check`` that ``args`` may hold, and the settings they set
+ARGS = {"--select": "select", "--extend-select": "extendSelect", "--ignore": "ignore",
+        "--config": "configuration"}
+FLAGS = {"--preview": ("preview", True), "--no-preview": ("preview", False),
+         "--unsafe-fixes": ("unsafeFixes", True)}
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,11 @@ def _strings(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | Non
             problems.append(str(exc))  # the others still apply
             continue
         kept.append(selector)
+    if key == "select" and not kept:
+        # an empty selection would switch every rule off: never what a typo meant
+        problems.append("'select' names no known rule: with it every rule would be off, so "
+                        "the selection stays as it was")
+        return None
     return tuple(kept)
 
 
@@ -97,8 +110,11 @@ def parse_settings(raw: Any, base: EditorSettings | None = None,
     if not isinstance(raw, dict):
         return settings, ["the settings must be an object"]
     values: dict[str, Any] = {"workspace": workspace}
+    if "args" in raw:  # the other settings win over the options
+        raw = {**_from_args(raw["args"], problems),
+               **{key: value for key, value in raw.items() if value is not None}}
     for key, value in raw.items():
-        if value is None or key == "workspace":
+        if value is None or key in ("workspace", "args"):
             continue
         if key in ("select", "extendSelect", "ignore"):
             codes = _strings(value, key, problems)
@@ -138,6 +154,34 @@ def parse_settings(raw: Any, base: EditorSettings | None = None,
         else:
             problems.append(f"unknown setting {key!r} (known: {', '.join(KEYS)})")
     return replace(settings, **values), problems
+
+
+def _from_args(args: Any, problems: list[str]) -> dict[str, Any]:
+    """The settings that command-line options say (``["--select", "TL3", "--preview"]``)."""
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        problems.append("'args' must be a list of strings")
+        return {}
+    found: dict[str, Any] = {}
+    items = iter(args)
+    for arg in items:
+        option, equals, value = arg.partition("=")
+        if option in ARGS:
+            value = value if equals else next(items, "")
+            if not value:
+                problems.append(f"'args': {option} needs a value")
+            elif option == "--config":
+                found["configuration"] = value
+            else:
+                key = ARGS[option]
+                found[key] = found.get(key, []) + [
+                    code.strip() for code in value.split(",") if code.strip()]
+        elif arg in FLAGS:
+            key, flag = FLAGS[arg]
+            found[key] = flag
+        else:
+            problems.append(f"'args': {arg!r} is not an option the server takes (it takes "
+                            f"{', '.join([*ARGS, *FLAGS])})")
+    return found
 
 
 def _frozen(table: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -223,15 +267,18 @@ class Resolver:
 
     def __init__(self) -> None:
         self._inline_dir: tempfile.TemporaryDirectory[str] | None = None
+        self.editor_ignored = False  # the last settings are the project's alone
 
     def settings(self, path: str, editor: EditorSettings, root: str | None) -> Settings:
         """Raises ConfigError for a bad configuration."""
         start = Path(path)
+        self.editor_ignored = False
         explicit = self._configuration_file(editor, root)
         preference = editor.configuration_preference
         if preference == "filesystemFirst":
             project = resolve_settings(start)
             if project.config_file is not None:
+                self.editor_ignored = True
                 return project
         elif preference == "editorOnly" and explicit is None:
             explicit = self._inline_file({}, root)
@@ -250,6 +297,33 @@ class Resolver:
         if isinstance(editor.configuration, tuple):  # globs are relative to the folder
             settings = replace(settings, root=str(Path(root or start.parent)))
         return settings
+
+    def fallback(self, path: str, editor: EditorSettings, root: str | None) -> Settings:
+        """The settings when the configuration cannot be read (as Ruff's server does):
+        the defaults, with the editor's own selection on top."""
+        return self.settings(path, replace(editor, configuration=None,
+                                           configuration_preference="editorOnly"), root)
+
+    def is_inline(self, file: str) -> bool:
+        """Whether ``file`` holds the editor's inline ``configuration`` (or none)."""
+        return self._inline_dir is not None and file.startswith(self._inline_dir.name)
+
+    def describe(self, settings: Settings, editor: EditorSettings) -> str:
+        """Where ``settings`` (the last ones :meth:`settings` gave) come from, in words:
+        the configuration file (or the defaults) and the editor settings on top."""
+        source = settings.config_file or "the default settings"
+        if self.is_inline(source):
+            source = ("the editor setting 'configuration'" if editor.configuration
+                      else "the default settings")
+        if self.editor_ignored:
+            return f"{source} (the editor's lint settings are not used: " \
+                "configurationPreference is filesystemFirst)"
+        applied = [f"{label} {', '.join(codes)}" for label, codes in (
+            ("select", editor.select), ("extendSelect", editor.extend_select),
+            ("ignore", editor.ignore)) if codes]
+        if editor.preview is not None:
+            applied.append(f"preview {str(editor.preview).lower()}")
+        return source + (f" with the editor's {'; '.join(applied)}" if applied else "")
 
     def _configuration_file(self, editor: EditorSettings, root: str | None) -> Path | None:
         configuration = editor.configuration

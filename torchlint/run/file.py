@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
+from torchlint.engine.limits import oversize
 from torchlint.run.cache import Cache
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 from torchlint.source import DecodeError, SourceFile, write_atomic
@@ -19,6 +20,9 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
     from torchlint.fix.fixer import fix_source
 
     path = source.path
+    skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
+    if skipped is not None:
+        return FileOutcome(path, warning=skipped)
     result = lint_source(source, settings)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
@@ -60,6 +64,9 @@ def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: 
     except OSError as exc:
         return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
     file_settings = settings.for_file(path)
+    skipped = oversize(len(data), file_settings.max_file_size)
+    if skipped is not None:
+        return FileOutcome(path, warning=skipped)
     key = cache.key(path, data, file_settings.fingerprint) if cache is not None else None
     if cache is not None and key is not None:
         cached = cache.get(path, key)

@@ -125,6 +125,8 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
     linted = lint_cells(notebook, file_settings,
                         replace(mode, fix=False, diff=False) if mode.diff else mode)
     outcome = linted.outcome
+    if outcome.warning is not None:  # the program is over max-file-size
+        return FileOutcome(path, warning=outcome.warning)
     mapped = linted.findings(notebook, file_settings)
     if not (mode.fix or mode.diff):
         return FileOutcome(path, mapped, error=outcome.error)

@@ -27,6 +27,8 @@ class FileOutcome:
     diff: str = ""
     fixed_text: str | None = None  # for stdin: the fixed source
     error: str | None = None  # the file could not be (fully) checked: said on one line
+    # the file was skipped (over max-file-size): said on one line, the exit status unchanged
+    warning: str | None = None
     # the project's files the result learned from (a cached result depends on them)
     dependencies: list[Dependency] = field(default_factory=list)
     # with fixes: how many findings the first lint had (None: not known), and the codes fixed
