@@ -162,3 +162,21 @@ def test_rules_do_not_import_each_other_across_families() -> None:
         others = [t for t in targets if t.startswith("torchlint.rules.")
                   and t.split(".")[2] not in (family, "patterns")]
         assert not others, f"{module} imports another family's module: {others}"
+
+
+def test_rules_import_each_other_through_the_package_name() -> None:
+    """`rules/` is installed as `torchlint.rules`: an import of `rules.x` works only when the
+    checkout's root happens to be on sys.path, and fails in an installed torchlint."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    wrong = []
+    for path in sorted((root / "rules").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                    node.module or "").split(".")[0] == "rules":
+                wrong.append(f"{path.relative_to(root)}:{node.lineno}")
+            elif isinstance(node, ast.Import) and any(
+                    alias.name.split(".")[0] == "rules" for alias in node.names):
+                wrong.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not wrong, wrong

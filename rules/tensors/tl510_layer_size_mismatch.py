@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rules.tensors.size_chains import SizeChainRule
+from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
 class LayerSizeMismatch(SizeChainRule):
