@@ -90,7 +90,7 @@ def test_resolved_fix_all_with_versioned_edits(start: Any, tmp_path: Path) -> No
     (change,) = resolved["edit"]["documentChanges"]
     assert change["textDocument"] == {"uri": uri, "version": 7}
     assert apply_edits(SOURCE, change["edits"]) == (
-        'import torch\n\nx = torch.ones(3, device="cuda")\ny = x\n')
+        'import torch\n\nx = torch.ones(3, device="cuda")\ny = x.detach()\n')
     assert all(e["range"]["start"]["line"] > 0 or e["range"]["end"]["line"] < 3
                for e in change["edits"])  # small edits, not the whole text
 
@@ -233,7 +233,7 @@ def test_commands(start: Any, tmp_path: Path) -> None:
                               "workspace/applyEdit")
     assert applied is True and asked is not None
     edits = asked["params"]["edit"]["changes"][uri]
-    assert apply_edits(SOURCE, edits) == 'import torch\n\nx = torch.ones(3, device="cuda")\ny = x\n'
+    assert apply_edits(SOURCE, edits) == 'import torch\n\nx = torch.ones(3, device="cuda")\ny = x.detach()\n'
 
 
 def test_documentation_is_plain_text_where_markdown_is_not_shown(start: Any,
