@@ -125,3 +125,20 @@ def test_a_preview_shape_of_a_default_rule_is_reported_only_in_preview() -> None
     loud_settings = FileSettings.for_rules([OneOff], options=Options(preview=True))
     loud = lint_source(source, loud_settings)
     assert [d.line for d in loud.diagnostics] == [1, 2] and loud.preview_only == 0
+
+
+def test_a_noqa_for_a_preview_only_finding_is_not_reported_unused() -> None:
+    """With preview off, a `# noqa: TL301` on a one-off CPU-then-GPU tensor (a preview shape of
+    a default rule) still suppresses something: TL002 must not call it unused."""
+    from torchlint.codes import UNUSED_NOQA
+
+    rule = all_rules()["TL301"]
+    text = "import torch\n\nx = torch.ones(3).cuda()  # noqa: TL301\n"
+    settings = FileSettings.for_rules([rule], {"TL301", UNUSED_NOQA})
+    result = lint_source(SourceFile("setup.py", text), settings)
+    assert result.preview_only == 1
+    assert [d.code for d in result.diagnostics] == []
+    # a noqa on a line with no finding at all is still unused
+    stale = text + "y = 1  # noqa: TL301\n"
+    result = lint_source(SourceFile("setup.py", stale), settings)
+    assert [d.code for d in result.diagnostics] == [UNUSED_NOQA]

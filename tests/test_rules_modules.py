@@ -108,7 +108,7 @@ def test_layer_in_nested_helper_of_forward_is_silent() -> None:
 
 def test_create_then_move_multiline_call_gets_keyword_line() -> None:
     text = (
-        "import torch\n\n\ndef f(device):\n    return torch.zeros(\n        3,\n"
+        "import torch\n\n\ndef training_step(device):\n    return torch.zeros(\n        3,\n"
         "        4,  # rows\n    ).to(device)\n"
     )
     fixed = _fix("TL301", text)

@@ -33,7 +33,8 @@ def test_view_with_a_dtype_is_silent() -> None:
 
 def test_data_parallel_needs_torch() -> None:
     assert _lint("TL801", "from mylib import DataParallel\nDataParallel(1)\n") == []
-    assert _lint("TL801", "import torch.nn.parallel as P\nP.DataParallel(1)\n") == [(2, 1)]
+    assert _lint("TL801", "import torch.nn.parallel as P\nP.DataParallel(1)\nloss.backward()\n"
+                 ) == [(2, 1)]
 
 
 def test_adam_from_import_gets_an_adamw_import_and_loses_the_unused_adam() -> None:
@@ -70,7 +71,7 @@ def test_data_assignment_target_is_silent() -> None:
 def test_data_parallel_alias_and_subclass() -> None:
     text = ("import torch.nn as nn\nDP = nn.DataParallel\n\n"
             "class Mine(nn.DataParallel):\n    pass\n\n"
-            "def f(m, DP2=None):\n    return DP(m), Mine(m), DP2(m)\n")
+            "def f(m, DP2=None):\n    return DP(m), Mine(m), DP2(m)\n\nloss.backward()\n")
     assert _lint("TL801", text) == [(8, 12), (8, 19)]
 
 

@@ -73,13 +73,18 @@ def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
     for found in bindings_before(ctx, name, at, into_with=keeps_graph):
         if found.kind == "augmented":
             continue  # ``loss /= steps`` keeps what ``loss`` was
-        if found.kind == "unpack" and not (
-                isinstance(found.value, cst.Call) and _unpacked_directly(found.node, name)):
+        value = found.value
+        if found.kind == "unpack":
+            # ``total, correct = 0, 0``: the element that binds the name
+            element = _literal_element(found.node, name)
+            if element is not None:
+                value = element
+            elif not (isinstance(value, cst.Call) and _unpacked_directly(found.node, name)):
+                break
+        if found.kind not in ("assign", "unpack") or value is None:
             break
-        if found.kind not in ("assign", "unpack") or found.value is None:
-            break
-        chain.append(found.value)
-        if len(chain) >= limit or not _mentions_name(found.value, name):
+        chain.append(value)
+        if len(chain) >= limit or not _mentions_name(value, name):
             break
     return chain
 
@@ -90,6 +95,24 @@ def _unpacked_directly(assign: cst.CSTNode, name: str) -> bool:
     target = assign.targets[0].target
     return isinstance(target, (cst.Tuple, cst.List)) and any(
         isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
+
+
+def _literal_element(assign: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """In ``a, name = x, y`` (a tuple or list on both sides, no starred element, the same
+    length), the value that ``name`` receives: ``y``."""
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    names, values = target.elements, value.elements
+    if len(names) != len(values) or any(
+            isinstance(e, cst.StarredElement) for e in (*names, *values)):
+        return None
+    for element, bound in zip(names, values):
+        if isinstance(element.value, cst.Name) and element.value.value == name:
+            return bound.value
+    return None
 
 
 def _mentions_name(node: cst.CSTNode, name: str) -> bool:

@@ -86,8 +86,12 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     preview_only = 0
     if not settings.options.preview:
         kept = [(rule, report) for rule, report in reports if not report.preview]
-        preview_only = len(reports) - len(kept)
+        held_back = [(rule, report) for rule, report in reports if report.preview]
+        preview_only = len(held_back)
         reports = kept
+        if held_back and UNUSED_NOQA in enabled:
+            # a `# noqa` written for a preview-only finding still has work to do
+            _mark_used_directives(held_back, module, source.text, suppressions)
     if reports:
         locator = Locator(module, source.text, _nodes_to_locate(reports, module),
                           _statement_hints(reports, module))
@@ -117,6 +121,18 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     return LintResult(diagnostics, suppressed=suppressed, module=module,
                       rule_failures=sorted(set(failures)), dependencies=dependencies,
                       preview_only=preview_only)
+
+
+def _mark_used_directives(reports: list[tuple[Rule, Report]], module: cst.Module, text: str,
+                          suppressions: Suppressions) -> None:
+    locator = Locator(module, text, [report.node for _, report in reports],
+                      _statement_hints(reports, module))
+    for rule, report in reports:
+        try:
+            line, _ = locator.line_col(locator.range(report.node)[0])
+        except Exception:  # noqa: BLE001 - a node not in the tree: nothing to mark
+            continue
+        suppressions.is_suppressed(rule.code, line)
 
 
 def _nodes_to_locate(reports: list[tuple[Rule, Report]], module: cst.Module) -> list[cst.CSTNode]:
