@@ -60,10 +60,11 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
 
     code = "TL101"
     name = "module-list-not-registered"
-    triggers = ("Module",)
-    # a module class (nn.Module/LightningModule base); `self.X =`; a list made by `= [...]`
+    triggers = ("Module", "torch")
+    # a module class (nn.Module/LightningModule base, or a torch file: the base may be a
+    # module class of another file of the project); `self.X =`; a list made by `= [...]`
     # (or `= ([...])`), by `= list(...)`/`= builtins.list(...)`, or by an alias `list as L`
-    patterns = (r"Module\b", r"\bself\b",
+    patterns = (r"Module\b|\btorch\b", r"\bself\b",
                 container_pattern("[", "list"))
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
