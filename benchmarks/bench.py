@@ -1,25 +1,28 @@
 #!/usr/bin/env python3
-"""Benchmark torchlint on a directory: cold, warm, a bare libcst parse, and TorchFix.
+"""Benchmark torchlint on code bases, as ratios to yardsticks measured in the same run.
 
-    python benchmarks/bench.py /path/to/repo [--jobs N] [--select default|ALL|CODES]
-                               [--torchfix-cmd "/venv/bin/torchfix"] [--repeat 3] [--json]
+    python benchmarks/bench.py DIR [DIR ...] [--jobs 2] [--select default|ALL|CODES]
+                               [--repeat 3] [--ruff-cmd ruff] [--json]
 
-Each measurement runs in a fresh subprocess. For each it prints the wall time,
-the CPU time (user + sys of the whole process tree: what matters on a busy
-machine) and the peak memory of the process tree (the sum over its processes of
-the proportional set size, sampled every 20 ms; RSS where PSS is not readable).
+Each measurement runs in a fresh subprocess; CPU time is user + sys of the whole process
+tree (what matters on a busy machine), also wall time and peak memory (the summed
+proportional set size of the tree, sampled every 20 ms; RSS where PSS is not readable).
+Per code base and per round, every command runs once, in turn: the ratios are taken
+round by round and their median is printed (pairing keeps them meaningful when the
+machine's speed drifts).
 
-- ``torchlint cold``: ``torchlint check`` (the default rules unless ``--select``) with an
-  empty cache directory.
-- ``torchlint warm``: the same command again, the cache now filled.
-- ``bare parse``:  ``libcst.parse_module`` on the same .py/.pyi files, with the same
-  worker count and the same scheduling as torchlint's runner: the floor that
-  torchlint's own work is measured against.
-- ``torchfix``:     ``torchfix --select ALL -j N DIR`` when a command is given with
-  ``--torchfix-cmd`` or ``torchfix`` is on PATH (install it in its own venv).
+- ``ast parse``: CPython's ``ast.parse`` of the same .py/.pyi files in one process: the
+  floor of any Python linter.
+- ``libcst parse``: ``libcst.parse_module`` on the same files, with the runner's workers.
+- ``cold``: ``torchlint check --no-cache`` (the default rules unless ``--select``).
+- ``warm``: the same command with a filled cache.
+- ``ruff``: ``ruff check --select ALL --no-cache`` on the directory, when Ruff is installed.
+- ``one file``: ``torchlint check --no-cache`` of the code base's median-sized file, against
+  a bare Python process that parses that file with ``ast`` (``one file / ast``).
+- ``libcst files``: how many files the triage sends to libcst (the rest are answered from
+  the ``ast`` facts alone), of all files.
 
-Targets: cold <= 1.5x bare parse; TorchFix >= 20x cold; warm <= 10 % of cold;
-peak memory < 500 MB.
+Targets: cold <= 4x ast parse; warm <= 10 % of cold; one file <= 8x its bare ast process.
 """
 
 from __future__ import annotations
@@ -36,6 +39,19 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+AST_PARSE = r"""
+import ast, sys
+
+for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    try:
+        with open(path, "rb") as handle:
+            ast.parse(handle.read())
+    except (SyntaxError, ValueError):
+        pass
+"""
+
+ONE_AST = "import ast, sys\nwith open(sys.argv[1], 'rb') as f:\n    ast.parse(f.read())\n"
 
 BARE_PARSE = r"""
 import sys, os
@@ -139,22 +155,10 @@ def measure(name: str, command: list[str], env: dict[str, str] | None = None) ->
     stop.set()
     sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
+    if process.returncode not in (0, 1) or name.endswith(("parse", "ast")) and process.returncode:
         sys.stderr.write(f"{name}: exit {process.returncode}\n{stderr.decode(errors='replace')}")
     peak_mb = max(peak / 1024, usage.ru_maxrss / 1024)
     return Measure(name, wall, usage.ru_utime + usage.ru_stime, peak_mb, process.returncode)
-
-
-def best(name: str, command: list[str], repeat: int, before=None) -> Measure:
-    """The fastest of ``repeat`` runs (``before`` runs first each time: e.g. empty the cache)."""
-    runs = []
-    for _ in range(repeat):
-        if before is not None:
-            before()
-        runs.append(measure(name, command))
-    fastest = min(runs, key=lambda m: m.wall)
-    fastest.peak_mb = max(m.peak_mb for m in runs)
-    return fastest
 
 
 def python_files(directory: str) -> list[str]:
@@ -165,74 +169,129 @@ def python_files(directory: str) -> list[str]:
     return found.files
 
 
+def libcst_files(directory: str, files: list[str], select: str) -> int:
+    """How many of ``files`` the screen cannot answer, so that libcst parses them."""
+    from torchlint.config.settings import Settings
+    from torchlint.engine.screen import certainly_clean
+    from torchlint.source import DecodeError, SourceFile
+
+    settings = Settings(root=directory) if select == "default" else Settings(
+        root=directory, select=tuple(select.split(",")))
+    parsed = 0
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                source = SourceFile.from_bytes(path, handle.read())
+        except (OSError, DecodeError):
+            continue
+        parsed += not certainly_clean(source, settings.for_file(path))
+    return parsed
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, object]:
+    files = python_files(directory)
+    cache = os.path.join(work, "cache")
+    listing = os.path.join(work, "files.txt")
+    Path(listing).write_text("\n".join(files) + "\n", encoding="utf-8")
+    scripts = {}
+    for name, text in (("ast", AST_PARSE), ("libcst", BARE_PARSE), ("one", ONE_AST)):
+        # not ast.py nor libcst.py: a script's folder comes first on sys.path
+        scripts[name] = os.path.join(work, f"parse_{name}.py")
+        Path(scripts[name]).write_text(text, encoding="utf-8")
+    one = sorted(files, key=os.path.getsize)[len(files) // 2] if files else None
+    selection = [] if args.select == "default" else ["--select", args.select]
+    torchlint = shlex.split(args.torchlint_cmd)
+    check = [*torchlint, "check", directory, *selection, "--jobs", str(args.jobs),
+             "--exit-zero", "--quiet"]
+    commands: dict[str, list[str]] = {
+        "ast parse": [args.python, scripts["ast"], listing],
+        "libcst parse": [args.python, scripts["libcst"], listing, str(args.jobs)],
+        "cold": [*check, "--no-cache"],
+        "warm": [*check, "--cache-dir", cache],
+    }
+    ruff = args.ruff_cmd or shutil.which("ruff")
+    if ruff and ruff != "none":
+        commands["ruff"] = [*shlex.split(ruff), "check", "--select", "ALL", "--no-cache",
+                            "--exit-zero", "--quiet", directory]
+    if one is not None:
+        commands["one file"] = [*torchlint, "check", "--no-cache", "--exit-zero", "--quiet",
+                                *selection, one]
+        commands["one file ast"] = [args.python, scripts["one"], one]
+    # fill the cache once for the warm runs
+    subprocess.run([*check, "--cache-dir", cache], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    rounds: list[dict[str, Measure]] = []
+    for _ in range(args.repeat):
+        rounds.append({name: measure(name, command) for name, command in commands.items()})
+    pairs = {
+        "cold / ast parse (target <= 4)": ("cold", "ast parse"),
+        "cold / libcst parse": ("cold", "libcst parse"),
+        "warm / cold (target <= 0.10)": ("warm", "cold"),
+        "one file / ast (target <= 8)": ("one file", "one file ast"),
+        "cold / ruff": ("cold", "ruff"),
+    }
+    ratios = {label: median([r[a].cpu / max(r[b].cpu, 1e-9) for r in rounds])
+              for label, (a, b) in pairs.items() if a in commands and b in commands}
+    results = {name: Measure(name, median([r[name].wall for r in rounds]),
+                             median([r[name].cpu for r in rounds]),
+                             max(r[name].peak_mb for r in rounds),
+                             rounds[-1][name].returncode) for name in commands}
+    return {"directory": directory, "files": len(files),
+            "libcst files": libcst_files(directory, files, args.select),
+            "one file": one, "results": results, "ratios": ratios}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory")
-    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("directories", nargs="+")
+    parser.add_argument("--jobs", "-j", type=int, default=2)
     parser.add_argument("--select", default="default",
                         help="torchlint --select (default: 'default', the rules `torchlint "
                              "check` runs out of the box; e.g. ALL for every rule)")
-    parser.add_argument("--torchfix-cmd", default=None,
-                        help="TorchFix command, e.g. '/work/tfvenv/bin/torchfix' "
-                             "(default: torchfix on PATH; 'none' skips it)")
+    parser.add_argument("--ruff-cmd", default=None,
+                        help="Ruff command (default: ruff on PATH; 'none' skips it)")
     parser.add_argument("--torchlint-cmd", default=f"{shlex.quote(sys.executable)} -m torchlint",
                         help="how to start torchlint (default: this Python's -m torchlint)")
     parser.add_argument("--python", default=sys.executable,
-                        help="Python with libcst and torchlint, for the bare parse")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per measure, best kept")
+                        help="Python with libcst and torchlint, for the bare parses")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are printed")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
 
-    directory = os.path.abspath(args.directory)
-    files = python_files(directory)
-    work = tempfile.mkdtemp(prefix="torchlint-bench-")
-    cache = os.path.join(work, "cache")
-    listing = os.path.join(work, "files.txt")
-    script = os.path.join(work, "bare_parse.py")
-    Path(listing).write_text("\n".join(files) + "\n", encoding="utf-8")
-    Path(script).write_text(BARE_PARSE, encoding="utf-8")
-
-    selection = [] if args.select == "default" else ["--select", args.select]
-    torchlint = [*shlex.split(args.torchlint_cmd), "check", directory, *selection,
-                 "--jobs", str(args.jobs), "--cache-dir", cache, "--exit-zero", "--quiet"]
-    results: list[Measure] = []
-    try:
-        results.append(best("bare parse", [args.python, script, listing, str(args.jobs)],
-                            args.repeat))
-        results.append(best("torchlint cold", torchlint, args.repeat,
-                            before=lambda: shutil.rmtree(cache, ignore_errors=True)))
-        results.append(best("torchlint warm", torchlint, args.repeat))
-        torchfix = args.torchfix_cmd or shutil.which("torchfix")
-        if torchfix and torchfix != "none":
-            results.append(best("torchfix", [*shlex.split(torchfix), "--select", "ALL",
-                                             "-j", str(args.jobs), directory], 1))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-    by_name = {m.name: m for m in results}
-    cold, warm, bare = by_name["torchlint cold"], by_name["torchlint warm"], by_name["bare parse"]
-    ratios = {
-        "cold / bare parse (target <= 1.5)": (cold.wall / bare.wall, cold.cpu / bare.cpu),
-        "warm / cold (target <= 0.10)": (warm.wall / cold.wall, warm.cpu / cold.cpu),
-    }
-    if "torchfix" in by_name:
-        tf = by_name["torchfix"]
-        ratios["torchfix / cold (target >= 20)"] = (tf.wall / cold.wall, tf.cpu / cold.cpu)
+    reports = []
+    for directory in map(os.path.abspath, args.directories):
+        work = tempfile.mkdtemp(prefix="torchlint-bench-")
+        try:
+            report = bench(directory, args, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        reports.append(report)
+        if not args.json:  # each code base as soon as it is measured
+            print_report(report, args)
     if args.json:
-        print(json.dumps({"directory": directory, "files": len(files), "jobs": args.jobs,
-                          "results": [asdict(m) for m in results],
-                          "ratios": {k: {"wall": w, "cpu": c} for k, (w, c) in ratios.items()}},
-                         indent=2))
-        return 0
-    print(f"{directory}: {len(files)} Python files, {args.jobs} jobs, --select {args.select}")
-    print(f"{'':16} {'wall s':>8} {'cpu s':>8} {'ms/file':>8} {'peak MB':>8}")
-    for m in results:
-        per_file = 1000 * m.wall / max(len(files), 1)
-        print(f"{m.name:16} {m.wall:8.2f} {m.cpu:8.2f} {per_file:8.1f} {m.peak_mb:8.0f}")
-    for label, (wall, cpu) in ratios.items():
-        print(f"{label:36} wall {wall:6.2f}x   cpu {cpu:6.2f}x")
+        print(json.dumps([{**r, "results": [asdict(m) for m in r["results"].values()]}
+                          for r in reports], indent=2))
     return 0
 
+
+def print_report(report: dict[str, object], args: argparse.Namespace) -> None:
+    files = report["files"]
+    print(f"{report['directory']}: {files} Python files, {args.jobs} jobs, "
+          f"--select {args.select}, {args.repeat} rounds (medians)")
+    print(f"  libcst parses {report['libcst files']} of {files} files; one file: "
+          f"{report['one file']}")
+    print(f"  {'':14} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}")
+    for m in report["results"].values():  # type: ignore[attr-defined]
+        print(f"  {m.name:14} {m.wall:8.2f} {m.cpu:8.2f} {m.peak_mb:8.0f}")
+    for label, ratio in report["ratios"].items():  # type: ignore[attr-defined]
+        print(f"  {label:34} cpu {ratio:6.2f}x")
+    sys.stdout.flush()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Check the rules' prefilters (``triggers`` and ``patterns``) against a code base.
+"""Check the rules' prefilters (``triggers`` and ``patterns`` on the text, ``requires`` on
+the ``ast`` facts) against code bases.
 
-    python benchmarks/triggers.py /path/to/repo [--select ALL] [--jobs N]
+    python benchmarks/triggers.py /path/to/repo [/another/repo ...] [--select ALL] [--jobs N]
 
-Every file is linted with every selected rule forced to run (no prefilter). For each
-rule it prints how many files its prefilter lets through, how many hold a finding of it,
-and every finding the prefilter would have hidden: that list must be empty. The last line
-counts the files that some rule lets through (those are parsed) against all files.
+Every file (notebooks included: their code cells as one program) is linted with every
+selected rule forced to run (no prefilter), preview on. For each rule it prints how many
+files its prefilter lets through, how many hold a finding of it, and every finding the
+prefilter would have hidden: that list must be empty. The last line counts the files that
+some rule lets through (those are parsed by libcst) against all files.
 """
 
 from __future__ import annotations
@@ -16,47 +18,86 @@ import os
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 
 from torchlint.config.discovery import discover
-from torchlint.config.file_settings import FileSettings
 from torchlint.config.selectors import expand_selectors
 from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
 from torchlint.engine.prefilter import could_fire
+from torchlint.engine.triage import triage
+from torchlint.notebook import Notebook, NotebookError
 from torchlint.registry import all_rules
 from torchlint.source import DecodeError, SourceFile
 
 
-def check_file(path: str, codes: tuple[str, ...]) -> tuple[str, list[str], list[str]] | None:
-    """(path, codes whose prefilter passes, 'line:col code' of every finding)."""
+def _source(path: str) -> SourceFile | None:
     try:
+        if path.endswith(".ipynb"):
+            notebook = Notebook.read(path)
+            if not notebook.cells or not notebook.is_python:
+                return None
+            return SourceFile(path=path, text=notebook.program)
         with open(path, "rb") as handle:
-            source = SourceFile.from_bytes(path, handle.read())
-    except (OSError, DecodeError):
+            return SourceFile.from_bytes(path, handle.read())
+    except (OSError, DecodeError, NotebookError, ValueError, RecursionError):
+        return None
+
+
+_SETTINGS: dict[str, Settings] = {}
+
+
+def _settings(root: str) -> Settings:
+    """One configuration per repository, as a run has (its project knowledge included)."""
+    if root not in _SETTINGS:
+        _SETTINGS[root] = Settings(select=("ALL",), preview=True, root=root)
+    return _SETTINGS[root]
+
+
+def check_file(path: str, codes: tuple[str, ...], root: str
+               ) -> tuple[str, list[str], list[str]] | None:
+    """(path, codes whose prefilter passes, 'line:col code' of every finding)."""
+    source = _source(path)
+    if source is None:
         return None
     rules = [all_rules()[code] for code in codes]
-    passing = [rule.code for rule in rules if could_fire(rule, source.text)]
-    result = lint_source(source, FileSettings.for_rules(rules, set(codes)), prefilter=False)
+    base = _settings(root).for_file(path)
+    settings = replace(base, codes=frozenset(codes), rule_classes=tuple(rules))
+    options = settings.options
+    facts = triage(source.text)
+    passing = [rule.code for rule in rules if could_fire(rule, source.text, options) and (
+        facts is None or rule.requires is None or rule.requires.holds(facts, options))]
+    result = lint_source(source, settings, prefilter=False)
     findings = [f"{d.line}:{d.column} {d.code}" for d in result.diagnostics]
     return path, passing, findings
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory")
+    parser.add_argument("directory", nargs="+")
     parser.add_argument("--select", default="ALL")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
-    directory = os.path.abspath(args.directory)
-    files = discover([directory], Settings(root=directory), suffixes=(".py", ".pyi")).files
+    files: list[str] = []
+    roots: list[str] = []
+    for directory in map(os.path.abspath, args.directory):
+        found = discover([directory], Settings(root=directory),
+                         suffixes=(".py", ".pyi", ".ipynb")).files
+        files += found
+        roots += [directory] * len(found)
     codes = tuple(c for c in expand_selectors(args.select.split(","))
                   if c not in ("TL001", "TL002"))
     passed: Counter[str] = Counter()
     flagged: Counter[str] = Counter()
     hidden: list[str] = []
     parsed = 0
+    total, done = Counter(roots), Counter[str]()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for item in pool.map(check_file, files, [codes] * len(files), chunksize=8):
+        for root, item in zip(roots, pool.map(check_file, files, [codes] * len(files), roots,
+                                              chunksize=8)):
+            done[root] += 1
+            if done[root] == total[root]:
+                print(f"checked {root}: {total[root]} files", flush=True)
             if item is None:
                 continue
             path, passing, findings = item
@@ -66,12 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             flagged.update(found_codes)
             for finding in findings:
                 if finding.split()[1] not in passing:
-                    hidden.append(f"{os.path.relpath(path, directory)}:{finding}")
+                    hidden.append(f"{os.path.relpath(path, root)}:{finding}")
+                    print(f"HIDDEN {hidden[-1]}", flush=True)  # at once: a long run may stop
     print(f"{'rule':8} {'passes':>7} {'flagged':>8}")
     for code in codes:
         print(f"{code:8} {passed[code]:7} {flagged[code]:8}")
-    for line in hidden:
-        print(f"HIDDEN {line}")
     print(f"{parsed} of {len(files)} files pass some prefilter; {len(hidden)} findings hidden")
     return 1 if hidden else 0
 

@@ -297,3 +297,22 @@ def test_a_selection_that_enables_nothing_is_said(tmp_path: Path) -> None:
         os.chdir(old)
     assert result.exit_code == 0
     assert "warning: no rule is enabled" in result.stderr and "pyproject.toml" in result.stderr
+
+
+def test_help_groups_the_options_as_the_readme_does_and_names_their_variables() -> None:
+    """``check --help`` has the README's option tables as sections, each option in its
+    table's section, and says which environment variable an option reads."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    commands = readme[readme.index("### `torchlint check"):readme.index("### `torchlint server")]
+    tables = {match.group(1): set(re.findall(r"^\| `(--[a-z-]+)", match.group(2), re.M))
+              for match in re.finditer(r"\*\*([A-Z][a-z ]+)\*\*[^\n]*\n(.*?)(?=\n\n\*\*|\n\nExit)",
+                                       commands, re.S)}
+    assert list(tables) == ["Fixing", "Rules and settings", "Files", "Output and running"]
+    help_text = CliRunner().invoke(main, ["check", "--help"], terminal_width=100).output
+    sections = dict(re.findall(r"^([A-Z][a-z ]+):\n(.*?)(?=^\S|\Z)", help_text, re.M | re.S))
+    assert list(sections)[:4] == list(tables)
+    for title, options in tables.items():
+        listed = set(re.findall(r"^  (?:-\w, )?(--[a-z-]+)", sections[title], re.M))
+        assert options <= listed, (title, options - listed)
+    variables = re.findall(r"env\s+var:\s+(\w+)", help_text)
+    assert variables == ["TORCHLINT_OUTPUT_FORMAT", "TORCHLINT_NO_CACHE", "TORCHLINT_CACHE_DIR"]

@@ -138,13 +138,13 @@ def test_file_over_max_file_size_is_skipped_with_a_warning(tmp_path: Path) -> No
     path = _write(tmp_path, "big.py", _five_megabytes().encode())
     outcome = process_file(path, SETTINGS, Mode())
     assert outcome.diagnostics == [] and outcome.error is None
-    assert outcome.warning == ("skipped: 5.1 MB is over max-file-size (1 MB); raise it in the "
+    assert outcome.warning == ("skipped: 5.1 MB is over max-file-size (500 kB); raise it in the "
                                "configuration to lint it")
     _write(tmp_path, "ok.py", b"import torch\n" + MOVE + b"\n")
     result = _cli(str(tmp_path))
     # one line naming the file, the limit and the key; the exit status is the findings'
     (line,) = [line for line in result.stderr.splitlines() if "big.py" in line]
-    assert line.endswith("big.py: skipped: 5.1 MB is over max-file-size (1 MB); raise it in "
+    assert line.endswith("big.py: skipped: 5.1 MB is over max-file-size (500 kB); raise it in "
                          "the configuration to lint it")
     assert result.returncode == 1 and "ok.py:2:5: TL704" in result.stdout
     assert "big.py" not in result.stdout
@@ -155,7 +155,7 @@ def test_file_over_max_file_size_is_skipped_with_a_warning(tmp_path: Path) -> No
 def test_over_max_file_size_alone_exits_clean(tmp_path: Path) -> None:
     path = _write(tmp_path, "gen.py", b"x = [" + b"1, " * 400_000 + b"]\n")
     result = _cli(path)
-    assert result.returncode == 0 and "max-file-size (1 MB)" in result.stderr
+    assert result.returncode == 0 and "max-file-size (500 kB)" in result.stderr
 
 
 def test_notebook_program_over_max_file_size_is_skipped(tmp_path: Path) -> None:

@@ -244,7 +244,7 @@ def test_a_server_that_cannot_load_its_rules_says_so(tmp_path: Path) -> None:
 def test_a_huge_document_is_answered_with_why_it_is_not_linted(fresh: Any,
                                                                 tmp_path: Path) -> None:
     client, _ = fresh()
-    text = SOURCE + "y = torch.zeros(2).cuda()\n" * 180_000  # 4.7 MB, over the 1 MB default
+    text = SOURCE + "y = torch.zeros(2).cuda()\n" * 180_000  # 4.7 MB, over the 500 kB default
     uri = open_document(client, tmp_path / "generated.py", text)
     seen: list[dict[str, Any]] = []
     client.wait(lambda m: seen.append(m) or (  # type: ignore[func-returns-value]
@@ -253,7 +253,7 @@ def test_a_huge_document_is_answered_with_why_it_is_not_linted(fresh: Any,
     (shown,) = [m["params"] for m in seen if m.get("method") == "window/showMessage"]
     assert shown["type"] == 2  # Warning
     assert shown["message"] == (f"torchlint: {tmp_path / 'generated.py'}: skipped: 4.7 MB is "
-                                "over max-file-size (1 MB); raise it in the configuration "
+                                "over max-file-size (500 kB); raise it in the configuration "
                                 "to lint it")
     # requests on it are answered
     assert client.request("textDocument/hover", {

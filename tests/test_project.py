@@ -3,6 +3,7 @@ learned on demand, the same from the CLI, stdin and the cache."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -158,3 +159,68 @@ def test_plain_class_bases_follow_the_project_and_stop_at_cycles(tmp_path: Path)
     assert view.is_plain_class("a.Child")
     assert not view.is_plain_class("a.Foreign")
     assert not view.is_plain_class("a.Loop2")
+
+
+def test_a_cached_load_finding_goes_when_the_script_that_saves_changes(tmp_path: Path) -> None:
+    # evaluate.py loads what train.py, beside it, saves: its result depends on train.py
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    train = write(tmp_path / "train.py", """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(8, 2)
+        torch.save(model, "ckpt/model.pth")
+        """)
+    write(tmp_path / "evaluate.py", """
+        import torch
+
+        model = torch.load("ckpt/model.pth")
+        """)
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == ["3:9 TL605"]
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == ["3:9 TL605"]  # cached
+    train.write_text(train.read_text().replace("torch.save(model,", "torch.save(model.state_dict(),"))
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == []
+    # and back: a save that appears in a file read before (without it) counts too
+    train.write_text(train.read_text().replace("torch.save(model.state_dict(),", "torch.save(model,"))
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == ["3:9 TL605"]
+
+
+def test_sibling_files_are_read_once_and_all_recorded(tmp_path: Path) -> None:
+    write(tmp_path / "train.py", 'torch.save(model, "model.pth")\n')
+    write(tmp_path / "plot.py", "import matplotlib\n")
+    write(tmp_path / "sub" / "train.py", 'torch.save(model, "model.pth")\n')
+    view = Project().for_file(str(tmp_path / "evaluate.py"))
+    found = view.siblings_containing("model.pth")
+    assert [os.path.basename(path) for path, _, _ in found] == ["train.py"]
+    assert set(view.dependencies) == {str(tmp_path), str(tmp_path / "plot.py"),
+                                      str(tmp_path / "train.py")}
+
+
+def test_a_script_added_beside_is_seen_by_a_long_lived_project(tmp_path: Path) -> None:
+    project = Project()
+    view = project.for_file(str(tmp_path / "evaluate.py"))
+    assert view.siblings_containing("model.pth") == []
+    write(tmp_path / "train.py", 'torch.save(model, "model.pth")\n')
+    os.utime(tmp_path, ns=(os.stat(tmp_path).st_mtime_ns + 10**9,) * 2)  # a coarse clock
+    view = project.for_file(str(tmp_path / "evaluate.py"))
+    assert [os.path.basename(p) for p, _, _ in view.siblings_containing("model.pth")] == [
+        "train.py"]
+
+
+def test_a_cached_load_result_goes_when_a_script_that_saves_is_added(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    write(tmp_path / "evaluate.py", """
+        import torch
+
+        model = torch.load("ckpt/model.pth")
+        """)
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == []
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == []  # cached
+    write(tmp_path / "train.py", """
+        import torch
+        from torch import nn
+
+        torch.save(nn.Linear(2, 2), "ckpt/model.pth")
+        """)
+    os.utime(tmp_path, ns=(os.stat(tmp_path).st_mtime_ns + 10**9,) * 2)  # a coarse clock
+    assert check(tmp_path, "--select", "TL605", "evaluate.py") == ["3:9 TL605"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -9,10 +10,29 @@ import click
 
 from torchlint import __version__
 from torchlint.commands.check import check
-from torchlint.commands.report import EXIT_ERROR, EXIT_FINDINGS, error
+from torchlint.commands.report import EXIT_ERROR, EXIT_FINDINGS, error, output_error
+from torchlint.run.interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handle_sigterm
+
+# what writing stdout can fail with: a full disk or quota, an I/O error, a closed stdout
+_OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EBADF})
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; Ctrl-C and SIGTERM end any command with one line and the
+    shell's status for the signal (click would turn them into "Aborted!" and exit 1)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except Terminated:
+            click.echo("torchlint: terminated", err=True)
+            ctx.exit(EXIT_TERMINATED)
+        except KeyboardInterrupt:
+            click.echo("torchlint: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="torchlint")
 def main() -> None:
     """torchlint: find and fix the PyTorch mistakes that cost days."""
@@ -82,6 +102,7 @@ def clean() -> None:
 
 def entry_point() -> None:
     """Console entry point: ``main`` with no traceback for anything unexpected."""
+    handle_sigterm()
     try:
         main()
     except BrokenPipeError:  # `torchlint check | head`
@@ -90,9 +111,15 @@ def entry_point() -> None:
         except OSError:
             pass
         sys.exit(EXIT_FINDINGS)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before a command started
         click.echo("torchlint: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:
+        if exc.filename is None and exc.errno in _OUTPUT_FAILURES:  # writing stdout
+            output_error(exc)
+        else:
+            error(f"internal error: {exc!r} (please report it)")
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, exit 2
         error(f"internal error: {exc!r} (please report it)")
         sys.exit(EXIT_ERROR)

@@ -110,6 +110,25 @@ def all_rules() -> dict[str, type[Rule]]:
     return dict(sorted(rules.items()))
 
 
+def rules_of(codes: Iterable[str]) -> tuple[type[Rule], ...] | None:
+    """The built-in rules of ``codes``, importing only their modules (the catalogue says
+    which); None when plugins are installed or a code is not catalogued (ask
+    :func:`all_rules`)."""
+    if plugin_entry_points():
+        return None
+    import importlib
+
+    from torchlint.catalog import MODULES
+
+    found = []
+    for code in sorted(codes):
+        if code not in MODULES:
+            return None
+        module = importlib.import_module(MODULES[code])
+        found += [rule for rule in _rules_in(module) if rule.code == code]
+    return tuple(found)
+
+
 class CatalogEntry(NamedTuple):
     name: str
     default: bool  # on unless deselected

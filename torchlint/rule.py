@@ -11,6 +11,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.torch_releases import EVERY_RELEASE, Releases
 from torchlint.diagnostic import Fix
+from torchlint.engine.triage import Trigger
 
 FixSafety = Literal["safe", "unsafe", "sometimes", "none"]
 # abbreviations whose period ends no sentence ("e.g.", "i.e.", "etc.", "vs.", "cf.")
@@ -46,6 +47,8 @@ class Rule(cst.BatchableCSTVisitor):
                    ("Use nn.ModuleList"); None: a generic title
       ``triggers`` substrings, one of which any file the rule can flag must contain
       ``patterns`` regular expressions that must all match such a file (optional)
+      ``requires`` a :class:`~torchlint.engine.triage.Trigger` over the file's ``ast`` facts
+                   that holds on such a file (optional)
       ``applies_to`` the torch releases it has something to say about (default: every one)
     """
 
@@ -66,6 +69,10 @@ class Rule(cst.BatchableCSTVisitor):
     # flag; searched only when a trigger matched. Tighter than triggers and still far
     # cheaper than a parse: a file no rule can fire on is never parsed by libcst.
     patterns: ClassVar[tuple[str, ...]] = ()
+    # A condition over the facts of the file's `ast` (torchlint.engine.triage) that holds on
+    # every file the rule can flag: the rule runs only where it holds, and a file where no
+    # enabled rule's holds is never parsed by libcst. None: decided by the text alone.
+    requires: ClassVar[Trigger | None] = None
     # The torch releases the rule applies to (see torchlint.analysis.torch_releases): it does
     # not run for code that targets another one, and its documentation says which they are.
     applies_to: ClassVar[Releases] = EVERY_RELEASE

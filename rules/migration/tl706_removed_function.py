@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.nodes import dotted_name
 from torchlint.analysis.torch_releases import REMOVED_LINALG, Deprecation, by_name
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     in_compatibility_guard,
@@ -56,6 +57,7 @@ class RemovedFunction(DeprecatedCallRule):
     triggers = ("solve", "eig", "lstsq", "matrix_rank")
     # the removed name is spelled at the call or in its import, and torch is imported
     patterns = (r"\b(?:solve|symeig|eig|lstsq|matrix_rank)\b", r"\btorch\b")
+    requires = api(*REMOVED)
     message = "{api} was removed in torch {removed_in} (calls raise); use {replacement}{note}"
     fix_safety = "none"
     apis = REMOVED

@@ -15,6 +15,7 @@ from torchlint.analysis.torch_releases import (
     Deprecation,
     by_name,
 )
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -82,6 +83,7 @@ class DeprecatedLinalg(DeprecatedCallRule):
     # the old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\b(?:qr|cholesky|ger|chain_matmul|lu_solve|lu|svd|triangular_solve)\b",
                 r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = "{api} is deprecated{removed}; use {replacement}{note}"
     fix_safety = "sometimes"
     fix_title = "Use torch.linalg"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.torch_releases import REMOVE_WEIGHT_NORM, WEIGHT_NORM, Deprecation, by_name
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -54,6 +55,7 @@ class DeprecatedWeightNorm(DeprecatedCallRule):
     triggers = ("weight_norm",)
     # the old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\b(?:remove_)?weight_norm\b", r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = "{api} is deprecated; use {replacement}"
     fix_safety = "unsafe"
     fix_title = "Use the weight_norm parametrization"

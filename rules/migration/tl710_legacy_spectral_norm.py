@@ -8,6 +8,7 @@ from torchlint.analysis.torch_releases import (
     Deprecation,
     by_name,
 )
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -58,6 +59,7 @@ class LegacySpectralNorm(DeprecatedCallRule):
     triggers = ("spectral_norm",)
     # the old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\b(?:remove_)?spectral_norm\b", r"\btorch\b")
+    requires = api(*LEGACY)
     message = "{api} is the legacy hook; use {replacement}"
     fix_safety = "unsafe"
     fix_title = "Use the spectral_norm parametrization"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.torch_releases import ASSERT_ALLCLOSE, Deprecation, by_name
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -53,6 +54,7 @@ class DeprecatedAssertAllclose(DeprecatedCallRule):
     triggers = ("assert_allclose",)
     # the old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\bassert_allclose\b", r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = "torch.testing.assert_allclose is deprecated; use torch.testing.assert_close"
     fix_safety = "unsafe"
     fix_title = "Use torch.testing.assert_close"

@@ -6,6 +6,7 @@ from torchlint.analysis.imports import index_for
 from torchlint.analysis.nodes import dotted_name
 from torchlint.analysis.torch_releases import FUNCTORCH, FUNCTORCH_SAME_API, Deprecation
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import DeprecatedCallRule, Rewrite, make_fix, releases
 
 DEPRECATED = {f"functorch.{name}": deprecation for name, deprecation in FUNCTORCH.items()}
@@ -58,6 +59,7 @@ class FunctorchNamespace(DeprecatedCallRule):
     triggers = ("functorch",)
     # functorch is imported: its name is spelled in the import
     patterns = (r"\bfunctorch\b",)
+    requires = api(*DEPRECATED)
     message = "{api} is deprecated; use {replacement}{note}"
     fix_safety = "safe"
     fix_title = "Use torch.func"

@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.torch_releases import SDP_KERNEL, Deprecation, by_name
 from torchlint.diagnostic import Fix, ImportNeed, NodeEdit
+from torchlint.engine.triage import api
 from torchlint.fix.edits import keeps_comments
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
@@ -69,6 +70,7 @@ class DeprecatedSdpKernel(DeprecatedCallRule):
     triggers = ("sdp_kernel",)
     # the old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\bsdp_kernel\b", r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = ("torch.backends.cuda.sdp_kernel is deprecated; use "
                "torch.nn.attention.sdpa_kernel with a list of SDPBackend members")
     fix_safety = "safe"

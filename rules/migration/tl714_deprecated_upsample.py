@@ -12,6 +12,7 @@ from torchlint.analysis.torch_releases import (
     Deprecation,
     by_name,
 )
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -79,6 +80,7 @@ class DeprecatedUpsample(DeprecatedCallRule):
     # an old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\b(?:upsample(?:_nearest|_bilinear)?|Upsampling(?:Nearest|Bilinear)2d)\b",
                 r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = "{api} is deprecated; use {replacement}{added}"
     fix_safety = "safe"
     fix_title = "Use interpolate / nn.Upsample"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.torch_releases import RANGE, Deprecation, by_name
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -54,6 +55,7 @@ class DeprecatedRange(DeprecatedCallRule):
     triggers = ("range",)
     # `range` is spelled at the call or in its import, and torch is imported
     patterns = (r"\brange\b", r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = "torch.range is deprecated (it includes the end); use torch.arange"
     fix_safety = "sometimes"
     fix_title = "Use torch.arange"

@@ -12,6 +12,7 @@ from torchlint.analysis.torch_releases import (
     by_name,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     bind,
@@ -71,6 +72,7 @@ class DeprecatedDefaultTensorType(DeprecatedCallRule):
     triggers = ("set_default_tensor_type",)
     # the old name is spelled at the call or in its import, and torch is imported
     patterns = (r"\bset_default_tensor_type\b", r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = ("torch.set_default_tensor_type is deprecated; use torch.set_default_dtype "
                "(and torch.set_default_device)")
     fix_safety = "sometimes"

@@ -12,6 +12,7 @@ from torchlint.analysis.torch_releases import (
     by_name,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api
 from torchlint.fix.edits import keeps_comments
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
@@ -90,6 +91,7 @@ class DeprecatedAmpApi(DeprecatedCallRule):
     # an old name is spelled at the use or in its import, and torch is imported
     patterns = (r"\b(?:autocast|GradScaler|custom_fwd|custom_bwd)\b", r"\bamp\b",
                 r"\btorch\b")
+    requires = api(*DEPRECATED)
     message = "{api} is deprecated; use {replacement}"
     fix_safety = "safe"
     fix_title = "Use torch.amp"

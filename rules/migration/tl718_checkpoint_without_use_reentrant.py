@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.nodes import has_keyword
 from torchlint.analysis.torch_releases import CHECKPOINT_USE_REENTRANT, Releases
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 
@@ -55,6 +56,7 @@ class CheckpointWithoutUseReentrant(Rule):
     triggers = ("checkpoint",)
     # the function is spelled in the call or its import, and torch in some import
     patterns = (r"\bcheckpoint(?:_sequential)?\b", r"\btorch\b")
+    requires = api(*CHECKPOINT)
     message = "{name}() without use_reentrant=: torch warns and will change the default; pass use_reentrant=False"
     fix_safety = "unsafe"
     # the keyword the fix adds exists from 1.11, older than the first release that warns

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.torch_releases import F_SIGMOID, F_TANH, Deprecation, by_name
+from torchlint.engine.triage import api
 from torchlint.rules.migration.deprecations import DeprecatedCallRule, Rewrite, releases
 
 OLD = by_name(F_SIGMOID, F_TANH)
@@ -44,6 +45,7 @@ class FunctionalSigmoidTanh(DeprecatedCallRule):
     triggers = ("sigmoid", "tanh")
     # the name is spelled at the call or in its import, and torch is imported
     patterns = (r"\b(?:sigmoid|tanh)\b", r"\btorch\b")
+    requires = api(*OLD)
     message = "{api} is an alias; use {replacement}"
     fix_safety = "safe"
     fix_title = "Use torch.sigmoid / torch.tanh"

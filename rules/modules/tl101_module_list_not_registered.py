@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -60,12 +61,14 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
 
     code = "TL101"
     name = "module-list-not-registered"
-    triggers = ("Module", "torch")
-    # a module class (nn.Module/LightningModule base, or a torch file: the base may be a
-    # module class of another file of the project); `self.X =`; a list made by `= [...]`
+    # the module class is the ast trigger's to decide: a base from the project may be one
+    # without the file spelling "Module"
+    triggers = ("self",)
+    # a module class (nn.Module/LightningModule base); `self.X =`; a list made by `= [...]`
     # (or `= ([...])`), by `= list(...)`/`= builtins.list(...)`, or by an alias `list as L`
-    patterns = (r"Module\b|\btorch\b", r"\bself\b",
+    patterns = (r"\bself\b",
                 container_pattern("[", "list"))
+    requires = self_store("list")
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -53,11 +54,14 @@ class ModuleDictNotRegistered(UnregisteredContainerRule):
 
     code = "TL102"
     name = "module-dict-not-registered"
-    triggers = ("Module",)
+    # the module class is the ast trigger's to decide: a base from the project may be one
+    # without the file spelling "Module"
+    triggers = ("self",)
     # a module class (nn.Module/LightningModule base); `self.X =`; a dict made by `= {...}`
     # (or `= ({...})`), by `= dict(...)`/`= builtins.dict(...)`, or by an alias `dict as D`
-    patterns = (r"Module\b", r"\bself\b",
+    patterns = (r"\bself\b",
                 container_pattern("{", "dict"))
+    requires = self_store("dict")
     message = ("layers held in a plain dict `self.{attr}` are not registered with the module; "
                "use nn.ModuleDict")
     fix_safety = "safe"

@@ -11,6 +11,7 @@ from torchlint.analysis.nodes import (
     single_target,
 )
 from torchlint.analysis.torch_facts import layer_name
+from torchlint.engine.triage import module_method_calls
 from torchlint.rule import Rule
 
 _EXACT = frozenset({
@@ -73,10 +74,13 @@ class LayerCreatedInForward(Rule):
 
     code = "TL105"
     name = "layer-created-in-forward"
-    triggers = ("Module",)
+    # the module class is the ast trigger's to decide: a base from the project may be one
+    # without the file spelling "Module"
+    triggers = ("forward",)
     # a module class with a `def forward`; a torch.nn layer (`nn` spelled in its import or
     # call) whose class name is one of those with parameters
-    patterns = (r"Module\b", r"\bdef[\s\\]+forward\b", r"\bnn\b", _LAYER_NAMES)
+    patterns = (r"\bdef[\s\\]+forward\b", r"\bnn\b", _LAYER_NAMES)
+    requires = module_method_calls("forward", callees=(r"re:torch\.nn\.(?:parallel\.)?[A-Z]\w*",))
     message = "nn.{layer} is created in forward: new random weights on every call, never trained"
 
     def visit_Call(self, node: cst.Call) -> None:

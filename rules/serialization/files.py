@@ -8,7 +8,10 @@ program put them.
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -22,7 +25,9 @@ from torchlint.analysis.nodes import (
     semantic_children,
     string_value,
 )
+from torchlint.analysis.project import Dependency
 from torchlint.analysis.torch_facts import is_layer_call
+from torchlint.notebook import Notebook, NotebookError
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "bz2.open",
@@ -132,6 +137,17 @@ def loads_own_save(ctx: FileContext, load: cst.Call) -> bool:
     (called while ``load`` is being visited, so enclosing ``with open(...)`` items are seen)."""
     saved = saved_paths(ctx)
     return bool(saved) and not saved.isdisjoint(load_keys(ctx, load))
+
+
+def loads_project_save(ctx: FileContext, load: cst.Call) -> bool:
+    """Whether a ``torch.load`` call reads a path this file, or another script of its
+    folder (:func:`project_saves`), writes with ``torch.save`` (called while ``load`` is
+    being visited)."""
+    if loads_own_save(ctx, load):
+        return True
+    source = get_arg(load, "f", 0)
+    key = shared_key(ctx, source.value) if source is not None else None
+    return key is not None and bool(project_saves(ctx, key))
 
 
 def load_keys(ctx: FileContext, load: cst.Call) -> frozenset[str]:
@@ -259,6 +275,8 @@ def refused_content(ctx: FileContext, expr: cst.BaseExpression,
         return None
     if not isinstance(value, cst.Call):
         return None
+    if _makes_numpy_array(ctx, value):
+        return "a NumPy array"
     qual = ctx.qualified_name(value.func) or ""
     if is_layer_call(ctx, value) or qual in _MODEL_BUILDERS or (
             qual.startswith(_BUILDER_PACKAGES) and qual.rsplit(".", 1)[1][:1].islower()
@@ -280,6 +298,30 @@ def refused_content(ctx: FileContext, expr: cst.BaseExpression,
             and ctx.lookup(value.func.value) is None:
         return f"an instance of the project's class {value.func.value}"
     return None
+
+
+# NumPy functions that return an array (or a NumPy scalar): the weights-only unpickler
+# refuses both
+_NUMPY_ARRAYS = frozenset({
+    "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "stack",
+    "concatenate", "vstack", "hstack", "load", "loadtxt", "zeros_like", "ones_like",
+    "empty_like", "full_like", "sin", "cos", "exp", "log", "sqrt", "abs", "histogram",
+    "cumsum", "clip", "where", "eye", "meshgrid", "frombuffer", "fromfile"})
+_NUMPY_RANDOM = frozenset({"rand", "randn", "randint", "random", "normal", "uniform",
+                           "choice", "permutation"})
+_ARRAY_METHODS = ("astype", "reshape", "copy", "transpose", "squeeze", "flatten", "ravel")
+
+
+def _makes_numpy_array(ctx: FileContext, call: cst.Call) -> bool:
+    """``np.sin(x).astype("float64")``, ``np.zeros(n)``, ``np.random.rand(3)``: a NumPy
+    array made on the spot (or reshaped, cast or copied)."""
+    method = method_call(call, *_ARRAY_METHODS)
+    if method is not None:
+        return isinstance(method.value, cst.Call) and _makes_numpy_array(ctx, method.value)
+    qual = ctx.qualified_name(call.func) or ""
+    module, _, name = qual.rpartition(".")
+    return module == "numpy" and name in _NUMPY_ARRAYS or (
+        module == "numpy.random" and name in _NUMPY_RANDOM)
 
 
 def _parses_arguments(ctx: FileContext, call: cst.Call) -> bool:
@@ -311,3 +353,163 @@ def adds_safe_globals(ctx: FileContext) -> bool:
     return ctx.cached("serialization-adds-safe-globals", lambda: any(
         isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _ADD_SAFE_GLOBALS
         for node in iter_nodes(ctx.module)))
+
+
+# ------------------------------------------------------------------ the project's saves
+_JOINS = frozenset({"os.path.join", "posixpath.join"})
+_BINDERS = (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For,
+            cst.With, cst.FunctionDef, cst.ClassDef)
+_MAX_SAVING_FILES = 8
+
+
+def shared_key(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode | None = None
+               ) -> str | None:
+    """The path ``expr`` (read at ``at``, default the node being visited) names in a form
+    another file of the project can name too, or None: a literal path (``"ckpt/model.pth"``,
+    ``os.path.join("ckpt", "model.pth")``, through names bound to one, the file handle of
+    ``with open(path) as f``), a naming template (``f"ckpt/epoch_{n}.pth"``), or a constant
+    imported from the project (``from config import CKPT``)."""
+    text = _path_text(ctx, expr, at, 0)
+    if text is None:
+        return None
+    if text.startswith("q:"):
+        return text
+    text = posixpath.normpath(text)
+    return ("t:" if "{}" in text else "s:") + text
+
+
+def _path_text(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode | None,
+               hops: int) -> str | None:
+    if hops > _MAX_HOPS:
+        return None
+    value = string_value(expr)
+    if value is not None:
+        return None if "{" in value or "}" in value else value
+    template = _template(expr)
+    if template is not None:
+        return template
+    opened = file_opened(ctx, expr)  # torch.save(obj, open(path, "wb"))
+    if opened is not None:
+        return _path_text(ctx, opened, at, hops + 1)
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        constant = _project_constant(ctx, expr)
+        if constant is not None:
+            return "q:" + constant
+    if isinstance(expr, cst.Name):
+        opened = _handle_opened(ctx, expr.value) if at is None else None
+        if opened is not None:  # with open(path, "wb") as f: torch.save(obj, f)
+            return _path_text(ctx, opened, None, hops + 1)
+        bound = ctx.binding(expr.value, at)
+        if bound is None and ctx.current_function is not None:
+            found = module_value(ctx, expr.value)
+            return None if found is None else _path_text(ctx, found[1], found[0], hops + 1)
+        if bound is None or bound.value is None:
+            return None
+        if bound.kind == "with":
+            opened = file_opened(ctx, bound.value)
+            return None if opened is None else _path_text(ctx, opened, bound.node, hops + 1)
+        if bound.kind != "assign":
+            return None
+        return _path_text(ctx, bound.value, bound.node, hops + 1)
+    if isinstance(expr, cst.Call) and ctx.qualified_name(expr.func) in _JOINS and expr.args \
+            and all(arg.keyword is None and not arg.star for arg in expr.args):
+        parts = [_path_text(ctx, arg.value, at, hops + 1) for arg in expr.args]
+        if not all(part is not None and not part.startswith("q:") for part in parts):
+            return None
+        return posixpath.join(*cast("list[str]", parts))
+    return None
+
+
+def _handle_opened(ctx: FileContext, name: str) -> cst.BaseExpression | None:
+    """The path of ``with open(path) as name`` around the node being visited."""
+    for anc in reversed(ctx.ancestors):
+        if isinstance(anc, cst.With):
+            for item in anc.items:
+                if (item.asname is not None and isinstance(item.asname.name, cst.Name)
+                        and item.asname.name.value == name):
+                    return file_opened(ctx, item.item)
+    return None
+
+
+def _project_constant(ctx: FileContext, expr: cst.Name | cst.Attribute) -> str | None:
+    """``config.CKPT`` for ``CKPT`` after ``from config import CKPT`` (or for
+    ``config.CKPT`` after ``import config``), when ``config`` is a module of the project."""
+    qual = ctx.qualified_name(expr)
+    if qual is None or "." not in qual or ctx.project is None:
+        return None
+    module = qual.rpartition(".")[0]
+    if module.split(".", 1)[0] in ("torch", "builtins", "os") or not ctx.project.knows_top_level(
+            module.split(".", 1)[0]):
+        return None
+    # a module's own name, not an attribute of an object (cfg.MODEL.WEIGHTS may change)
+    return qual if ctx.project.project.find_module(module, ctx.project.roots) else None
+
+
+def _needle(key: str) -> str | None:
+    """Text every spelling of a save to the path ``key`` names contains: its longest
+    literal piece (a file name, a folder, a template's fixed part)."""
+    if key.startswith("q:"):
+        return key.rsplit(".", 1)[1]
+    pieces = [p for part in key[2:].split("{}") for p in part.split("/")]
+    best = max(pieces, key=len, default="")
+    return best if len(best) >= 3 else None
+
+
+def project_saves(ctx: FileContext, key: str) -> list[tuple[str, str | None]]:
+    """The saves of the path ``key`` (a :func:`shared_key`) in the other scripts of this
+    file's folder: the file's name, and what the save holds that the weights-only
+    unpickler refuses (None for a save that holds nothing refused). Only files whose text names the path are parsed; every
+    file read becomes a dependency of this file's result."""
+    needle = _needle(key)
+    if needle is None or ctx.project is None:
+        return []
+    view = ctx.project
+    found: list[tuple[str, str | None]] = []
+    for path, data, dependency in view.siblings_containing(needle)[:_MAX_SAVING_FILES]:
+        saves, learned = view.project.derived(
+            "torch-save-contents", dependency,
+            lambda path=path, data=data: _saves_in(ctx, path, data))
+        view.learned(learned)
+        found.extend((os.path.basename(path), what) for saved, what in saves if saved == key)
+    return found
+
+
+def _saves_in(ctx: FileContext, path: str, data: bytes
+              ) -> tuple[tuple[tuple[str, str | None], ...], tuple[Dependency, ...]]:
+    """The ``torch.save`` calls of another file: the shared key of each path, what the
+    save holds that the weights-only unpickler refuses; and the files that answer read."""
+    try:
+        module = cst.parse_module(
+            Notebook.from_bytes(path, data).program if path.endswith(".ipynb") else data)
+    except (cst.ParserSyntaxError, NotebookError, RecursionError, ValueError, UnicodeError):
+        return (), ()
+    project = ctx.project.project if ctx.project is not None else None
+    other = FileContext(path, module, ctx.options, project)
+    saves: list[tuple[str, str | None]] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        # the walk state the engine keeps for rules: where the walk is, the names a
+        # function binds
+        other.ancestors.append(node)
+        if isinstance(node, _BINDERS):
+            other.note_local_binding(node)
+        function = isinstance(node, (cst.FunctionDef, cst.Lambda))
+        if function:
+            other.enter_function(node)  # type: ignore[arg-type]
+        if isinstance(node, cst.Call) and other.qualified_name(node.func) in SAVE_FUNCTIONS:
+            saved, target = get_arg(node, "obj", 0), get_arg(node, "f", 1)
+            key = shared_key(other, target.value) if target is not None else None
+            if key is not None and saved is not None:
+                saves.append((key, refused_content(other, saved.value)))
+        for child in semantic_children(node):
+            walk(child)
+        if function:
+            other.leave_function()
+        other.ancestors.pop()
+
+    try:
+        walk(module)
+    except RecursionError:
+        return (), ()
+    learned = tuple(other.project.dependencies.values()) if other.project is not None else ()
+    return tuple(saves), learned

@@ -15,7 +15,7 @@ from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
 from torchlint.rules.serialization.files import (
     holds_numpy,
-    loads_own_save,
+    loads_project_save,
     under_safe_globals,
 )
 
@@ -88,7 +88,7 @@ class LoadWithoutWeightsOnly(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.qualified_name(node.func) not in LOAD_FUNCTIONS:
             return
-        if has_keyword(node, "weights_only") or loads_own_save(self.context, node) \
+        if has_keyword(node, "weights_only") or loads_project_save(self.context, node) \
                 or under_safe_globals(self.context) or holds_numpy(self.context, node):
             return
         fix = None

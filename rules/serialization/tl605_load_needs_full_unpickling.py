@@ -15,8 +15,10 @@ from torchlint.rules.serialization.files import (
     SAVE_FUNCTIONS,
     adds_safe_globals,
     load_keys,
+    project_saves,
     refused_content,
     save_keys,
+    shared_key,
     under_safe_globals,
 )
 
@@ -27,17 +29,19 @@ LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
 class _Load:
     node: cst.Call
     keys: frozenset[str]
+    shared: str | None  # the path as another file of the project may name it
     fix: Fix | None
 
 
 class LoadNeedsFullUnpickling(Rule):
     """## What it does
     Flags `torch.load(path)` (with no `weights_only=`, or `weights_only=True`) where the
-    same file saves, to the same path, a checkpoint that the weights-only unpickler
-    refuses: a whole module (`torch.save(model, path)`), an `argparse.Namespace` (`{"args":
+    same file, or another script or notebook of its folder (`train.py` beside
+    `evaluate.py`), saves, to
+    the same path, a checkpoint that the weights-only unpickler refuses: a whole module (`torch.save(model, path)`), an `argparse.Namespace` (`{"args":
     args}` with `args` from `parse_args()`), an instance of one of the project's own
-    classes (a dataclass of settings, say), or an optimizer or scheduler object rather than
-    its `state_dict()`.
+    classes (a dataclass of settings, say), an optimizer or scheduler object rather than
+    its `state_dict()`, or a NumPy array (`np.zeros(n)`, `np.sin(x).astype("float64")`).
 
     ## Why is this bad?
     From torch 2.6 on, `torch.load` defaults to `weights_only=True`: it rebuilds only
@@ -47,7 +51,14 @@ class LoadNeedsFullUnpickling(Rule):
     breaks as soon as the project moves to a current torch, often long after the
     checkpoints were written. The save and the load are matched the way TL601 matches them:
     the same path, a path formatted from the same template, or the path returned by the
-    same function or method of the file (`checkpoint_path(run)`). A load inside `with torch.serialization.safe_globals([...])`, or in a file that
+    same function or method of the file (`checkpoint_path(run)`). In the other scripts of
+    the folder (where a relative path names the same file), a save counts when its path is
+    the same literal (`"ckpt/model.pth"`, `os.path.join("ckpt", "model.pth")`, also through
+    a variable or `with open(path, "wb") as f`), the same template (`f"ckpt/epoch_{n}.pth"`
+    and `"ckpt/epoch_%d.pth" % n`), or the same constant imported from the project (`from
+    config import CKPT`); only the scripts whose text names the path are parsed. Scripts
+    in other folders are not searched: two programs run from different places may mean
+    different files by one relative path. A load inside `with torch.serialization.safe_globals([...])`, or in a file that
     calls `torch.serialization.add_safe_globals(...)`, has said what it trusts and is left
     alone. TL601's advice (`weights_only=True`) would break these loads: TL601 is silent
     on them.
@@ -87,9 +98,10 @@ class LoadNeedsFullUnpickling(Rule):
     code = "TL605"
     name = "load-needs-full-unpickling"
     triggers = ("load",)
-    # a torch import; a way to call torch.load and torch.save (see torch_function)
-    patterns = (r"\btorch\b", torch_function("load"), torch_function("save"))
-    message = ("torch.load() of a file this code saves with {what} in it: the weights-only "
+    # a torch import; a way to call torch.load (see torch_function); the save may be in
+    # another file
+    patterns = (r"\btorch\b", torch_function("load"))
+    message = ("torch.load() of a file {saver} saves with {what} in it: the weights-only "
                "unpickler (the default from torch 2.6) refuses it; pass weights_only=False "
                "(only for files this project writes)")
     fix_safety = "unsafe"
@@ -123,8 +135,10 @@ class LoadNeedsFullUnpickling(Rule):
         if under_safe_globals(self.context):
             return
         keys = load_keys(self.context, node)
-        if keys:
-            self._loads.append(_Load(node, keys, self._fix(node, given)))
+        source = get_arg(node, "f", 0)
+        shared = shared_key(self.context, source.value) if source is not None else None
+        if keys or shared is not None:
+            self._loads.append(_Load(node, keys, shared, self._fix(node, given)))
 
     def _fix(self, node: cst.Call, given: cst.Arg | None) -> Fix | None:
         target = self.context.options.target_torch
@@ -139,12 +153,17 @@ class LoadNeedsFullUnpickling(Rule):
             with_keywords(node, ("weights_only", cst.Name("False"))))))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self._refused or adds_safe_globals(self.context):
+        if not self._loads or adds_safe_globals(self.context):
             return
         target = self.context.options.target_torch
         older = target is not None and target < LOAD_WEIGHTS_ONLY_BY_DEFAULT
         for load in self._loads:
+            saver = "this code"
             what = next((self._refused[k] for k in sorted(load.keys) if k in self._refused),
                         None)
+            if what is None and load.shared is not None:
+                saver, what = next(((f"the project's {name}", found) for name, found
+                                    in project_saves(self.context, load.shared)
+                                    if found is not None), (saver, None))
             if what is not None:
-                self.report(load.node, fix=load.fix, preview=older, what=what)
+                self.report(load.node, fix=load.fix, preview=older, what=what, saver=saver)

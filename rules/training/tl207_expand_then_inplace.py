@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import method_call
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls_method
 from torchlint.rule import Rule
 
 # Trailing-underscore methods that change metadata or flags, not the tensor's elements.
@@ -67,6 +68,7 @@ class ExpandThenInplace(Rule):
     # `.expand(`/`.expand_as(`, and an in-place `x.op_(`, `y[i] = ...` or augmented assignment
     patterns = (r"\bexpand(?:_as)?\b",
                 r"\b[^\W\d_]\w*_\b|\](?:[\s\\)]|#[^\n\r]*[\r\n])*=|(?:[-+*/%&|^@]|<<|>>)=")
+    requires = calls_method("expand", "expand_as")
     message = ("in-place write into the result of .{op}(), whose elements share memory; "
                ".clone() it first")
     fix_safety = "safe"

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
 from torchlint.analysis.torch_facts import is_backward_call
+from torchlint.engine.triage import calls_method, calls_named, imports
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import (
     backpropagates,
@@ -67,6 +68,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     name = "zero-grad-between-backward-and-step"
     triggers = ("zero_grad",)
     patterns = ("backward", r"\bstep\b")
+    requires = calls_method("zero_grad", "step") & calls_named("backward") & imports("torch")
     message = "{zero} clears the gradients backward() just computed, before {step} uses them"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

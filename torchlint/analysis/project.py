@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 # How far a chain of imports, re-exports and base classes is followed.
 MAX_DEPTH = 12
+# How many files beside a linted file a question about its folder reads, at most, and the
+# largest one read (a generated or vendored file is no script of the project)
+MAX_SIBLINGS = 200
+MAX_SIBLING_BYTES = 1 << 20
+_T = TypeVar("_T")
 # Bases that make a class no library's object: ``class Predictor(object)``, an ABC
 _PLAIN_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 
@@ -61,6 +67,9 @@ class Project:
         self._summaries: dict[str, tuple[int, int, str, ModuleSummary | None]] = {}
         self._exists: dict[str, bool] = {}
         self._packages: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._listings: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self._digests: dict[str, tuple[int, int, str]] = {}
+        self._derived: dict[tuple[str, str, str], object] = {}
 
     # ------------------------------------------------------------ locating
     def for_file(self, path: str) -> FileProject:
@@ -122,6 +131,53 @@ class Project:
         return summary, Dependency(path, digest)
 
 
+    # ------------------------------------------------------------ siblings
+    def scripts_in(self, folder: str) -> tuple[str, ...]:
+        """The Python files and notebooks of ``folder`` (not its subfolders), sorted, at
+        most :data:`MAX_SIBLINGS` of them."""
+        try:  # a long-lived project (the language server) sees files come and go
+            stamp = os.stat(folder).st_mtime_ns
+            names = None
+        except OSError:
+            stamp, names = -1, []
+        known = self._listings.get(folder)
+        if known is None or known[0] != stamp:
+            if names is None:
+                try:
+                    names = sorted(os.listdir(folder))
+                except OSError:
+                    names = []
+            known = self._listings[folder] = (stamp, tuple(
+                os.path.join(folder, name) for name in names
+                if name.endswith((".py", ".ipynb")) and not name.startswith("."))[:MAX_SIBLINGS])
+        return known[1]
+
+    def read(self, path: str) -> tuple[bytes, Dependency] | None:
+        """The bytes of ``path`` and what they were read as (None: unreadable or too large)."""
+        try:
+            stat = os.stat(path)
+            if stat.st_size > MAX_SIBLING_BYTES:
+                return None
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        known = self._digests.get(path)
+        if known is None or known[:2] != (stat.st_mtime_ns, stat.st_size):
+            known = self._digests[path] = (stat.st_mtime_ns, stat.st_size, file_digest(data))
+        return data, Dependency(path, known[2])
+
+    def derived(self, kind: str, dependency: Dependency, compute: Callable[[], _T]) -> _T:
+        """A fact ``kind`` about a file as ``dependency`` says it was read, computed once a
+        run (a rule's summary of another file of the project)."""
+        key = (kind, dependency.path, dependency.digest)
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
+
+
 class FileProject:
     """The project as seen from one linted file: resolves the names it imports from the
     project and records which files the answers came from."""
@@ -144,6 +200,37 @@ class FileProject:
     def knows_top_level(self, name: str) -> bool:
         """Is ``name`` (a top-level package or module) part of this project?"""
         return self.project.find_module(name, self.roots) is not None
+
+    def siblings_containing(self, needle: str) -> list[tuple[str, bytes, Dependency]]:
+        """The other Python files and notebooks of this file's folder whose text contains
+        ``needle``: the scripts that run beside it (``train.py`` next to ``evaluate.py``),
+        where a relative path names the same file. Every file read is recorded as a
+        dependency, those without ``needle`` too: a change that adds it must invalidate a
+        cached answer."""
+        wanted = needle.encode("utf-8", "surrogatepass")
+        found: list[tuple[str, bytes, Dependency]] = []
+        folder = os.path.dirname(self.path)
+        # the folder itself: a script added or removed beside this one changes its time
+        # (a cache compares a dependency's time and size before its content, which a folder
+        # has none of)
+        self.dependencies[folder] = Dependency(folder, "")
+        for path in self.project.scripts_in(folder):
+            if path == self.path:
+                continue
+            read = self.project.read(path)
+            if read is None:
+                continue
+            data, dependency = read
+            self.dependencies[path] = dependency
+            if wanted in data:
+                found.append((path, data, dependency))
+        return found
+
+    def learned(self, dependencies: Iterable[Dependency]) -> None:
+        """Record files an answer about another file came from."""
+        for dependency in dependencies:
+            if dependency.path != self.path:
+                self.dependencies[dependency.path] = dependency
 
     # ------------------------------------------------------------ questions
     def derives_from(self, qualname: str, bases: frozenset[str]) -> bool:

@@ -3,13 +3,16 @@ factories, dtypes and devices. Rules ask these instead of comparing spellings.""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import last_name_part, string_value
+from torchlint.analysis.spelling import (  # noqa: F401 - rules ask this module
+    canonical,
+    model_names_pattern,
+)
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -190,15 +193,6 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
                               "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
 
-def canonical(qualname: str) -> str:
-    """Fold re-export paths so rules compare one spelling (torch.nn.modules.conv.Conv2d)."""
-    if qualname.startswith("torch.nn.modules."):
-        return "torch.nn." + qualname.rsplit(".", 1)[1]
-    if qualname.startswith("torch.nn.parallel.") and qualname.count(".") == 4:
-        return "torch.nn.parallel." + qualname.rsplit(".", 1)[1]
-    return qualname
-
-
 # ------------------------------------------------------------------ models
 # First words of names that build or handle a model rather than being one (build_model)
 MODEL_HELPER_VERBS = frozenset({
@@ -234,13 +228,6 @@ def is_model_name(name: str, model_names: frozenset[str]) -> bool:
     if words[0] in MODEL_HELPER_VERBS or words[-1] in NOT_A_MODEL_ENDINGS:
         return False
     return words[-1] in model_names or words[0] in MODEL_PREFIX_WORDS
-
-
-def model_names_pattern(model_names: frozenset[str]) -> str:
-    """A regular expression alternative matching every name :func:`is_model_name` accepts
-    as the last part of a callee (for the rules' prefilter patterns)."""
-    words = "|".join(sorted(re.escape(w) for w in model_names))
-    return rf"\w*(?:model|net)|(?:\b|_)(?:{words})|\b(?:model|net)_\w*"
 
 
 # ---------------------------------------------------------------- backward

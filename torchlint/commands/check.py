@@ -208,13 +208,15 @@ def _run(o: _Options, *, watching: bool = False) -> int:
         return EXIT_CLEAN
     try:
         if o.add_noqa:
-            return _add_noqa(found.files, workspace, o)
-        return _check_files(found.files, found.walked, workspace, mode, output, o, started)
+            status = _add_noqa(found.files, workspace, o)
+        else:
+            status = _check_files(found.files, found.walked, workspace, mode, output, o,
+                                  started)
     except ConfigError as exc:  # a configuration met on the way (a nested one)
         error(str(exc), exc.snippet)
-        return EXIT_ERROR
-    finally:
-        workspace.memo.save()
+        status = EXIT_ERROR
+    workspace.memo.save()  # not after Ctrl-C or SIGTERM: nothing is written after a signal
+    return status
 
 
 def _check_stdin(path: str, workspace: Workspace, mode: Mode, output: Output,
@@ -330,104 +332,136 @@ def _explain_run(outcomes: list[Any], seconds: float) -> None:
                f"{seconds:.2f} s in all", err=True)
 
 
-def _options(function: Any) -> Any:
-    """The options of ``torchlint check``, in the groups ``--help`` shows them."""
-    decorators = [
-        click.argument("paths", nargs=-1, type=click.Path(path_type=str)),
-        # fixing
-        click.option("--fix/--no-fix", default=False, help="Apply safe fixes in place."),
-        click.option("--unsafe-fixes/--no-unsafe-fixes", default=False,
-                     help="Also apply (with --fix) or show (with --diff) unsafe fixes."),
-        click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would "
-                     "change; write nothing. Exits 1 when there is something to change."),
-        click.option("--fix-only", is_flag=True, help="Apply fixes and report only what was "
-                     "fixed, not what remains (exit 0 unless --exit-non-zero-on-fix)."),
-        click.option("--show-fixes", is_flag=True,
-                     help="After --fix, list what was fixed, per file and rule."),
-        click.option("--exit-non-zero-on-fix", is_flag=True,
-                     help="Exit 1 when a file was changed by --fix, even if nothing remains."),
-        click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with "
-                     "a finding (to adopt torchlint on existing code)."),
-        # rules
-        click.option("--select", type=CODES, multiple=True, help="Rule codes or prefixes to "
-                     "enable instead of the defaults (e.g. TL3, ALL)."),
-        click.option("--ignore", type=CODES, multiple=True,
-                     help="Rule codes or prefixes to disable."),
-        click.option("--extend-select", type=CODES, multiple=True,
-                     help="Rule codes or prefixes to enable on top of the selection."),
-        click.option("--extend-ignore", type=CODES, multiple=True,
-                     help="The same as --ignore (flake8's name)."),
-        click.option("--fixable", type=CODES, multiple=True,
-                     help="Only these codes may be fixed (default: ALL)."),
-        click.option("--unfixable", type=CODES, multiple=True,
-                     help="These codes are reported but never fixed."),
-        click.option("--extend-fixable", type=CODES, multiple=True,
-                     help="Codes made fixable on top of --fixable."),
-        click.option("--per-file-ignores", multiple=True, metavar="PATTERN:CODES",
-                     help="Ignore CODES in files matching PATTERN (replaces the "
-                     "configuration's), e.g. 'tests/*:TL401,TL402'."),
-        click.option("--extend-per-file-ignores", multiple=True, metavar="PATTERN:CODES",
-                     help="Like --per-file-ignores, on top of the configuration's."),
-        click.option("--preview/--no-preview", default=None, help="Run preview rules and "
-                     "behaviours (not yet stable); overrides the configuration's `preview`."),
-        click.option("--target-torch", metavar="X.Y", default=None, help="The oldest torch "
-                     "release the code runs on (default: the configuration's, else inferred "
-                     "from the declared torch requirement)."),
-        click.option("--ignore-noqa", is_flag=True, help="Ignore every # noqa comment."),
-        # files
-        click.option("--exclude", multiple=True, metavar="GLOBS",
-                     help="Paths never linted (replaces the configuration's and the "
-                     "defaults); comma-separated or repeated."),
-        click.option("--extend-exclude", multiple=True, metavar="GLOBS",
-                     help="More paths never linted."),
-        click.option("--respect-gitignore/--no-respect-gitignore", default=None,
-                     help="Skip files ignored by .gitignore, .ignore, .git/info/exclude and "
-                     "the global excludes file (default: on)."),
-        click.option("--force-exclude/--no-force-exclude", default=None,
-                     help="Apply the exclusions also to paths named on the command line "
-                     "and to --stdin-filename (as pre-commit and editors need)."),
-        click.option("--stdin-filename", type=str, default=None, help="Read the source from "
-                     "stdin; this path is reported and its settings apply."),
-        click.option("--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
-                     help="Use this configuration file for every file, or override one "
-                     "setting (TOML: --config 'target-torch = \"2.4\"'). Repeatable."),
-        click.option("--isolated", is_flag=True, help="Read no configuration file at all."),
-        # output
-        click.option("--output-format", type=click.Choice(list(RENDERERS)), default="concise",
-                     show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT",
-                     help="How findings are printed: concise (one line each), full (with "
-                     "source, fix diff and hint), json, json-lines, sarif, github (workflow "
-                     "commands), gitlab (Code Quality), pylint, junit (JUnit XML), rdjson "
-                     "(reviewdog)."),
-        click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path),
-                     default=None, help="Write the findings (or statistics) to this file "
-                     "(its folders are created) instead of stdout."),
-        click.option("--statistics", is_flag=True, help="Print the number of findings per "
-                     "rule and whether they are fixable (concise or json)."),
-        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
-        click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary."),
-        click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit status "
-                     "still says whether findings remain."),
-        click.option("-v", "--verbose", is_flag=True, help="Also print the configuration of "
-                     "each folder, skipped paths, cache hits and timings (stderr)."),
-        click.option("--show-settings", is_flag=True, help="Print the settings the first path "
-                     "gets, and where each came from; lint nothing."),
-        click.option("--show-files", is_flag=True,
-                     help="Print the files that would be checked; lint nothing."),
-        click.option("-w", "--watch", is_flag=True, help="Check again whenever a file changes "
-                     "(needs the watch extra)."),
-        # running
-        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-                     help="Worker processes (default: the number of CPUs)."),
-        click.option("-n", "--no-cache", is_flag=True, envvar="TORCHLINT_NO_CACHE",
-                     help="Neither read nor write the result cache."),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-                     default=None, envvar="TORCHLINT_CACHE_DIR", help="Where results are "
-                     "cached (default: .torchlint_cache in each configuration's folder)."),
+# The options of ``torchlint check`` in the sections ``--help`` shows them under (those of
+# the README's tables).
+def _option_sections() -> list[tuple[str, list[Any]]]:
+    return [
+        ("Fixing", [
+            click.option("--fix/--no-fix", default=False, help="Apply safe fixes in place."),
+            click.option("--unsafe-fixes/--no-unsafe-fixes", default=False,
+                         help="Also apply (with --fix) or show (with --diff) unsafe fixes."),
+            click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would "
+                         "change; write nothing. Exits 1 when there is something to change."),
+            click.option("--fix-only", is_flag=True, help="Apply fixes and report only what was "
+                         "fixed, not what remains (exit 0 unless --exit-non-zero-on-fix)."),
+            click.option("--show-fixes", is_flag=True,
+                         help="After --fix, list what was fixed, per file and rule."),
+            click.option("--exit-non-zero-on-fix", is_flag=True,
+                         help="Exit 1 when a file was changed by --fix, even if nothing remains."),
+            click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with "
+                         "a finding (to adopt torchlint on existing code)."),
+        ]),
+        ("Rules and settings", [
+            click.option("--select", type=CODES, multiple=True, help="Rule codes or prefixes to "
+                         "enable instead of the defaults (e.g. TL3, ALL)."),
+            click.option("--ignore", type=CODES, multiple=True,
+                         help="Rule codes or prefixes to disable."),
+            click.option("--extend-select", type=CODES, multiple=True,
+                         help="Rule codes or prefixes to enable on top of the selection."),
+            click.option("--extend-ignore", type=CODES, multiple=True,
+                         help="The same as --ignore (flake8's name)."),
+            click.option("--fixable", type=CODES, multiple=True,
+                         help="Only these codes may be fixed (default: ALL)."),
+            click.option("--unfixable", type=CODES, multiple=True,
+                         help="These codes are reported but never fixed."),
+            click.option("--extend-fixable", type=CODES, multiple=True,
+                         help="Codes made fixable on top of --fixable."),
+            click.option("--per-file-ignores", multiple=True, metavar="PATTERN:CODES",
+                         help="Ignore CODES in files matching PATTERN (replaces the "
+                         "configuration's), e.g. 'tests/*:TL401,TL402'."),
+            click.option("--extend-per-file-ignores", multiple=True, metavar="PATTERN:CODES",
+                         help="Like --per-file-ignores, on top of the configuration's."),
+            click.option("--target-torch", metavar="X.Y", default=None, help="The oldest torch "
+                         "release the code runs on (default: the configuration's, else inferred "
+                         "from the declared torch requirement)."),
+            click.option("--preview/--no-preview", default=None, help="Run preview rules and "
+                         "behaviours (not yet stable); overrides the configuration's `preview`."),
+            click.option("--ignore-noqa", is_flag=True, help="Ignore every # noqa comment."),
+            click.option("--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
+                         help="Use this configuration file for every file, or override one "
+                         "setting (TOML: --config 'target-torch = \"2.4\"'). Repeatable."),
+            click.option("--isolated", is_flag=True, help="Read no configuration file at all."),
+        ]),
+        ("Files", [
+            click.option("--exclude", multiple=True, metavar="GLOBS",
+                         help="Paths never linted (replaces the configuration's and the "
+                         "defaults); comma-separated or repeated."),
+            click.option("--extend-exclude", multiple=True, metavar="GLOBS",
+                         help="More paths never linted."),
+            click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+                         help="Skip files ignored by .gitignore, .ignore, .git/info/exclude and "
+                         "the global excludes file (default: on)."),
+            click.option("--force-exclude/--no-force-exclude", default=None,
+                         help="Apply the exclusions also to paths named on the command line "
+                         "and to --stdin-filename (as pre-commit and editors need)."),
+            click.option("--stdin-filename", type=str, default=None, help="Read the source from "
+                         "stdin; this path is reported and its settings apply."),
+            click.option("--show-files", is_flag=True,
+                         help="Print the files that would be checked; lint nothing."),
+            click.option("--show-settings", is_flag=True, help="Print the settings the first path "
+                         "gets, and where each came from; lint nothing."),
+        ]),
+        ("Output and running", [
+            click.option("--output-format", type=click.Choice(list(RENDERERS)), default="concise",
+                         show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT", show_envvar=True,
+                         help="How findings are printed: concise (one line each), full (with "
+                         "source, fix diff and hint), json, json-lines, sarif, github (workflow "
+                         "commands), gitlab (Code Quality), pylint, junit (JUnit XML), rdjson "
+                         "(reviewdog). Colour on a terminal, never with NO_COLOR set, always "
+                         "with FORCE_COLOR set."),
+            click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path),
+                         default=None, help="Write the findings (or statistics) to this file "
+                         "(its folders are created) instead of stdout."),
+            click.option("--statistics", is_flag=True, help="Print the number of findings per "
+                         "rule and whether they are fixable (concise or json)."),
+            click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
+            click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary."),
+            click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit status "
+                         "still says whether findings remain."),
+            click.option("-v", "--verbose", is_flag=True, help="Also print the configuration of "
+                         "each folder, skipped paths, cache hits and timings (stderr)."),
+            click.option("-w", "--watch", is_flag=True, help="Check again whenever a file "
+                         "changes (needs the watch extra)."),
+            click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                         help="Worker processes (default: the number of CPUs)."),
+            click.option("-n", "--no-cache", is_flag=True, envvar="TORCHLINT_NO_CACHE",
+                         show_envvar=True, help="Neither read nor write the result cache."),
+            click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+                         default=None, envvar="TORCHLINT_CACHE_DIR", show_envvar=True,
+                         help="Where results are cached (default: .torchlint_cache in each "
+                         "configuration's folder)."),
+        ]),
     ]
-    for decorator in reversed(decorators):
-        function = decorator(function)
-    return function
 
 
-check = click.command("check")(_options(check_command))
+# option name -> the --help section it is listed under
+_SECTION_OF: dict[str, str] = {}
+
+
+class _Check(click.Command):
+    """``torchlint check``, whose ``--help`` lists the options in sections."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                title = _SECTION_OF.get(param.name or "", "Other options")
+                sections.setdefault(title, []).append(record)
+        for title, records in sections.items():
+            with formatter.section(title):
+                formatter.write_dl(records)
+
+
+def _options(function: Any) -> Any:
+    """The argument and options of ``torchlint check``, each remembered with its section."""
+    for title, decorators in reversed(_option_sections()):
+        for decorator in reversed(decorators):
+            before = len(getattr(function, "__click_params__", ()))
+            function = decorator(function)
+            for param in function.__click_params__[before:]:
+                _SECTION_OF[param.name] = title
+    return click.argument("paths", nargs=-1, type=click.Path(path_type=str))(function)
+
+
+check = click.command("check", cls=_Check)(_options(check_command))

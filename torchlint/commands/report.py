@@ -18,7 +18,7 @@ import click
 
 from torchlint.diagnostic import Diagnostic, applicable
 from torchlint.reporters import RENDERERS, Sources
-from torchlint.run.outcome import FileOutcome, Mode
+from torchlint.run.outcome import CANNOT_FIX, FileOutcome, Mode
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -31,6 +31,16 @@ def error(message: str, snippet: str = "") -> None:
 
 def warning(message: str) -> None:
     click.echo(f"torchlint: warning: {message}", err=True)
+
+
+def output_error(exc: OSError) -> None:
+    """Say that stdout cannot be written, and send what is left in its buffer nowhere (so
+    that the exit's flush fails no more)."""
+    error(f"cannot write the output: {exc.strerror or exc}")
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the exit
+    except OSError:
+        pass
 
 
 def plural(count: int, word: str) -> str:
@@ -67,6 +77,21 @@ def _write_findings(diagnostics: list[Diagnostic], stream: TextIO, output: Outpu
         RENDERERS[output.output_format](diagnostics, stream, output.sources)
 
 
+def _write_file(diagnostics: list[Diagnostic], output: Output, mode: Mode) -> bool:
+    """Write the findings to ``output.output_file``; False (said) when it cannot be."""
+    assert output.output_file is not None
+    try:
+        parent = output.output_file.parent
+        if str(parent) not in ("", "."):
+            os.makedirs(parent, exist_ok=True)
+        with open(output.output_file, "w", encoding="utf-8", newline="\n") as handle:
+            _write_findings(diagnostics, handle, output, mode)
+    except OSError as exc:
+        error(f"cannot write {output.output_file}: {exc.strerror or exc}")
+        return False
+    return True
+
+
 def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: Output,
            *, from_stdin: bool = False) -> int:
     """Print what the run found and fixed; the exit status."""
@@ -76,27 +101,24 @@ def finish(outcomes: list[FileOutcome], files_checked: int, mode: Mode, output: 
     diffs = [o.diff for o in outcomes if o.diff]
     # with stdin --fix, the fixed code owns stdout; findings go to stderr
     stream: TextIO = sys.stderr if (from_stdin and mode.fix) else sys.stdout
-    if output.silent:
-        pass
-    elif mode.diff:
-        for diff in diffs:
-            sys.stdout.write(diff)
-    elif output.fix_only:
-        pass
-    elif output.output_file is not None:
-        try:
-            parent = output.output_file.parent
-            if str(parent) not in ("", "."):
-                os.makedirs(parent, exist_ok=True)
-            with open(output.output_file, "w", encoding="utf-8", newline="\n") as handle:
-                _write_findings(diagnostics, handle, output, mode)
-        except OSError as exc:
-            error(f"cannot write {output.output_file}: {exc.strerror or exc}")
-            return EXIT_ERROR
-    else:
-        _write_findings(diagnostics, stream, output, mode)
-    stream.flush()
-    sys.stdout.flush()
+    try:
+        if output.silent or (output.fix_only and not mode.diff):
+            pass
+        elif mode.diff:
+            for diff in diffs:
+                sys.stdout.write(diff)
+        elif output.output_file is not None:
+            if not _write_file(diagnostics, output, mode):
+                return EXIT_ERROR
+        else:
+            _write_findings(diagnostics, stream, output, mode)
+        stream.flush()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `torchlint check | head`: the CLI's own exit
+        raise
+    except OSError as exc:  # a full disk, a closed or broken stdout
+        output_error(exc)
+        return EXIT_ERROR
     if not output.silent:
         for outcome in outcomes:
             if outcome.warning:
@@ -157,17 +179,28 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
                          "--fix-only to see them.")
         return lines
     errors = sum(1 for o in outcomes if o.error)
+    unwritten = sum(o.unwritten for o in outcomes)
     if not diagnostics and not fixed and errors:
         lines.append(f"No findings, but {plural(errors, 'file')} could not be fully checked "
                      "(see the errors above).")
     elif not diagnostics and not fixed:
         lines.append(f"All checks passed! ({plural(files_checked, 'file')} checked)")
     elif mode.fix:
-        lines.append(_fix_tally(outcomes, fixed, len(diagnostics)))
+        line = _fix_tally(outcomes, fixed, len(diagnostics))
+        if not fixed and not unwritten and line.endswith(" remaining).") and not any(
+                applicable(d, mode.unsafe) for d in diagnostics):
+            line = line[:-1] + (": none of them has a fix." if mode.unsafe else
+                                ": none of them has a safe fix.")
+        lines.append(line)
     else:
         lines.append(f"Found {plural(len(diagnostics), 'error')}.")
+    if unwritten:
+        lines.append(_unwritten(outcomes, unwritten))
     if diagnostics:
         fixable_now = safe + (unsafe if mode.unsafe else 0)
+        if mode.fix:  # the fixes of a file that could not be written are not for --fix
+            fixable_now -= sum(1 for o in outcomes if o.unwritten for d in o.diagnostics
+                               if applicable(d, mode.unsafe))
         if fixable_now:
             lines.append(f"[*] {fixable_now} fixable with the `--fix` option"
                          + (" (with `--unsafe-fixes`)." if mode.unsafe and unsafe else "."))
@@ -175,6 +208,11 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
             more = f"{unsafe} more fix" + ("" if unsafe == 1 else "es")
             lines.append(f"{more} available with `--fix --unsafe-fixes`"
                          " (review them first with `--diff --unsafe-fixes`).")
+    preview_only = sum(o.preview_only for o in outcomes)
+    if preview_only:  # counted only while preview is off
+        lines.append(f"{preview_only} more finding{'' if preview_only == 1 else 's'} with "
+                     "--preview (rules and shapes not yet in the default tier).")
+    if diagnostics:
         if output.statistics and output.output_format == "concise":
             from torchlint.reporters.statistics import LEGEND
 
@@ -185,6 +223,17 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
                          "matters; `--output-format full` shows each finding in its code "
                          "with its fix.")
     return lines
+
+
+def _unwritten(outcomes: list[FileOutcome], count: int) -> str:
+    """Which files kept the fixes made for them unwritten, and why."""
+    files = [o for o in outcomes if o.unwritten]
+    named = ", ".join(f"{o.path} ({(o.error or '').removeprefix(CANNOT_FIX)})"
+                      for o in files[:3])
+    more = f" and {plural(len(files) - 3, 'more file')}" if len(files) > 3 else ""
+    unchanged = "it is" if len(files) == 1 else "they are"
+    return (f"{count} fix{'' if count == 1 else 'es'} not written: {named}{more}; "
+            f"{unchanged} unchanged.")
 
 
 def _fix_tally(outcomes: list[FileOutcome], fixed: int, remaining: int) -> str:

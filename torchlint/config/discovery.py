@@ -17,6 +17,7 @@ from pathlib import Path
 
 from torchlint.config.settings import Settings
 from torchlint.config.workspace import Workspace
+from torchlint.source import special_kind
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -33,6 +34,16 @@ class Discovery:
 
 def _is_virtualenv(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "pyvenv.cfg"))
+
+
+def _special(path: str) -> str | None:
+    """What ``path`` is when it is a FIFO, socket or device (reading one could block
+    forever); None for a regular file, or one that cannot be looked at (reading it says
+    why)."""
+    try:
+        return special_kind(os.stat(path).st_mode)
+    except OSError:
+        return None
 
 
 def discover(paths: list[str], source: Workspace | Settings,
@@ -102,6 +113,10 @@ def _walk(root: str, workspace: Workspace, suffixes: tuple[str, ...],
             path = os.path.normpath(os.path.join(directory, name))
             if is_dir and name not in why and _is_virtualenv(path):
                 why[name] = "virtualenv"
+            elif not is_dir and name not in why:
+                kind = _special(path)
+                if kind is not None:
+                    why[name] = f"not a regular file ({kind})"
             if name in why:
                 result.skipped.append((path, why[name]))
             elif is_dir:

@@ -40,6 +40,9 @@ class FileSettings:
     project: Project | None = None
     # the rule classes to run; None: the registered rules of ``codes``
     rule_classes: tuple[type[Rule], ...] | None = None
+    # preview rules the selection enables that do not run because preview is off: the
+    # engine counts their findings (``--preview`` would show them), never reports them
+    preview_codes: frozenset[str] = frozenset()
     # larger files are skipped with a warning (see torchlint.engine.limits); None: no limit
     max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
@@ -62,12 +65,17 @@ class FileSettings:
         return _registered_rules(self.codes)
 
     @cached_property
+    def preview_rules(self) -> tuple[type[Rule], ...]:
+        return _registered_rules(self.preview_codes) if self.preview_codes else ()
+
+    @cached_property
     def fingerprint(self) -> str:
         """A digest of everything here that decides a lint result (for cache keys)."""
         parts = [
             ",".join(sorted(self.codes)), ",".join(sorted(self.unfixable)), str(self.noqa),
             self.options.fingerprint,
             ",".join(f"{r.__module__}.{r.__qualname__}" for r in self.rule_classes or ()),
+            ",".join(sorted(self.preview_codes)),
         ]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from torchlint.config.errors import ConfigError, shown
 from torchlint.config.layers import Layer
+from torchlint.source import read_file
 
 # The key table and the TOML reader are imported when a file is actually read: a run in a
 # tree without a configuration never needs them.
@@ -43,7 +44,7 @@ def _has_torchlint_table(path: Path) -> bool:
     configuration (as Ruff treats ``[tool.ruff]``); one that cannot be read but names
     torchlint is an error rather than silently skipped."""
     try:
-        raw = path.read_bytes()
+        raw = read_file(path)  # a FIFO or device is not waited on
     except OSError:
         return False
     if b"torchlint" not in raw:

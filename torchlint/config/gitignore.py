@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchlint.config.memo import Memo, names_digest, stat_signature
+from torchlint.source import read_file
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -49,8 +50,8 @@ class Rules:
 
 def _read_rules(path: str, base: str) -> Rules | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        # read_file: a FIFO or device is not waited on
+        lines = read_file(path).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     if not any(line.strip() and not line.lstrip().startswith("#") for line in lines):

@@ -157,7 +157,7 @@ KEYS: dict[str, Key] = {key.name: key for key in (
         "the oldest torch release the code must run on (default: inferred)"),
     Key("cache-dir", "replace", _path, "where results are cached"),
     Key("max-file-size", "replace", _size,
-        "files larger than this are skipped with a warning (bytes or \"4 MB\"; default 1 MB)"),
+        "files larger than this are skipped with a warning (bytes or \"4 MB\"; default 500 kB)"),
     Key("extend", "replace", _path, "another configuration file this one builds on"),
 )}
 

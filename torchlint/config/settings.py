@@ -150,8 +150,10 @@ class Settings:
         return sorted(code for code in named if code in catalog and catalog[code].preview)
 
     def codes_for(self, path: str) -> frozenset[str]:
-        codes = self.enabled_codes()
-        if not self.per_file_ignores:
+        return self._not_ignored(path, self.enabled_codes())
+
+    def _not_ignored(self, path: str, codes: frozenset[str]) -> frozenset[str]:
+        if not self.per_file_ignores or not codes:
             return codes
         ignored: set[str] = set()
         for pattern, selectors in self.per_file_ignores:
@@ -195,7 +197,8 @@ class Settings:
     def for_file(self, path: str) -> FileSettings:
         """The settings ``path`` is linted with (its per-file ignores applied)."""
         return _file_settings(self.codes_for(path), self.unfixable_codes(), self.noqa,
-                              self.options, self.project, self.max_file_size)
+                              self.options, self.project, self.max_file_size,
+                              self._not_ignored(path, self._selected - self._enabled))
 
     def origin(self, key: str) -> str:
         """Where the value of ``key`` came from ("default" when nothing set it)."""
@@ -257,6 +260,8 @@ class Settings:
 
 @lru_cache(maxsize=256)
 def _file_settings(codes: frozenset[str], unfixable: frozenset[str], noqa: bool,
-                   options: Options, project: Project, max_file_size: int) -> FileSettings:
+                   options: Options, project: Project, max_file_size: int,
+                   preview_codes: frozenset[str]) -> FileSettings:
     return FileSettings(codes, unfixable=unfixable, noqa=noqa, options=options,
-                        project=project, max_file_size=max_file_size)
+                        project=project, max_file_size=max_file_size,
+                        preview_codes=preview_codes)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchlint.config.errors import ConfigError, caret_snippet, shown
+from torchlint.source import read_file
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -38,7 +39,7 @@ def tomllib() -> ModuleType:
 
 def read_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_file(path)  # a FIFO or device is not waited on
     except OSError as exc:
         raise ConfigError(f"{shown(path)}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from torchlint.source import read_file
+
 TORCH_NAMES = frozenset({"torch", "pytorch"})
 _MENTION = re.compile(rb"\b(?:py)?torch\b", re.I)
 _CONDA = re.compile(r"^\s*-\s*(?:[\w.-]+::)?(?:py)?torch(?![\w.-])\s*(?P<spec>[^#\s][^#]*)?", re.I)
@@ -190,8 +192,7 @@ def _from_setup_py(text: str, label: str) -> Iterator[Declaration]:
 
 def _read(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_file(path)  # a FIFO or device is not waited on
     except OSError:
         return None
 

@@ -16,6 +16,7 @@ from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_
 from torchlint.engine.positions import Locator
 from torchlint.engine.prefilter import rules_to_run
 from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
+from torchlint.engine.triage import triage
 from torchlint.engine.walk import rule_failure, run_rules
 from torchlint.fix.resolve import import_anchor, resolve_fix
 from torchlint.rule import Report, Rule
@@ -46,16 +47,25 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     """
     enabled = settings.codes
     unfixable = settings.unfixable
-    rules: Sequence[type[Rule]] = settings.rules
+    # with preview off, the selected preview rules run too, only to be counted
+    rules: Sequence[type[Rule]] = (*settings.rules, *settings.preview_rules)
     text = source.text
     # TL001 and TL002 are the engine's own; their rule classes only document them
     target = settings.options.target_torch
     rules = [r for r in rules if r.code not in ENGINE_CODES and r.applies_to.includes(target)]
+    parses = False
     if prefilter:
         rules = rules_to_run(rules, text, settings.options)
+        if rules:
+            # the ast triage: run only the rules whose triggers hold on the file's facts
+            facts = triage(text)
+            if facts is not None:
+                parses = True
+                rules = [r for r in rules
+                         if r.requires is None or r.requires.holds(facts, settings.options)]
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
         # nothing can fire: CPython's parser is enough to tell whether the file parses
-        if compiles(text) or python_syntax_error(text) is None:
+        if parses or compiles(text) or python_syntax_error(text) is None:
             return LintResult([], parsed=True)
     try:
         module = parse(source.text)
@@ -85,10 +95,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     suppressed = 0
     preview_only = 0
     if not settings.options.preview:
-        kept = [(rule, report) for rule, report in reports if not report.preview]
         held_back = [(rule, report) for rule, report in reports if report.preview]
-        preview_only = len(held_back)
-        reports = kept
+        reports, preview_only = _without_preview(reports, settings, failures)
         if held_back and UNUSED_NOQA in enabled:
             # a `# noqa` written for a preview-only finding still has work to do
             _mark_used_directives(held_back, module, source.text, suppressions)
@@ -121,6 +129,23 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     return LintResult(diagnostics, suppressed=suppressed, module=module,
                       rule_failures=sorted(set(failures)), dependencies=dependencies,
                       preview_only=preview_only)
+
+
+def _without_preview(reports: list[tuple[Rule, Report]], settings: FileSettings,
+                     failures: list[str]) -> tuple[list[tuple[Rule, Report]], int]:
+    """With preview off: the reports left once what only preview mode shows is taken out
+    (the preview shapes of rules, and every report of the preview rules that ran only to
+    be counted), and how many were taken out. A counted rule's crash is not reported."""
+    if settings.options.preview:
+        return reports, 0
+    counted = settings.preview_codes
+    kept = [(rule, report) for rule, report in reports
+            if not report.preview and rule.code not in counted]
+    if counted and failures:
+        # a failure reads "internal error in CODE: ..." (walk.rule_failure)
+        failures[:] = [failure for failure in failures
+                       if failure.split(":", 1)[0].rsplit(" ", 1)[-1] not in counted]
+    return kept, len(reports) - len(kept)
 
 
 def _mark_used_directives(reports: list[tuple[Rule, Report]], module: cst.Module, text: str,

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import ast
 import warnings
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from torchlint.codes import syntax_error_at
 from torchlint.diagnostic import Diagnostic
 
+if TYPE_CHECKING:
+    import libcst as cst
+
+# libcst is imported by the functions that need it: telling whether a file parses
+# (compiles, python_syntax_error) must not load it
+
 
 def parse(text: str) -> cst.Module:
+    import libcst as cst
+
     _check_nesting(text)
     # Every node libcst builds checks itself in ``__post_init__``; the parser's own output
     # is valid by construction, and those checks are a sixth of the parse. Skip them here.
@@ -89,6 +96,8 @@ def _check_nesting(text: str) -> None:
 
 
 def syntax_error(path: str, exc: BaseException, text: str) -> Diagnostic:
+    import libcst as cst
+
     python_error = python_syntax_error(text) if not isinstance(exc, RecursionError) else None
     if python_error is not None:
         line, column, message = python_error

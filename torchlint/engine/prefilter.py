@@ -16,13 +16,13 @@ are in :mod:`torchlint.rules.patterns`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from torchlint.analysis.options import Options
-from torchlint.analysis.torch_facts import model_names_pattern
+from torchlint.analysis.spelling import model_names_pattern
 
 if TYPE_CHECKING:
     from torchlint.rule import Rule
@@ -128,6 +128,27 @@ def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None
             chosen.add(rule)
             parsing = True
     return [r for r in candidates if r in chosen]
+
+
+def triggered(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+    """The rules one of whose trigger words ``text`` holds (the cheapest question)."""
+    return [r for r in rules if _triggered(r, text)]
+
+
+def firing(rules: Sequence[type[Rule]], text: str, options: Options | None = None
+           ) -> Iterator[type[Rule]]:
+    """The rules whose triggers and patterns all pass ``text`` (on an :func:`unusual` text,
+    the cheap patterns only), cheapest to decide first, one at a time: a caller that needs
+    one can stop at the first."""
+    memo: dict[str, bool] = {}
+    names = (options or Options()).model_names
+    candidates = [r for r in rules if _triggered(r, text)]
+    if not candidates:
+        return
+    cheap_only = unusual(text)
+    for rule in sorted(candidates, key=_cost):
+        if _matches(rule_patterns(rule.patterns, names), text, memo, cheap_only=cheap_only):
+            yield rule
 
 
 LONG_LINE = 2000

@@ -14,7 +14,7 @@ from torchlint.codes import SYNTAX_ERROR, UNUSED_NOQA
 from torchlint.config.file_settings import SettingsSource
 from torchlint.diagnostic import Diagnostic
 from torchlint.engine.suppression import add_directives
-from torchlint.source import DecodeError, SourceFile, write_atomic
+from torchlint.source import DecodeError, SourceFile, read_file, write_atomic
 
 
 @dataclass
@@ -47,8 +47,7 @@ def add_noqa(path: str, settings: SettingsSource) -> Added:
     if path.endswith(".ipynb"):
         return _notebook(path, settings)
     try:
-        with open(path, "rb") as handle:
-            source = SourceFile.from_bytes(path, handle.read())
+        source = SourceFile.read(path)
     except OSError as exc:
         return Added(path, error=f"cannot read: {exc.strerror or exc}")
     except DecodeError:
@@ -73,7 +72,9 @@ def _notebook(path: str, settings: SettingsSource) -> Added:
     from torchlint.notebook import Notebook, NotebookError
 
     try:
-        notebook = Notebook.read(path)
+        notebook = Notebook.from_bytes(path, read_file(path))
+    except OSError as exc:
+        return Added(path, error=f"cannot read: {exc.strerror or exc}")
     except (NotebookError, RecursionError, ValueError):
         return Added(path)
     if not notebook.cells or not notebook.is_python:

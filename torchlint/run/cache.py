@@ -23,14 +23,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, ImportNeed
 
 if TYPE_CHECKING:
     from torchlint.analysis.project import Dependency
 
-FORMAT = 2
+FORMAT = 3  # 3: the count of preview-only findings
 _README = "Created by torchlint. Safe to delete at any time.\n"
 
 
@@ -175,6 +175,13 @@ def _entry_folder(generation: str, folder: str, cwd: str) -> str:
     return os.path.join(generation, _digest(os.path.normpath(os.path.join(cwd, folder))))
 
 
+class Entry(NamedTuple):
+    """A cached lint result."""
+
+    diagnostics: list[Diagnostic]
+    preview_only: int  # findings left out because preview is off (for the summary's hint)
+
+
 @dataclass(frozen=True)
 class Cache:
     """A directory of entries; ``basis`` is :func:`cache_basis` for this run.
@@ -206,6 +213,11 @@ class Cache:
     def get(self, path: str, key: str) -> list[Diagnostic] | None:
         """The cached diagnostics, or None when missing, corrupt, foreign, or learned from
         a project file that has changed since."""
+        entry = self.lookup(path, key)
+        return entry.diagnostics if entry is not None else None
+
+    def lookup(self, path: str, key: str) -> Entry | None:
+        """The cached result (see :meth:`get`)."""
         folder, name = self._location(path)
         try:
             with open(os.path.join(folder, name), "rb") as handle:
@@ -214,20 +226,21 @@ class Cache:
                 return None
             if not all(_unchanged(*dependency) for dependency in payload.get("learned", ())):
                 return None
-            return decode(path, payload["diagnostics"])
+            return Entry(decode(path, payload["diagnostics"]), int(payload["preview"]))
         except (OSError, ValueError, TypeError, KeyError, UnicodeError, RecursionError):
             return None
 
     def put(self, path: str, key: str, diagnostics: Iterable[Diagnostic],
-            dependencies: Iterable[Dependency] = ()) -> bool:
+            dependencies: Iterable[Dependency] = (), preview_only: int = 0) -> bool:
         """Store ``path``'s entry atomically; a failure (read-only disk...) is skipped.
 
         ``dependencies``: the project's files the result learned from; the entry is valid
-        only while each still has the content it was read with."""
+        only while each still has the content it was read with. ``preview_only``: how many
+        more findings preview mode would report."""
         try:
             learned = [_stamp(d) for d in dependencies]
             payload = json.dumps({"key": key, "diagnostics": encode(diagnostics),
-                                  "learned": learned},
+                                  "learned": learned, "preview": preview_only},
                                  ensure_ascii=False, separators=(",", ":"))
         except (ValueError, TypeError):
             return False

@@ -6,9 +6,10 @@ from __future__ import annotations
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.engine.limits import oversize
+from torchlint.engine.screen import narrowed, screen
 from torchlint.run.cache import Cache
-from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
-from torchlint.source import DecodeError, SourceFile, write_atomic
+from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices, cannot_fix
+from torchlint.source import DecodeError, SourceFile, read_file, write_atomic
 
 # The engine (libcst and the rules) is imported only when a file must be linted: a run
 # answered from the cache never loads it.
@@ -16,18 +17,26 @@ from torchlint.source import DecodeError, SourceFile, write_atomic
 
 def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutcome:
     """Lint ``source`` (and with ``mode`` fix it, or diff the fixes). Writes nothing."""
-    from torchlint.engine.lint import lint_source
-    from torchlint.fix.fixer import fix_source
-
     path = source.path
     skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
     if skipped is not None:
         return FileOutcome(path, warning=skipped)
-    result = lint_source(source, settings)
+    # the screen decides without libcst and the rules which rules can fire
+    codes = screen(source, settings)
+    if codes == frozenset():
+        return FileOutcome(path, [])
+    from torchlint.engine.lint import lint_source
+
+    if codes is None or mode.fix or mode.diff:
+        result = lint_source(source, settings)
+    else:  # the screen has asked the prefilter already: the narrowed rules all pass it
+        result = lint_source(source, narrowed(settings, codes), prefilter=False)
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics, error=error,
-                           dependencies=result.dependencies)
+                           dependencies=result.dependencies, preview_only=result.preview_only)
+    from torchlint.fix.fixer import fix_source
+
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
     changed = outcome.source.text != source.text
     codes = tuple(sorted(outcome.fixed_codes.items()))
@@ -36,12 +45,14 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
 
         diff = unified_diff(source.text, outcome.source.text, path)
         return FileOutcome(path, result.diagnostics, fixed=0, diff=diff, error=error,
-                           found=len(result.diagnostics), fixed_codes=codes)
+                           found=len(result.diagnostics), fixed_codes=codes,
+                           preview_only=result.preview_only)
     error = error or _failures(outcome.result.rule_failures)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
                        fixed_text=outcome.source.text if changed else None, error=error,
                        dependencies=outcome.result.dependencies,
-                       found=len(result.diagnostics), fixed_codes=codes)
+                       found=len(result.diagnostics), fixed_codes=codes,
+                       preview_only=outcome.result.preview_only)
 
 
 def _failures(failures: list[str]) -> str | None:
@@ -51,9 +62,9 @@ def _failures(failures: list[str]) -> str | None:
     return "; ".join(failures) + " (the other rules' findings are reported; please report this)"
 
 
-def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+def read_bytes(path: str, *, stdin: bool = True) -> bytes:
+    """A file's bytes; a FIFO, socket or device raises OSError instead of blocking."""
+    return read_file(path, stdin=stdin)
 
 
 def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: Cache | None
@@ -69,9 +80,10 @@ def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: 
         return FileOutcome(path, warning=skipped)
     key = cache.key(path, data, file_settings.fingerprint) if cache is not None else None
     if cache is not None and key is not None:
-        cached = cache.get(path, key)
-        if cached is not None and cached_result_suffices(cached, mode):
-            return FileOutcome(path, cached, cached=True)
+        cached = cache.lookup(path, key)
+        if cached is not None and cached_result_suffices(cached.diagnostics, mode):
+            return FileOutcome(path, cached.diagnostics, cached=True,
+                               preview_only=cached.preview_only)
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
@@ -86,12 +98,14 @@ def process_python_file(path: str, settings: SettingsSource, mode: Mode, cache: 
         try:
             write_atomic(path, fixed_bytes)
         except (OSError, UnicodeEncodeError) as exc:
-            return FileOutcome(path, outcome.diagnostics,
-                               error=f"cannot write the fixes: {exc}")
+            # the file keeps every finding of the first lint: report those
+            unfixed = lint_one(source, file_settings, Mode())
+            return FileOutcome(path, unfixed.diagnostics, error=cannot_fix(exc),
+                               unwritten=outcome.fixed, preview_only=unfixed.preview_only)
         if cache is not None:
             # what remains is the lint of the bytes now on disk
             cache.put(path, cache.key(path, fixed_bytes, file_settings.fingerprint),
-                      outcome.diagnostics, outcome.dependencies)
+                      outcome.diagnostics, outcome.dependencies, outcome.preview_only)
     elif cache is not None and key is not None and not outcome.error:
-        cache.put(path, key, outcome.diagnostics, outcome.dependencies)
+        cache.put(path, key, outcome.diagnostics, outcome.dependencies, outcome.preview_only)
     return outcome

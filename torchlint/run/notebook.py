@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings
@@ -18,8 +19,8 @@ from torchlint.diagnostic import Diagnostic
 from torchlint.fix.text import unified_diff
 from torchlint.notebook import Notebook, NotebookError
 from torchlint.run.file import lint_one
-from torchlint.run.outcome import FileOutcome, Mode
-from torchlint.source import SourceFile, write_atomic
+from torchlint.run.outcome import FileOutcome, Mode, cannot_fix
+from torchlint.source import SourceFile, read_file, write_atomic
 
 
 @dataclass
@@ -111,8 +112,14 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
 
     With ``data`` (stdin) the notebook is those bytes, and the fixed notebook is returned
     as ``fixed_text`` instead of being written to ``path``."""
+    from_stdin = data is not None
     try:
-        notebook = Notebook.read(path) if data is None else Notebook.from_bytes(path, data)
+        if data is None:
+            data = read_file(path)
+    except OSError as exc:
+        return FileOutcome(path, error=f"cannot read: {exc.strerror or exc}")
+    try:
+        notebook = Notebook.from_bytes(path, data)
     except NotebookError as exc:
         if str(exc).startswith("cannot read"):
             return FileOutcome(path, error=str(exc))
@@ -128,36 +135,39 @@ def process_notebook(path: str, settings: Settings, mode: Mode,
     if outcome.warning is not None:  # the program is over max-file-size
         return FileOutcome(path, warning=outcome.warning)
     mapped = linted.findings(notebook, file_settings)
+
+    def result(**values: Any) -> FileOutcome:
+        return FileOutcome(path, mapped, preview_only=outcome.preview_only, **values)
+
     if not (mode.fix or mode.diff):
-        return FileOutcome(path, mapped, error=outcome.error)
+        return result(error=outcome.error)
     fixed_program = outcome.fixed_text
     if mode.diff:  # lint_one diffs the program; the diff is redone per cell, in cell terms
         fixing = lint_one(SourceFile(path=path, text=linted.program), file_settings,
                           replace(mode, fix=True, diff=False))
         fixed_program = fixing.fixed_text
     if fixed_program is None or fixed_program == linted.program:
-        return FileOutcome(path, mapped, error=outcome.error)
+        return result(error=outcome.error)
     changed = notebook.changed_cells(fixed_program, skip=linted.broken)
     if changed is None:  # a fix moved a cell marker: write nothing rather than guess
-        return FileOutcome(path, mapped, error="the fixes could not be mapped back to the cells;"
-                           " nothing was written")
+        return result(error="the fixes could not be mapped back to the cells; nothing was "
+                      "written")
     if mode.diff:
-        return FileOutcome(path, mapped, diff=_cells_diff(path, notebook, changed),
-                           error=outcome.error)
+        return result(diff=_cells_diff(path, notebook, changed), error=outcome.error)
     new_raw = notebook.with_sources(changed)
     try:
         json.loads(new_raw)
     except json.JSONDecodeError:  # pragma: no cover - a bug in the writer, never a user's
-        return FileOutcome(path, mapped, error="the fixed notebook would not be valid JSON;"
-                           " nothing was written")
-    if data is not None:
-        return FileOutcome(path, mapped, fixed=outcome.fixed, fixed_text=new_raw,
-                           error=outcome.error)
+        return result(error="the fixed notebook would not be valid JSON; nothing was written")
+    if from_stdin:
+        return result(fixed=outcome.fixed, fixed_text=new_raw, error=outcome.error)
     try:
         write_atomic(path, new_raw.encode("utf-8"))
-    except OSError as exc:
-        return FileOutcome(path, mapped, error=f"cannot write the fixes: {exc}")
-    return FileOutcome(path, mapped, fixed=outcome.fixed, error=outcome.error)
+    except OSError as exc:  # the notebook keeps every finding of the first lint
+        unfixed = lint_cells(notebook, file_settings, Mode())
+        return FileOutcome(path, unfixed.findings(notebook, file_settings), error=cannot_fix(exc),
+                           unwritten=outcome.fixed, preview_only=unfixed.outcome.preview_only)
+    return result(fixed=outcome.fixed, error=outcome.error)
 
 
 def _cells_diff(path: str, notebook: Notebook, changed: dict[int, str]) -> str:

@@ -34,6 +34,10 @@ class FileOutcome:
     # with fixes: how many findings the first lint had (None: not known), and the codes fixed
     found: int | None = None
     fixed_codes: tuple[tuple[str, int], ...] = ()
+    # fixes made but not written (the file could not be written: ``error`` says why)
+    unwritten: int = 0
+    # findings that --preview would add (preview rules and preview shapes of rules)
+    preview_only: int = 0
     cached: bool = False  # answered from the cache
     seconds: float = 0.0  # time spent on the file (0 for a cache hit)
 
@@ -43,3 +47,17 @@ def cached_result_suffices(diagnostics: list[Diagnostic], mode: Mode) -> bool:
     if not (mode.fix or mode.diff):
         return True
     return not any(applicable(d, mode.unsafe) for d in diagnostics)
+
+
+def cannot_fix(exc: OSError | UnicodeError) -> str:
+    """The error of a file whose fixes could not be written."""
+    if isinstance(exc, PermissionError) and exc.strerror == "read-only":
+        why = "read-only"
+    elif isinstance(exc, OSError):
+        why = f"cannot write it: {exc.strerror or exc}"
+    else:
+        why = f"cannot encode the fixed text: {exc}"
+    return f"{CANNOT_FIX}{why}"
+
+
+CANNOT_FIX = "cannot fix: "  # how the error of a file whose fixes were not written begins

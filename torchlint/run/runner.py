@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Union
 
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.registry import all_rules
 from torchlint.run.cache import Cache, open_cache
 from torchlint.run.file import process_python_file, read_bytes
+from torchlint.run.interrupt import at_work, stop_workers, worker_signals
 from torchlint.run.outcome import FileOutcome, Mode, cached_result_suffices
 
 if TYPE_CHECKING:
     import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 # The engine (libcst and the rules), the notebook step and the process pool are imported
 # only when a file must be linted: a run answered from the cache never loads them.
@@ -89,8 +92,9 @@ _SMALL_RUN = 4  # fewer files to compute than this: no worker processes
 
 def _worker_chunk(items: list[tuple[str, FileSettings, Cache | None]], mode: Mode
                   ) -> list[FileOutcome]:
-    return [_guarded(path, Pinned({path: settings}), mode, cache)
-            for path, settings, cache in items]
+    with at_work():  # a stopping signal ends the worker here, the file it was on undone
+        return [_guarded(path, Pinned({path: settings}), mode, cache)
+                for path, settings, cache in items]
 
 
 def _worker_start() -> None:
@@ -98,6 +102,7 @@ def _worker_start() -> None:
     the imported modules need no garbage collection passes, and young objects fewer."""
     import gc
 
+    worker_signals()
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
 
@@ -136,6 +141,18 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+@contextmanager
+def _stopped_on_exit(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """Shut ``pool`` down when done; when interrupted (Ctrl-C, SIGTERM) or abandoned, stop
+    its workers at once instead of waiting for the queued work."""
+    try:
+        yield
+    except BaseException:
+        stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
 def _run_parallel(paths: list[str], settings: Pinned, mode: Mode,
                   caches: dict[str, Cache | None], jobs: int
                   ) -> Iterator[tuple[str, FileOutcome]]:
@@ -157,8 +174,9 @@ def _run_parallel(paths: list[str], settings: Pinned, mode: Mode,
         groups = [[chunk] for chunk in pending] if isolate else [pending]
         for group in groups:
             workers = 1 if isolate else min(jobs, len(group))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
-                                     initializer=_worker_start) as pool:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                                       initializer=_worker_start)
+            with _stopped_on_exit(pool):
                 futures = {pool.submit(_worker_chunk, [(p, settings.for_file(p), caches[p])
                                                        for p in chunk], mode): chunk
                            for chunk in group}
@@ -214,9 +232,10 @@ def run(paths: Iterable[str], settings: SettingsSource, mode: Mode, *,
     report_cached = answered or progress
     if report_cached is not None and done:
         report_cached(len(done))
-    if todo:
-        _load_engine()
-    if jobs <= 1 or len(todo) < _SMALL_RUN:
+    serial = jobs <= 1 or len(todo) < _SMALL_RUN
+    if todo and not serial:
+        _load_engine()  # once, inherited by the forked workers (alone, a file may not need it)
+    if serial:
         computed: Iterator[tuple[str, FileOutcome]] = (
             (path, _guarded(path, pinned, mode, caches[path])) for path in todo)
     else:
@@ -284,10 +303,10 @@ def _from_cache(path: str, settings: Pinned, mode: Mode, cache: Cache | None
     if cache is None or path.endswith(".ipynb"):
         return None
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, stdin=False)  # a pipe (/dev/stdin) is read once, by the worker
     except OSError:
         return None  # the worker reports it
-    cached = cache.get(path, cache.key(path, data, settings.for_file(path).fingerprint))
-    if cached is None or not cached_result_suffices(cached, mode):
+    cached = cache.lookup(path, cache.key(path, data, settings.for_file(path).fingerprint))
+    if cached is None or not cached_result_suffices(cached.diagnostics, mode):
         return None
-    return FileOutcome(path, cached, cached=True)
+    return FileOutcome(path, cached.diagnostics, cached=True, preview_only=cached.preview_only)

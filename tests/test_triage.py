@@ -1,0 +1,208 @@
+"""The ast triage: the facts of one walk, the triggers rules declare over them, and the
+screen that answers a file no rule can fire on without importing libcst or any rule."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchlint.analysis.options import Options
+from torchlint.config.file_settings import FileSettings
+from torchlint.config.settings import Settings
+from torchlint.engine.lint import lint_source
+from torchlint.engine.screen import certainly_clean
+from torchlint.engine.triage import (
+    api,
+    calls_method,
+    from_data,
+    self_store,
+    self_store_call,
+    sequence_call,
+    training_loop_call,
+    triage,
+)
+from torchlint.registry import all_rules
+from torchlint.source import SourceFile
+
+ROOT = Path(__file__).resolve().parent.parent
+OPTIONS = Options()
+
+
+def _facts(text: str):  # type: ignore[no-untyped-def]
+    facts = triage(textwrap.dedent(text))
+    assert facts is not None
+    return facts
+
+
+# ------------------------------------------------------------------ facts
+def test_names_resolve_through_every_import_and_alias() -> None:
+    facts = _facts("""
+        import torch.nn as nn
+        from torch import range as R
+        import torch
+        T = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+        def f():
+            from torch.utils import checkpoint as cp
+            return cp.checkpoint(g), nn.modules.conv.Conv2d(1, 2, 3), R(3), T(2)
+    """)
+    assert {"torch.nn.Conv2d", "torch.range", "torch.utils.checkpoint.checkpoint",
+            "torch.cuda.FloatTensor", "torch.FloatTensor"} <= facts.calls
+    # the builtin range and names of other libraries are no torch names
+    plain = _facts("import numpy as np\nx = [i for i in range(3)]\nnp.range(3)\n")
+    assert not api("torch.range").holds(plain, OPTIONS)
+    assert api("torch.range").holds(facts, OPTIONS)
+
+
+def test_a_file_that_does_not_parse_has_no_facts() -> None:
+    assert triage("def f(:\n") is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("import torch.nn as nn\nclass A(nn.Module):\n    def f(self): pass\n", {"A"}),
+    ("from torch import nn\nclass A(nn.Module): pass\nclass B(A):\n    def f(self): pass\n",
+     {"A", "B"}),
+    # a base imported from the project may derive from a module class
+    ("from .layers import Base\nclass A(Base):\n    def f(self): pass\n", {"A"}),
+    ("from mypkg.layers import Base\nclass A(Base):\n    def f(self): pass\n", {"A"}),
+    ("class A:\n    pass\nclass B(A, object):\n    pass\n", set()),
+    ("import torch\nclass E(Exception):\n    pass\nclass L(torch.nn.Linear):\n    pass\n",
+     set()),
+])
+def test_module_classes_over_approximate_the_context(text: str, expected: set[str]) -> None:
+    assert _facts(text).module_classes(OPTIONS) == expected
+
+
+def test_settings_module_bases_count() -> None:
+    facts = _facts("from lib import Block\nclass A(Block):\n    pass\n")
+    options = OPTIONS.extended(module_bases=("lib.Block",))
+    assert "A" in facts.module_classes(options)
+
+
+# ------------------------------------------------------------------ triggers
+def test_containers_stored_on_self_directly_or_through_a_name() -> None:
+    module = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+    direct = _facts(module + "        self.layers = [nn.Linear(1, 1)]\n")
+    named = _facts(module + "        layers = []\n        self.layers = layers\n")
+    parameter = _facts(module.replace("(self)", "(self, layers)")
+                       + "        self.layers = layers\n        self.d = {}\n")
+    assert self_store("list").holds(direct, OPTIONS)
+    assert self_store("list").holds(named, OPTIONS)
+    assert not self_store("list").holds(parameter, OPTIONS)
+    assert self_store("dict").holds(parameter, OPTIONS)
+    # outside a module class nothing counts
+    plain = _facts("class M:\n    def __init__(self):\n        self.layers = []\n")
+    assert not self_store("list").holds(plain, OPTIONS)
+
+
+def test_stored_factory_calls_see_through_chained_methods() -> None:
+    text = ("import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+            "        self.mask = torch.ones(3).bool().cuda()\n")
+    trigger = self_store_call("torch.ones", methods=("__init__",))
+    assert trigger.holds(_facts(text), OPTIONS)
+    assert not trigger.holds(_facts(text.replace("__init__", "setup")), OPTIONS)
+    assert not self_store_call("torch.zeros").holds(_facts(text), OPTIONS)
+
+
+def test_training_loops_and_sequences() -> None:
+    train = _facts("""
+        for x, y in loader:
+            losses.append(loss_fn(model(x), y))
+    """)
+    build = _facts("""
+        for i in range(3):
+            layers.append(Block(i))
+    """)
+    assert training_loop_call("append").holds(train, OPTIONS)
+    assert not training_loop_call("append").holds(build, OPTIONS)
+    nested = _facts("import torch.nn as nn\nnn.ModuleList([[nn.Linear(1, 1)]])\n")
+    flat = _facts("import torch.nn as nn\nnn.ModuleList([nn.Linear(1, 1)])\n")
+    trigger = sequence_call("torch.nn.ModuleList", nested=True)
+    assert trigger.holds(nested, OPTIONS) and not trigger.holds(flat, OPTIONS)
+
+
+def test_triggers_round_trip_through_their_data() -> None:
+    """The catalogue keeps triggers as data: each rule's comes back the same."""
+    for rule in all_rules().values():
+        if rule.requires is not None:
+            assert from_data(rule.requires.data()) == rule.requires, rule.code
+    combined = calls_method("view") & (api("torch.x") | sequence_call("f"))
+    assert from_data(combined.data()) == combined
+
+
+# ------------------------------------------------------------------ over-approximation
+def _fixture_texts() -> dict[str, str]:
+    from fixture_support import FIXTURES
+
+    texts = {str(p): p.read_text(encoding="utf-8") for p in FIXTURES.rglob("*.py")
+             if not p.name.endswith(".fixed.py")}
+    for rule in all_rules().values():
+        texts[f"{rule.code}-example.py"] = rule.doc_example("## Example")
+    return texts
+
+
+def test_every_rule_trigger_holds_where_the_rule_reports() -> None:
+    """Each rule alone: wherever it reports (every fixture, demo and doc example, with
+    preview on), its trigger holds on the file's facts."""
+    rules = [r for code, r in all_rules().items() if code not in ("TL001", "TL002")]
+    codes = {r.code for r in rules}
+    options = Options(preview=True)
+    checked = 0
+    for path, text in _fixture_texts().items():
+        facts = triage(text)
+        if facts is None:
+            continue
+        settings = FileSettings.for_rules(rules, codes, options=options)
+        found = {d.code for d in lint_source(SourceFile(path, text), settings,
+                                             prefilter=False).diagnostics}
+        for rule in rules:
+            if rule.code in found and rule.requires is not None:
+                checked += 1
+                assert rule.requires.holds(facts, options), (rule.code, path)
+    assert checked > 30
+
+
+# ------------------------------------------------------------------ the screen
+def test_screen_answers_from_the_catalogue_as_from_the_rules() -> None:
+    settings = Settings(select=("ALL",), preview=True)
+    for path, text in _fixture_texts().items():
+        source = SourceFile(path, text)
+        file_settings = settings.for_file(path)
+        by_rules = FileSettings.for_rules(file_settings.rules, file_settings.codes,
+                                          options=file_settings.options)
+        assert certainly_clean(source, file_settings) == certainly_clean(source, by_rules), path
+        if certainly_clean(source, file_settings):
+            assert lint_source(source, file_settings, prefilter=False).diagnostics == [], path
+
+
+def test_screen_needs_the_file_to_parse() -> None:
+    settings = Settings().for_file("x.py")
+    assert certainly_clean(SourceFile("x.py", "import os\nprint(os.sep)\n"), settings)
+    assert not certainly_clean(SourceFile("x.py", "import os\nprint(os.sep\n"), settings)
+    # TL002 needs the noqa comments read
+    unused = Settings(select=("TL002",)).for_file("x.py")
+    assert not certainly_clean(SourceFile("x.py", "x = 1  # noqa: TL101\n"), unused)
+
+
+def test_one_file_check_of_a_clean_file_never_imports_libcst(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.py"
+    clean.write_text("import torch\n\n\ndef f(x):\n    return torch.relu(x)\n")
+    flagged = tmp_path / "flagged.py"
+    flagged.write_text("import torch\nx = torch.autograd.Variable(torch.ones(3))\n")
+    probe = ("import sys, runpy\nsys.argv = ['torchlint', 'check', '--no-cache', sys.argv[1]]\n"
+             "try:\n    runpy.run_module('torchlint', run_name='__main__')\n"
+             "except SystemExit as exit:\n    code = exit.code\n"
+             "print('libcst' in sys.modules, code)\n")
+    for path, expected in ((clean, "False 0"), (flagged, "True 1")):
+        result = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
+                                text=True, cwd=ROOT, timeout=300)
+        assert result.stdout.strip().splitlines()[-1] == expected, result.stderr
+    version = subprocess.run([sys.executable, "-c", "import sys, runpy\n"
+                              "sys.argv = ['torchlint', '--version']\ntry:\n"
+                              "    runpy.run_module('torchlint', run_name='__main__')\n"
+                              "except SystemExit:\n    pass\nprint('libcst' in sys.modules)\n"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert version.stdout.strip().splitlines()[-1] == "False", version.stderr

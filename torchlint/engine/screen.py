@@ -1,0 +1,109 @@
+"""Is a file's lint certainly empty? Decided before libcst or any rule is imported.
+
+The generated catalogue (:mod:`torchlint.catalog`) keeps every built-in rule's text
+prefilter and ``ast`` trigger, so the screen asks them of a file without importing a rule:
+a file on which no enabled rule can fire, and that CPython parses, has no finding. Only
+the files that fail the screen load libcst and the rules (a one-file check of a clean
+file, or a pre-commit run over such files, never does). The engine itself asks the same
+questions again, of the rule classes, for the files that pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
+from torchlint.engine.parse import compiles, python_syntax_error
+from torchlint.engine.prefilter import firing, triggered
+from torchlint.engine.triage import Trigger, from_data, triage
+
+if TYPE_CHECKING:
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.source import SourceFile
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What the prefilter and the triage need of a rule: its code and triggers."""
+
+    code: str
+    triggers: tuple[str, ...]
+    patterns: tuple[str, ...]
+    requires: Trigger | None
+
+
+def certainly_clean(source: SourceFile, settings: FileSettings) -> bool:
+    """True when no enabled rule can fire on ``source`` and CPython parses it: linting it
+    would find nothing. False when unsure (then the file is linted)."""
+    return screen(source, settings) == frozenset()
+
+
+def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
+    """The codes of the enabled rules that can fire on ``source`` (none: its lint is empty,
+    CPython parses it); None when the screen cannot tell (every rule may)."""
+    text = source.text
+    if UNUSED_NOQA in settings.codes and "noqa" in text.lower():
+        return None
+    rules = _rules(settings)
+    if rules is None:
+        return None
+    facts = None
+    options = settings.options
+    # the facts first (one walk decides every rule's trigger), the text's costly patterns
+    # then only for the rules whose trigger holds
+    maybe = []
+    for rule in triggered(rules, text):
+        if rule.requires is not None:
+            facts = facts or triage(text)
+            if facts is None:
+                return None
+            if not rule.requires.holds(facts, options):
+                continue
+        maybe.append(rule)
+    codes = {rule.code for rule in firing(maybe, text, options)}  # type: ignore[arg-type]
+    if codes:
+        return frozenset(codes)
+    parses = facts is not None or compiles(text) or python_syntax_error(text) is None
+    return frozenset() if parses else None
+
+
+def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:
+    """``settings`` running only the rules of ``codes`` (importing no other rule); the same
+    settings when the rules cannot be loaded alone (plugins). Not for fixing: a fix may
+    make another rule fire."""
+    codes = codes & settings.codes  # the counted preview rules stay in preview_codes
+    if settings.rule_classes is not None:
+        return replace(settings, rule_classes=tuple(
+            r for r in settings.rule_classes if r.code in codes or r.code in ENGINE_CODES))
+    from torchlint.registry import rules_of
+
+    rules = rules_of(codes)
+    return settings if rules is None else replace(settings, rule_classes=rules)
+
+
+def _rules(settings: FileSettings) -> Sequence[Screened] | None:
+    # the preview rules that run only to be counted for the summary's hint are screened too
+    if settings.rule_classes is not None:
+        return [Screened(r.code, r.triggers, r.patterns, r.requires)
+                for r in (*settings.rule_classes, *settings.preview_rules)
+                if r.code not in ENGINE_CODES]
+    from torchlint.registry import plugin_entry_points
+
+    if plugin_entry_points():  # rules of other packages are not in the catalogue
+        return None
+    return _catalogued((settings.codes | settings.preview_codes) - ENGINE_CODES)
+
+
+@lru_cache(maxsize=64)
+def _catalogued(codes: frozenset[str]) -> tuple[Screened, ...] | None:
+    from torchlint.catalog import SCREEN
+
+    if not codes <= SCREEN.keys():
+        return None
+    return tuple(Screened(code, triggers, patterns,
+                          from_data(requires) if requires is not None else None)
+                 for code, (triggers, patterns, requires) in sorted(SCREEN.items())
+                 if code in codes)

@@ -1,0 +1,782 @@
+"""The triage pass: which rules can fire on a file, decided from CPython's ``ast``.
+
+Every file gets ``ast.parse`` (a tenth of libcst's parse). One walk of that tree computes
+:class:`FileFacts`: the qualified names the file's names and attribute chains may stand
+for (through every import and module-level alias), the names called, the keyword
+arguments, the methods defined, the classes that may be module classes, and where
+functions, loops and stores on ``self`` are. A rule declares in ``requires`` a
+:class:`Trigger` over these facts; a rule whose trigger does not hold is not run, and a
+file on which no enabled rule can fire is never parsed by libcst.
+
+A trigger must over-approximate its rule: whenever the rule reports something, its
+trigger holds. The facts are built to make that easy: each one is a superset of what
+:class:`~torchlint.analysis.context.FileContext` can conclude (every binding of a name
+counts, wherever it is, and a class with a base that is not surely a plain class may be a
+module class).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from torchlint.analysis.options import Options
+from torchlint.analysis.spelling import canonical
+
+__all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
+           "calls_method", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
+           "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
+           "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "training_loop_call", "triage"]
+
+
+# ------------------------------------------------------------------ facts
+@dataclass
+class _Function:
+    name: str
+    owner: str | None  # the class whose body holds the def directly
+    calls: set[str] = field(default_factory=set)  # candidate qualified names called
+    call_words: set[str] = field(default_factory=set)  # last names of every callee
+    # name -> kinds of the values assigned to it ("list", "dict", "" for anything else)
+    locals_assigned: dict[str, set[str]] = field(default_factory=dict)
+    self_values: list[ast.expr] = field(default_factory=list)  # values stored on self.X
+    # dotted callees of the calls a value stored on self.X starts with (methods chained on
+    # a call seen through: ``torch.zeros(3).float()``)
+    self_calls: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What one ``ast`` walk learnt about a file (see the module's docstring)."""
+
+    qualnames: frozenset[str]  # every qualified name a name or attribute chain may mean
+    calls: frozenset[str]  # the qualified names a callee may mean
+    attributes: frozenset[str]  # every attribute name (``x.attr``)
+    method_calls: frozenset[str]  # attribute names called (``x.attr(...)``)
+    call_words: frozenset[str]  # last names of every callee (``f(...)``, ``x.f(...)``)
+    names: frozenset[str]  # every identifier: names, attributes, imports, defs, params
+    keywords: frozenset[str]  # keyword argument names
+    functions: frozenset[str]  # names of every def
+    top_modules: frozenset[str]  # first part of every absolute import
+    star_import: bool  # ``from x import *`` somewhere
+    loops: bool  # a for/while loop or a comprehension
+    loop_calls: frozenset[str]  # last names of the callees inside for/while loops' bodies
+    loop_sums: bool  # ``name += ...`` or ``name = name + ...`` inside a for/while loop's body
+    # per for/while loop: the last names of the callees in its body (nested blocks, loops
+    # and functions included), and whether it walks data (see _walks_data)
+    loop_bodies: tuple[tuple[frozenset[str], bool], ...]
+    # callees given a list, tuple or comprehension (qualified names and last names), and
+    # those given one holding another
+    sequence_calls: frozenset[str]
+    nested_sequence_calls: frozenset[str]
+    # class name -> candidate qualified names of its bases ("" for a base that is no
+    # dotted name); local classes by name
+    class_bases: tuple[tuple[str, tuple[str, ...]], ...]
+    # methods of classes: (class, def name, callees, callee words, kinds of containers
+    # stored on self, callees of the calls stored on self)
+    methods: tuple[tuple[str, str, frozenset[str], frozenset[str], frozenset[str],
+                         frozenset[str]], ...]
+
+    def module_classes(self, options: Options) -> frozenset[str]:
+        """Classes that may be module classes: a base that is a module base of ``options``,
+        a class of this file that may be one, or a name from elsewhere in the project (a
+        project class may derive from one)."""
+        return _module_classes(self, options)
+
+
+def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
+    found: set[str] = set()
+    bases: dict[str, set[str]] = {}
+    for cls, candidates in facts.class_bases:  # two classes of one name: either
+        bases.setdefault(cls, set()).update(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for cls, candidates in bases.items():
+            if cls in found:
+                continue
+            for qual in candidates:
+                if qual in found or qual in options.module_bases or _foreign(qual):
+                    found.add(cls)
+                    changed = True
+                    break
+    return frozenset(found)
+
+
+def _foreign(qual: str) -> bool:
+    """A class from another module that is not torch's nor a builtin: a project class may
+    derive from a module class (the project knowledge follows it)."""
+    return bool(qual) and "." in qual and not qual.startswith(("torch.", "builtins."))
+
+
+# nodes without names, calls or loops below them: the walk never enters them
+_LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break,
+                     ast.Continue, *ast.operator.__subclasses__(),
+                     *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),
+                     *ast.boolop.__subclasses__()})
+
+
+@lru_cache(maxsize=None)
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes (not its context or operator)."""
+    return tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.bindings: dict[str, set[str]] = {}  # name -> qualified names it may be bound to
+        self.aliases: dict[str, list[ast.expr]] = {}  # module-level ``name = a.b``
+        self.chains: list[tuple[str, str]] = []  # (head name, ".rest")
+        self.call_chains: list[tuple[str, str, _Function | None]] = []
+        self.attributes: set[str] = set()
+        self.method_calls: set[str] = set()
+        self.call_words: set[str] = set()
+        self.names: set[str] = set()
+        self.keywords: set[str] = set()
+        self.functions: set[str] = set()
+        self.top_modules: set[str] = set()
+        self.star = False
+        self.loops = False
+        self.loop_depth = 0  # inside the body of how many for/while loops
+        # calls given a list/tuple/comprehension: (callee chain, callee word, 1 or 2 when it
+        # holds another one)
+        self.sequence_calls: list[tuple[tuple[str, str] | None, str | None, int]] = []
+        self.open_loops: list[tuple[set[str], bool]] = []  # (callee words, walks data)
+        self.loop_facts: list[tuple[frozenset[str], bool]] = []
+        self.loop_calls: set[str] = set()
+        self.loop_sums = False
+        self.classes: list[tuple[str, list[ast.expr]]] = []
+        self.methods: list[_Function] = []
+
+    # the walk keeps the innermost function (lambdas seen through) and the class holding it
+    def walk(self, node: ast.AST, function: _Function | None, klass: str | None) -> None:
+        kind = type(node)
+        if kind is ast.Name:
+            self.names.add(node.id)  # type: ignore[attr-defined]
+            return
+        if kind is ast.Attribute:
+            self.attributes.add(node.attr)  # type: ignore[attr-defined]
+            self.names.add(node.attr)  # type: ignore[attr-defined]
+            chain = _chain(node)
+            if chain is not None:
+                self.chains.append(chain)
+                self.names.add(chain[0])
+                return
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            chain = _chain(func)
+            word = func.attr if type(func) is ast.Attribute else (
+                func.id if type(func) is ast.Name else None)
+            if type(func) is ast.Attribute:
+                self.method_calls.add(func.attr)
+            if word is not None:
+                self.call_words.add(word)
+                if self.loop_depth:
+                    self.loop_calls.add(word)
+                    for words, _ in self.open_loops:
+                        words.add(word)
+                if function is not None:
+                    function.call_words.add(word)
+            if chain is not None:
+                self.call_chains.append((*chain, function))
+            for kw in node.keywords:  # type: ignore[attr-defined]
+                if kw.arg is not None:
+                    self.keywords.add(kw.arg)
+            nesting = _sequence_nesting(node)  # type: ignore[arg-type]
+            if nesting:
+                self.sequence_calls.append((chain, word, nesting))
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            self.functions.add(node.name)  # type: ignore[attr-defined]
+            self.names.add(node.name)  # type: ignore[attr-defined]
+            for sub in node.decorator_list:  # type: ignore[attr-defined]
+                self.walk(sub, function, klass)
+            self.walk(node.args, function, klass)  # type: ignore[attr-defined]
+            if node.returns is not None:  # type: ignore[attr-defined]
+                self.walk(node.returns, function, klass)  # type: ignore[attr-defined]
+            inner = _Function(node.name, klass)  # type: ignore[attr-defined]
+            if klass is not None:
+                self.methods.append(inner)
+            for sub in node.body:  # type: ignore[attr-defined]
+                self.walk(sub, inner, None)
+            return
+        elif kind is ast.ClassDef:
+            self.names.add(node.name)  # type: ignore[attr-defined]
+            self.classes.append((node.name, node.bases))  # type: ignore[attr-defined]
+            for sub in (*node.decorator_list, *node.bases, *node.keywords):  # type: ignore[attr-defined]
+                self.walk(sub, function, klass)
+            for sub in node.body:  # type: ignore[attr-defined]
+                self.walk(sub, None, node.name)  # type: ignore[attr-defined]
+            return
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                self.top_modules.add(alias.name.split(".", 1)[0])
+                self.names.update(alias.name.split("."))
+                if alias.asname:
+                    self._bind(alias.asname, alias.name)
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    self._bind(top, top)
+            return
+        elif kind is ast.ImportFrom:
+            module = node.module or ""  # type: ignore[attr-defined]
+            if node.level:  # type: ignore[attr-defined]
+                # a project module, never torch
+                module = "." * node.level + module  # type: ignore[attr-defined]
+            else:
+                self.top_modules.add(module.split(".", 1)[0])
+            self.names.update(module.split("."))
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name == "*":
+                    self.star = True
+                    continue
+                self.names.add(alias.name)
+                qual = f"{module}.{alias.name}" if not module.endswith(".") else \
+                    f"{module}{alias.name}"
+                self._bind(alias.asname or alias.name, qual)
+            return
+        elif kind in (ast.For, ast.AsyncFor, ast.While):
+            self.loops = True
+            for child in ast.iter_child_nodes(node):
+                if child in node.body:  # type: ignore[attr-defined]
+                    continue
+                self.walk(child, function, klass)
+            self.loop_depth += 1
+            data = kind is not ast.While and _walks_data(node.iter)  # type: ignore[attr-defined]
+            self.open_loops.append((set(), data))
+            for child in node.body:  # type: ignore[attr-defined]
+                self.walk(child, function, klass)
+            words, _ = self.open_loops.pop()
+            self.loop_facts.append((frozenset(words), data))
+            self.loop_depth -= 1
+            return
+        elif kind in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+            self.loops = True
+        elif kind in (ast.Assign, ast.AnnAssign):
+            self._assignment(node, function, klass)
+            if self.loop_depth and kind is ast.Assign and _sums_into(node):
+                self.loop_sums = True
+        elif kind is ast.AugAssign:
+            if self.loop_depth and type(node.op) is ast.Add and type(  # type: ignore[attr-defined]
+                    node.target) is ast.Name:  # type: ignore[attr-defined]
+                self.loop_sums = True
+        elif kind is ast.arg:
+            self.names.add(node.arg)  # type: ignore[attr-defined]
+        for name in _fields(kind):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                        self.walk(item, function, klass)
+            elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
+                self.walk(value, function, klass)
+
+    def _bind(self, name: str, qual: str) -> None:
+        self.bindings.setdefault(name, set()).add(qual)
+        self.names.add(name)
+
+    def _assignment(self, node: ast.AST, function: _Function | None, klass: str | None) -> None:
+        if type(node) is ast.Assign:
+            targets, value = node.targets, node.value  # type: ignore[attr-defined]
+        else:
+            targets, value = [node.target], node.value  # type: ignore[attr-defined]
+        if value is None:
+            return
+        for target in targets:
+            if type(target) is ast.Name:
+                if function is None and klass is None:
+                    self.aliases.setdefault(target.id, []).append(value)
+                elif function is not None:
+                    function.locals_assigned.setdefault(target.id, set()).add(
+                        _container_kind(value))
+            elif function is not None and type(target) is ast.Attribute and type(
+                    target.value) is ast.Name and target.value.id == "self":
+                function.self_values.append(value)
+                function.self_calls.extend(_chained_callees(value))
+
+    # ------------------------------------------------------------ resolution
+    def resolve(self, head: str, rest: str) -> set[str]:
+        return {canonical(base + rest) for base in self._heads(head, 0)}
+
+    def _heads(self, head: str, depth: int) -> set[str]:
+        found = set(self.bindings.get(head, ()))
+        if depth < 4:
+            for value in self.aliases.get(head, ()):
+                for branch in _branches(value):
+                    chain = _chain(branch)
+                    if chain is not None:
+                        found.update(base + chain[1] for base in self._heads(chain[0], depth + 1))
+        return found
+
+    def facts(self) -> FileFacts:
+        qualnames: set[str] = set()
+        for head, rest in self.chains:
+            qualnames |= self.resolve(head, rest)
+        for head in self.names & (self.bindings.keys() | self.aliases.keys()):
+            qualnames |= self.resolve(head, "")
+        calls: set[str] = set()
+        for head, rest, function in self.call_chains:
+            found = self.resolve(head, rest)
+            calls |= found
+            if function is not None:
+                function.calls |= found
+        qualnames |= calls
+        sequences: dict[int, set[str]] = {1: set(), 2: set()}
+        for chain, word, nesting in self.sequence_calls:
+            named = (self.resolve(*chain) if chain is not None else set()) | (
+                {word} if word is not None else set())
+            sequences[1] |= named
+            if nesting == 2:
+                sequences[2] |= named
+        class_bases = tuple(
+            (cls, tuple(sorted({q for base in bases for q in self._base_candidates(base)})))
+            for cls, bases in self.classes)
+        methods = tuple((f.owner, f.name, frozenset(f.calls), frozenset(f.call_words),
+                         frozenset(_stored_kinds(f)),
+                         frozenset(q for chain in f.self_calls for q in self.resolve(*chain)))
+                        for f in self.methods if f.owner is not None)
+        return FileFacts(frozenset(qualnames), frozenset(calls), frozenset(self.attributes),
+                         frozenset(self.method_calls), frozenset(self.call_words),
+                         frozenset(self.names), frozenset(self.keywords),
+                         frozenset(self.functions), frozenset(self.top_modules), self.star,
+                         self.loops, frozenset(self.loop_calls), self.loop_sums,
+                         tuple(self.loop_facts), frozenset(sequences[1]), frozenset(sequences[2]),
+                         class_bases, methods)  # type: ignore[arg-type]
+
+    def _base_candidates(self, base: ast.expr) -> set[str]:
+        chain = _chain(base)
+        if chain is None:
+            return {""} if type(base) is not ast.Call else {"?"}
+        head, rest = chain
+        found = self.resolve(head, rest)
+        if not rest and any(head == cls for cls, _ in self.classes):
+            found.add(head)  # a class of this file
+        if not found and head not in self.bindings and head not in self.aliases:
+            return {""}
+        return found or {"?"}
+
+
+_DATA_WORDS = ("loader", "dataset", "batches")
+
+
+_SEQUENCES = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+
+
+def _sequence_nesting(call: ast.Call) -> int:
+    """2 when an argument is a list, tuple or comprehension holding another one, 1 when an
+    argument is one, else 0."""
+    found = 0
+    for arg in (*call.args, *(kw.value for kw in call.keywords)):
+        if type(arg) in _SEQUENCES:
+            found = max(found, 1)
+            inner = [arg.elt] if type(arg) in (ast.ListComp, ast.GeneratorExp) else \
+                arg.elts  # type: ignore[attr-defined]
+            if any(type(e) in _SEQUENCES for e in inner):
+                return 2
+    return found
+
+
+def _walks_data(iterable: ast.expr) -> bool:
+    """``for x in train_loader`` / ``enumerate(tqdm(self.val_dataloader()))``: a name or
+    attribute in the iterable whose last part holds loader, dataset or batches."""
+    for node in ast.walk(iterable):
+        word = node.id if type(node) is ast.Name else (  # type: ignore[attr-defined]
+            node.attr if type(node) is ast.Attribute else None)  # type: ignore[attr-defined]
+        if word is not None and any(w in word.lower() for w in _DATA_WORDS):
+            return True
+    return False
+
+
+def _sums_into(node: ast.Assign) -> bool:
+    """``total = total + x``"""
+    value = node.value
+    return len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(
+        value) is ast.BinOp and type(value.op) is ast.Add and type(value.left) is ast.Name and (
+        value.left.id == node.targets[0].id)
+
+
+def _chained_callees(value: ast.expr) -> Iterator[tuple[str, str]]:
+    while type(value) is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        chain = _chain(func)
+        if chain is not None:
+            yield chain
+        if type(func) is not ast.Attribute:
+            return
+        value = func.value
+
+
+def _container_kind(value: ast.expr) -> str:
+    """"list" for a list display, comprehension or ``list(...)``; "dict" likewise; else ""."""
+    kind = type(value)
+    if kind in (ast.List, ast.ListComp):
+        return "list"
+    if kind in (ast.Dict, ast.DictComp):
+        return "dict"
+    if kind is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        word = func.attr if type(func) is ast.Attribute else (
+            func.id if type(func) is ast.Name else None)
+        if word in ("list", "dict"):
+            return word  # type: ignore[return-value]
+    return ""
+
+
+def _stored_kinds(function: _Function) -> Iterator[str]:
+    """The kinds of containers stored on ``self.X``, directly or through a local name."""
+    for value in function.self_values:
+        if type(value) is ast.Name:
+            yield from function.locals_assigned.get(value.id, ())  # type: ignore[attr-defined]
+        else:
+            yield _container_kind(value)
+
+
+def _chain(node: ast.AST) -> tuple[str, str] | None:
+    """``("a", ".b.c")`` for ``a.b.c``; None for anything but a dotted name."""
+    parts: list[str] = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    return node.id, "".join("." + p for p in reversed(parts))  # type: ignore[attr-defined]
+
+
+def _branches(value: ast.expr) -> list[ast.expr]:
+    if type(value) is ast.IfExp:
+        return _branches(value.body) + _branches(value.orelse)
+    return [value]
+
+
+def facts_of(tree: ast.Module) -> FileFacts:
+    walker = _Walker()
+    walker.walk(tree, None, None)
+    return walker.facts()
+
+
+@lru_cache(maxsize=2)  # the screen and the lint of one file ask for the same text
+def triage(text: str) -> FileFacts | None:
+    """The facts of ``text``; None when CPython cannot parse it (the engine then lets
+    libcst decide, and every rule the text prefilter lets through runs)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to say
+        try:
+            tree = compile(text, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return None
+    try:
+        return facts_of(tree)
+    except RecursionError:  # deeply nested but valid: no facts, every rule may run
+        return None
+
+
+# ------------------------------------------------------------------ triggers
+class Trigger:
+    """A condition over :class:`FileFacts` that holds on every file a rule can flag.
+
+    Triggers are data: :meth:`data` gives them as nested tuples of strings (the generated
+    catalogue keeps them, so a run can decide without importing any rule), and
+    :func:`from_data` builds them back."""
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        raise NotImplementedError
+
+    def data(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __and__(self, other: Trigger) -> Trigger:
+        return _Combined(True, (self, other))
+
+    def __or__(self, other: Trigger) -> Trigger:
+        return _Combined(False, (self, other))
+
+
+@dataclass(frozen=True)
+class _Combined(Trigger):
+    every: bool  # all parts must hold (else: one)
+    parts: tuple[Trigger, ...]
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        test = all if self.every else any
+        return test(p.holds(facts, options) for p in self.parts)
+
+    def data(self) -> tuple[object, ...]:
+        return ("all" if self.every else "any", *(p.data() for p in self.parts))
+
+
+def all_of(*parts: Trigger) -> Trigger:
+    return _Combined(True, parts)
+
+
+def any_of(*parts: Trigger) -> Trigger:
+    return _Combined(False, parts)
+
+
+@dataclass(frozen=True)
+class _Api(Trigger):
+    qualnames: frozenset[str]
+    called: bool
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        seen = facts.calls if self.called else facts.qualnames
+        return not self.qualnames.isdisjoint(seen)
+
+    def data(self) -> tuple[object, ...]:
+        return ("calls" if self.called else "api", *sorted(self.qualnames))
+
+
+def api(*qualnames: str, called: bool = False) -> Trigger:
+    """One of the qualified names (``torch.range``) may be referenced (with ``called``:
+    called), through any import or module-level alias of the file."""
+    return _Api(frozenset(canonical(q) for q in qualnames), called)
+
+
+def calls(*qualnames: str) -> Trigger:
+    """One of the qualified names may be called."""
+    return api(*qualnames, called=True)
+
+
+@dataclass(frozen=True)
+class _Facet(Trigger):
+    facet: str
+    words: frozenset[str]
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        seen: Iterable[str] = getattr(facts, self.facet)
+        if not self.words:
+            return bool(seen)
+        return not self.words.isdisjoint(seen)  # type: ignore[arg-type]
+
+    def data(self) -> tuple[object, ...]:
+        return ("facet", self.facet, *sorted(self.words))
+
+
+def imports(*packages: str) -> Trigger:
+    """The file imports one of the top-level packages (``torch``) somewhere."""
+    return _Facet("top_modules", frozenset(packages))
+
+
+def attribute(*names: str) -> Trigger:
+    """``x.name`` occurs for one of the names."""
+    return _Facet("attributes", frozenset(names))
+
+
+def calls_method(*names: str) -> Trigger:
+    """``x.name(...)`` is called for one of the names."""
+    return _Facet("method_calls", frozenset(names))
+
+
+def identifier(*names: str) -> Trigger:
+    """One of the identifiers occurs (a name, an attribute, an import, a def, a parameter;
+    never inside a string or a comment)."""
+    return _Facet("names", frozenset(names))
+
+
+def keyword(*names: str) -> Trigger:
+    """A call passes one of the keyword arguments."""
+    return _Facet("keywords", frozenset(names))
+
+
+def defines(*names: str) -> Trigger:
+    """A function or method of one of the names is defined."""
+    return _Facet("functions", frozenset(names))
+
+
+@dataclass(frozen=True)
+class _Loops(Trigger):
+    sums: bool = False
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        return facts.loop_sums if self.sums else facts.loops
+
+    def data(self) -> tuple[object, ...]:
+        return ("loop_sum",) if self.sums else ("loops",)
+
+
+def loops() -> Trigger:
+    """A for/while loop or a comprehension."""
+    return _Loops()
+
+
+def loop_sum() -> Trigger:
+    """``name += ...`` or ``name = name + ...`` in the body of a for/while loop."""
+    return _Loops(sums=True)
+
+
+@dataclass(frozen=True)
+class _TrainingLoop(Trigger):
+    words: frozenset[str]
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        return any(not self.words.isdisjoint(calls) and (
+            data or "backward" in calls or "step" in calls) for calls, data in facts.loop_bodies)
+
+    def data(self) -> tuple[object, ...]:
+        return ("training_loop_call", *sorted(self.words))
+
+
+def training_loop_call(*names: str) -> Trigger:
+    """A for/while loop that may train (its body calls ``backward`` or ``step``) or walk
+    data (a loader, dataset or batches) calls one of the names in its body."""
+    return _TrainingLoop(frozenset(names))
+
+
+def sequence_call(*names: str, nested: bool = False) -> Trigger:
+    """A call of one of ``names`` (qualified names, or the last name of the callee for a
+    method) is given a list, tuple or comprehension (``nested``: one holding another)."""
+    return _Facet("nested_sequence_calls" if nested else "sequence_calls", frozenset(names))
+
+
+def loop_call(*names: str) -> Trigger:
+    """Inside the body of a for/while loop, a callee is named one of the names
+    (``f(...)``, ``x.f(...)``)."""
+    return _Facet("loop_calls", frozenset(names))
+
+
+@dataclass(frozen=True)
+class _DefinesMatching(Trigger):
+    pattern: str
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        regex = _compiled(self.pattern)
+        return any(regex.search(function.lstrip("_")) for function in facts.functions)
+
+    def data(self) -> tuple[object, ...]:
+        return ("defines_matching", self.pattern)
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def defines_matching(pattern: str | re.Pattern[str]) -> Trigger:
+    """A function or method is defined whose name, without leading underscores, holds a
+    match of ``pattern``."""
+    return _DefinesMatching(pattern if isinstance(pattern, str) else pattern.pattern)
+
+
+@dataclass(frozen=True)
+class _ModuleMethods(Trigger):
+    methods: frozenset[str]  # empty: any
+    callees: frozenset[str] | None  # qualified names one of which the method calls
+    words: frozenset[str] | None  # callee names one of which the method calls
+    stores: frozenset[str] | None  # kinds of values stored on self (see FileFacts.methods)
+    stored_calls: frozenset[str] | None = None  # callees stored on self (qualified names)
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        if not facts.methods:
+            return False
+        classes = facts.module_classes(options)
+        for owner, method, calls, words, stores, stored_calls in facts.methods:
+            if owner not in classes or (self.methods and method not in self.methods):
+                continue
+            if self.callees is not None and not _calls_any(self.callees, calls):
+                continue
+            if self.words is not None and self.words.isdisjoint(words):
+                continue
+            if self.stores is not None and self.stores.isdisjoint(stores):
+                continue
+            if self.stored_calls is not None and self.stored_calls.isdisjoint(stored_calls):
+                continue
+            return True
+        return False
+
+    def data(self) -> tuple[object, ...]:
+        def part(words: frozenset[str] | None) -> tuple[str, ...] | None:
+            return None if words is None else tuple(sorted(words))
+
+        return ("module_methods", part(self.methods), part(self.callees), part(self.words),
+                part(self.stores), part(self.stored_calls))
+
+
+def _calls_any(wanted: frozenset[str], calls: frozenset[str]) -> bool:
+    """One of ``calls`` is in ``wanted``, under a prefix of it (an entry ending in "."), or
+    matches a regular expression of it (an entry starting with "re:")."""
+    if not wanted.isdisjoint(calls):
+        return True
+    prefixes = tuple(w for w in wanted if w.endswith("."))
+    if prefixes and any(c.startswith(prefixes) for c in calls):
+        return True
+    return any(_compiled(w[3:]).fullmatch(c) for w in wanted if w.startswith("re:")
+               for c in calls)
+
+
+def module_method_calls(*methods: str, callees: Iterable[str] | None = None,
+                        words: Iterable[str] | None = None) -> Trigger:
+    """A method (one of ``methods``; none: any) of a class that may be a module class
+    calls one of ``callees`` (qualified names; one ending in "." stands for every name under
+    it, one starting with "re:" for the names its regular expression matches) or one of
+    ``words`` (callee names)."""
+    return _ModuleMethods(frozenset(methods),
+                          frozenset(callees) if callees is not None
+                          else None,
+                          frozenset(words) if words is not None else None, None)
+
+
+def self_store(*kinds: str, methods: Iterable[str] = ()) -> Trigger:
+    """A method of a class that may be a module class stores on ``self.X`` a value of one
+    of the kinds: ``"list"`` (a list display or comprehension, ``list(...)``), ``"dict"``
+    (the same for dicts), stored directly or through a name the method assigned one to."""
+    return _ModuleMethods(frozenset(methods), None, None, frozenset(kinds))
+
+
+def from_data(data: tuple[object, ...]) -> Trigger:
+    """The trigger :meth:`Trigger.data` gave."""
+    kind, rest = data[0], data[1:]
+    if kind in ("all", "any"):
+        parts = tuple(from_data(p) for p in rest)  # type: ignore[arg-type]
+        return _Combined(kind == "all", parts)
+    if kind in ("api", "calls"):
+        return _Api(frozenset(rest), kind == "calls")  # type: ignore[arg-type]
+    if kind == "facet":
+        return _Facet(rest[0], frozenset(rest[1:]))  # type: ignore[arg-type]
+    if kind == "loop_calls_all":
+        return _LoopCallsAll(frozenset(rest))  # type: ignore[arg-type]
+    if kind == "training_loop_call":
+        return _TrainingLoop(frozenset(rest))  # type: ignore[arg-type]
+    if kind in ("loops", "loop_sum"):
+        return _Loops(sums=kind == "loop_sum")
+    if kind == "defines_matching":
+        return _DefinesMatching(rest[0])  # type: ignore[arg-type]
+    if kind == "module_methods":
+        methods, callees, words, stores, stored = (
+            None if p is None else frozenset(p) for p in rest)  # type: ignore[arg-type]
+        return _ModuleMethods(methods or frozenset(), callees, words, stores, stored)
+    raise ValueError(f"not a trigger: {data!r}")
+
+
+def self_store_call(*callees: str, methods: Iterable[str] = ()) -> Trigger:
+    """A method (one of ``methods``; none: any) of a class that may be a module class stores
+    on ``self.X`` a call of one of ``callees`` (qualified names), maybe with methods
+    chained on it."""
+    return _ModuleMethods(frozenset(methods), None, None, None,
+                          frozenset(canonical(c) for c in callees))
+
+
+@dataclass(frozen=True)
+class _LoopCallsAll(Trigger):
+    words: frozenset[str]
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        return any(self.words <= calls for calls, _ in facts.loop_bodies)
+
+    def data(self) -> tuple[object, ...]:
+        return ("loop_calls_all", *sorted(self.words))
+
+
+def loop_calls_all(*names: str) -> Trigger:
+    """The body of one for/while loop calls every one of the names (``f(...)``, ``x.f()``)."""
+    return _LoopCallsAll(frozenset(names))
+
+
+def calls_named(*names: str) -> Trigger:
+    """A callee's last name is one of the names (``f(...)``, ``x.f(...)``)."""
+    return _Facet("call_words", frozenset(names))
+
+
+def module_class() -> Trigger:
+    """A method of a class that may be a module class."""
+    return _ModuleMethods(frozenset(), None, None, None)
