@@ -165,3 +165,32 @@ for x in []:
         ctx.ancestors = _at(ctx, marker)
         found[marker] = in_training_code(ctx)
     assert found == expected
+
+
+def test_a_method_called_on_a_global_instance_runs_as_often_as_its_caller() -> None:
+    ctx = _context("""
+        import torch
+
+        class RNN(torch.nn.Module):
+            def init_hidden(self):
+                return torch.zeros(1, 1, 4)
+
+            def init_weights(self):
+                return None
+
+        def train(line):
+            hidden = decoder.init_hidden()
+            return hidden
+
+        def evaluate(decoder):
+            return decoder.init_weights()  # a parameter, not the global
+
+        decoder = RNN()
+        for line in open("data.txt"):
+            train(line)
+            evaluate(decoder)
+    """)
+    functions = _functions(ctx)
+    assert function_runs_repeatedly(ctx, functions["train"])
+    assert function_runs_repeatedly(ctx, functions["init_hidden"])
+    assert not function_runs_repeatedly(ctx, functions["init_weights"])

@@ -18,8 +18,11 @@ from torchlint.ipython import (
     PLACEHOLDER,
     PYTHON_CELL_MAGICS,
     RestoreError,
+    dedent,
     is_placeholder,
+    leading_indent,
     neutralise,
+    reindent,
     restore,
     split_lines,
 )
@@ -204,3 +207,33 @@ def test_restore_refuses_a_lost_placeholder() -> None:
     neutral, replaced = neutralise("%pwd\nx = 1\n")
     with pytest.raises(RestoreError):
         restore(neutral.replace(PLACEHOLDER, "pass"), replaced)
+
+
+@pytest.mark.parametrize("cell", [
+    ' device = "cuda"\n device\n',
+    "\n  \n\tfor x in y:\n\t    f(x)\n\n\t%time g()\n",
+    "  if a:\n      b = 1\n  c = 2",
+])
+def test_the_indentation_ipython_removes_is_removed(cell: str) -> None:
+    indent = leading_indent(cell)
+    assert indent
+    expected = it2.TransformerManager().transform_cell(cell)
+    neutral, _ = neutralise(dedent(cell, indent))
+    compile(neutral, "<cell>", "exec")
+    compile(expected, "<cell>", "exec")
+    assert [line.strip() for line in dedent(cell, indent).splitlines() if line.strip()] == [
+        line.strip() for line in cell.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("cell", [" x = 1\ny = 2\n", "x = 1\n", "   \n"])
+def test_a_cell_not_uniformly_indented_is_left_as_it_is(cell: str) -> None:
+    assert leading_indent(cell) == ""
+    assert dedent(cell, "") == cell
+
+
+def test_reindent_puts_the_indentation_back_on_the_lines_a_fix_wrote() -> None:
+    cell = "  import torch\n\n  x = f(1)\n    \n  y = 2"
+    fixed = "import torch\nimport numpy\n\nx = g(1)\n  \ny = 2"
+    assert reindent(cell, "  ", fixed) == (
+        "  import torch\n  import numpy\n\n  x = g(1)\n    \n  y = 2")
+    assert reindent(cell, "  ", dedent(cell, "  ")) == cell

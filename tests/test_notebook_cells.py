@@ -176,3 +176,22 @@ def test_human_formats_keep_the_cell(tmp_path: Path) -> None:
         "nb.ipynb:cell 3:1:24", "nb.ipynb:cell 3:2:5", "nb.ipynb:cell 4:2:5"]
     found = json.loads(_check(tmp_path, "--output-format", "json", "nb.ipynb").stdout)
     assert [(f["cell"], f["location"]["row"]) for f in found] == [(3, 1), (3, 2), (4, 2)]
+
+
+def test_a_cell_ipython_dedents_is_linted_and_fixed_in_place(tmp_path: Path) -> None:
+    # every line of the second cell starts with one space: IPython removes it and runs it
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    dedented = [" from torch.autograd import Variable\n", "\n",
+                " x = Variable(torch.ones(3))\n", "  \n", " x"]
+    _write(tmp_path / "nb.ipynb", ["import torch\n"], dedented, "y = Variable(x)\n")
+    done = _check(tmp_path, "nb.ipynb", select="TL001,TL704")
+    assert [line.split(" [*]")[0] for line in done.stdout.splitlines()[:2]] == [
+        "nb.ipynb:cell 3:3:6: TL704", "nb.ipynb:cell 4:1:5: TL704"]
+    assert "TL001" not in done.stdout
+    fixed = _check(tmp_path, "nb.ipynb", "--fix", "--unsafe-fixes", select="TL704")
+    assert fixed.exit_code == 0, fixed.output
+    cells = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))["cells"]
+    source = "".join(cells[2]["source"])
+    assert source == "\n x = torch.ones(3)\n  \n x"  # the unused import went too
+    compile(TransformerManager().transform_cell(source), "<cell>", "exec")

@@ -224,3 +224,40 @@ def test_a_cached_load_result_goes_when_a_script_that_saves_is_added(tmp_path: P
         """)
     os.utime(tmp_path, ns=(os.stat(tmp_path).st_mtime_ns + 10**9,) * 2)  # a coarse clock
     assert check(tmp_path, "--select", "TL605", "evaluate.py") == ["3:9 TL605"]
+
+
+STAR_USER = """
+    from utils import *
+    from pkg.helpers import *
+
+
+    def detect_objects(n):
+        boxes = []
+        for _ in range(n):
+            boxes.append(torch.zeros(4).to("cuda"))
+        return boxes
+
+
+    class Loss(nn.Module):
+        def forward(self, x):
+            return x + torch.zeros(3).cuda()
+"""
+
+
+def test_a_star_import_of_a_project_module_binds_what_it_exports(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    write(tmp_path / "utils.py", "import torch\nfrom torch import nn as nn\n\n\n"
+                                 "def helper(x):\n    return x\n")
+    # __all__ decides what a star import takes: here not torch
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "helpers.py", "import torch as torch\n__all__ = ['clip']\n\n\n"
+                                           "def clip(x):\n    return x\n")
+    write(tmp_path / "detect.py", STAR_USER)
+    assert check(tmp_path, "detect.py") == ["8:22 TL301", "14:20 TL301"]
+    # the cached result depends on the file the names came from
+    write(tmp_path / "utils.py", "def helper(x):\n    return x\n")
+    assert check(tmp_path, "detect.py") == []
+    found = Project().for_file(str(tmp_path / "detect.py"))
+    assert found.star_names("pkg.helpers") == {"clip": "pkg.helpers.clip"}
+    assert Project().for_file(str(tmp_path / "x.py")).star_names("utils") == {
+        "helper": "utils.helper"}

@@ -215,3 +215,27 @@ def test_tl401_module_level_loop_over_a_test_set_names_the_model() -> None:
     assert [(d.line, d.message) for d in found] == [
         (5, "'model' runs with autograd on in an evaluation loop; wrap the loop in "
             "`with torch.no_grad():`")]
+
+
+def test_tl401_a_global_bound_to_a_module_instance_is_a_model() -> None:
+    # no name in this file looks like a model, and nothing calls .eval(): the prefilter
+    # must still let the file through
+    found = _lint("TL401", """\
+        import torch
+        import torch.nn as nn
+
+        class RNN(nn.Module):
+            def forward(self, x, h):
+                return x, h
+
+        rnn = RNN()
+        table = dict(a=1)
+
+        def evaluate(line_tensor):
+            output, hidden = rnn(line_tensor, None)
+            return output
+
+        def predict(word):
+            return table.get(word)
+        """)
+    assert [(d.line, d.message.split("calls ")[1][:5]) for d in found] == [(11, "'rnn'")]

@@ -15,6 +15,7 @@ from torchlint.run.interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminate
 
 # what writing stdout can fail with: a full disk or quota, an I/O error, a closed stdout
 _OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EBADF})
+from torchlint.commands.shapes import shapes
 
 
 class _Commands(click.Group):
@@ -39,6 +40,7 @@ def main() -> None:
 
 
 main.add_command(check)
+main.add_command(shapes)
 
 
 @main.command()

@@ -15,10 +15,17 @@ A cell starting with a cell magic is opaque, except for the magics whose body IP
 as Python in the notebook's namespace (``%%time``, ``%%timeit``, ``%%capture``,
 ``%%prun``, ``%%debug``): there only the magic's line is set aside and the body is a cell
 of its own.
+
+Before all that, IPython removes the indentation of a cell's first non-blank line from
+every line that starts with it (``leading_indent``): a cell whose every line starts with
+the same spaces runs. :func:`leading_indent` finds that indentation when every non-blank
+line has it (the only case where removing it and putting it back is exact), and
+:func:`reindent` puts it back into a fixed text.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import tokenize
 from collections.abc import Iterator
@@ -269,6 +276,45 @@ def neutralise(cell_text: str) -> tuple[str, list[str]]:
     if not done:
         return cell_text, []
     return "".join(lines), [original[i] for i in sorted(set(done))]
+
+
+def leading_indent(cell_text: str) -> str:
+    """The indentation IPython removes from ``cell_text`` (the spaces and tabs its first
+    non-blank line starts with), when every non-blank line starts with it; '' otherwise."""
+    lines = split_lines(cell_text)
+    first = next((line for line in lines if line.strip()), "")
+    indent = _indent(first)
+    if not indent or not all(line.startswith(indent) for line in lines if line.strip()):
+        return ""
+    return indent
+
+
+def dedent(cell_text: str, indent: str) -> str:
+    """``cell_text`` with ``indent`` removed from the lines that start with it."""
+    if not indent:
+        return cell_text
+    return "".join(line[len(indent):] if line.startswith(indent) else line
+                   for line in split_lines(cell_text))
+
+
+def reindent(original: str, indent: str, new_text: str) -> str:
+    """``new_text`` (a fixed version of ``dedent(original, indent)``) with the indentation
+    put back: lines the fix kept are the original's, every other non-blank line gets
+    ``indent``."""
+    if not indent:
+        return new_text
+    old_lines = split_lines(original)
+    new_lines = split_lines(new_text)
+    matcher = difflib.SequenceMatcher(None, split_lines(dedent(original, indent)), new_lines,
+                                      autojunk=False)
+    out: list[str] = []
+    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(old_lines[old_start:old_end])
+        else:
+            out.extend(indent + line if line.strip() else line
+                       for line in new_lines[new_start:new_end])
+    return "".join(out)
 
 
 def split_lines(text: str) -> list[str]:

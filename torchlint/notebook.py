@@ -5,7 +5,8 @@ line, with IPython syntax (``%magic``, ``%%cell magic``, ``!shell``, ``?help``) 
 by ``pass`` placeholders of the same line count. The program goes through the ordinary
 engine and fixer (the pipeline step is :mod:`torchlint.run.notebook`); diagnostics are
 mapped back to a cell and a line within it (columns are untouched: only whole lines are
-replaced). This module only reads, maps and rewrites notebooks: it lints nothing.
+replaced, except in a cell IPython dedents, whose lines are linted without their common
+indentation: columns there shift back by it, and fixes get it back). This module only reads, maps and rewrites notebooks: it lints nothing.
 
 Fixes are written back by replacing, in the notebook's raw text, only the ``"source"``
 value of each cell that changed, in the notebook's own JSON style; every other byte of
@@ -36,7 +37,15 @@ from torchlint.ipynb_text import (
     indent_before,
     string_literals,
 )
-from torchlint.ipython import RestoreError, neutralise, restore
+from torchlint.ipython import (
+    RestoreError,
+    dedent,
+    leading_indent,
+    neutralise,
+    reindent,
+    restore,
+    split_lines,
+)
 
 __all__ = ["Cell", "Notebook", "NotebookError"]
 
@@ -77,6 +86,23 @@ class Cell:
     replaced: list[str]
     source_was_list: bool
     first_line: int = 0  # program line (1-based) of the cell's first line
+    indent: str = ""  # the indentation IPython removes from every line (leading_indent)
+
+    @classmethod
+    def of(cls, index: int, text: str, source_was_list: bool) -> Cell:
+        indent = leading_indent(text)
+        neutral, replaced = neutralise(dedent(text, indent))
+        return cls(index, text, neutral, replaced, source_was_list, indent=indent)
+
+    def source_column(self, line: int, column: int) -> int:
+        """The column in the cell's own text of ``column`` on (1-based) ``line`` of the
+        text linted, which lacks the cell's common indentation."""
+        if not self.indent:
+            return column
+        lines = split_lines(self.source)
+        if 0 < line <= len(lines) and lines[line - 1].startswith(self.indent):
+            return column + len(self.indent)
+        return column
 
 
 @dataclass
@@ -96,10 +122,7 @@ class Notebook:
     def from_cells(cls, path: str, cells: Sequence[tuple[int, str]]) -> Notebook:
         """The program of code cells an editor holds: (1-based position among all the
         notebook's cells, text) in order. There is no file text to point into."""
-        made = []
-        for index, text in cells:
-            neutral, replaced = neutralise(text)
-            made.append(Cell(index, text, neutral, replaced, False))
+        made = [Cell.of(index, text, False) for index, text in cells]
         notebook = cls(path, "", {}, made, [])
         notebook.program = notebook.build_program([c.neutral for c in made])
         return notebook
@@ -144,8 +167,7 @@ class Notebook:
                 text, was_list = source, False
             else:
                 raise NotebookError(f"not a notebook: cell {number} has no text source")
-            neutral, replaced = neutralise(text)
-            cells.append(Cell(number, text, neutral, replaced, was_list))
+            cells.append(Cell.of(number, text, was_list))
         notebook = cls(path, raw, data, cells, spans)
         notebook.program = notebook.build_program([c.neutral for c in cells])
         return notebook
@@ -199,11 +221,16 @@ class Notebook:
         return cell.index, max(1, program_line - cell.first_line + 1)
 
     def position(self, offset: int) -> tuple[int, int, int]:
-        """(cell, line in cell, 1-based column) of a character offset in the program."""
+        """(cell, line in cell, 1-based column in the cell's text) of a character offset in
+        the program."""
         line_index = bisect.bisect_right(self._line_starts, offset) - 1
         column = offset - self._line_starts[line_index] + 1
         cell, line = self.cell_line(line_index + 1)
-        return cell, line, column
+        return cell, line, self._source_column(cell, line, column)
+
+    def _source_column(self, index: int, line: int, column: int) -> int:
+        cell = self.cell(index)
+        return cell.source_column(line, column) if cell is not None else column
 
     def cell_source(self, index: int) -> str | None:
         cell = self.cell(index)
@@ -213,11 +240,12 @@ class Notebook:
         """A finding on the program, as a finding on its cell (and on the file's text)."""
         cell, line = self.cell_line(diagnostic.line)
         end_cell, end_line = self.cell_line(diagnostic.end_line)
-        end_column = diagnostic.end_column
+        column = self._source_column(cell, line, diagnostic.column)
+        end_column = self._source_column(end_cell, end_line, diagnostic.end_column)
         if end_cell != cell:  # a span cannot cross cells: stop at the end of the line
             end_line = line
-            end_column = diagnostic.column
-        return self.place(replace(diagnostic, line=line, end_line=end_line,
+            end_column = column
+        return self.place(replace(diagnostic, line=line, column=column, end_line=end_line,
                                   end_column=end_column, cell=cell))
 
     def place(self, diagnostic: Diagnostic) -> Diagnostic:
@@ -313,9 +341,10 @@ class Notebook:
                 new = new[:-1]
             if new != neutral:
                 try:
-                    changed[cell.index] = restore(new, cell.replaced)
+                    restored = restore(new, cell.replaced)
                 except RestoreError:
                     return None
+                changed[cell.index] = reindent(cell.source, cell.indent, restored)
         return changed
 
     def with_sources(self, changed: dict[int, str]) -> str:

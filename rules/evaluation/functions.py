@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.bindings import binds_anywhere, bound_names, module_statements
+from torchlint.analysis.bindings import (
+    binds_anywhere,
+    bound_names,
+    global_value,
+    module_statements,
+)
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.grad_mode import (
     GRAD_MODE_WORDS,
@@ -31,7 +36,12 @@ from torchlint.analysis.nodes import (
     parameters,
     semantic_children,
 )
-from torchlint.analysis.torch_facts import BACKWARD_METHODS, is_backward_call, is_model_name
+from torchlint.analysis.torch_facts import (
+    BACKWARD_METHODS,
+    is_backward_call,
+    is_layer_call,
+    is_model_name,
+)
 
 EVAL_NAME = re.compile(
     r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"
@@ -241,17 +251,37 @@ def model_names(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFact
 
 def _global_models(ctx: FileContext, function: cst.FunctionDef, facts: FunctionFacts
                    ) -> set[str]:
-    """Model-named names the function calls that are module-level variables of the file
-    (assigned there, not imported) and that the function does not bind itself."""
+    """Names the function calls that are module-level variables of the file (assigned
+    there, not imported) and that the function does not bind itself, when they are named
+    like models or bound to a module instance (``rnn = RNN()``, ``lstm = nn.LSTM(...)``)."""
     found: set[str] = set()
     local = {p.name.value for p in parameters(function)}
     for call in facts.calls:
         head = call.name.partition(".")[0]
-        if head in found or head in local or not is_model_name(head, ctx.options.model_names):
+        if head in found or head in local or head not in _module_variables(ctx) or (
+                binds_anywhere(function.body, head)):
             continue
-        if head in _module_variables(ctx) and not binds_anywhere(function.body, head):
+        if is_model_name(head, ctx.options.model_names) or _module_instance(ctx, head):
             found.add(head)
     return found
+
+
+# methods that return the module they are called on
+_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16",
+                             "eval", "train", "requires_grad_"})
+
+
+def _module_instance(ctx: FileContext, name: str) -> bool:
+    """The module-level ``name`` is bound once to an instance of a module class (of the
+    file, of torch.nn or of the project): ``rnn = RNN(n).to(device)``."""
+    found = global_value(ctx, name)
+    if found is None:
+        return False
+    value = found[1]
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            value.func.attr.value in _RETURNS_MODULE):
+        value = value.func.value
+    return is_layer_call(ctx, value)
 
 
 def _module_variables(ctx: FileContext) -> frozenset[str]:

@@ -46,7 +46,8 @@ class InferenceWithoutNoGrad(Rule):
     calls `model.eval()`) or an inference function (`translate`, `stylize`, `caption_*`,
     `beam_search*`, `predict*`, `generate*`, `sample*`, `infer*`) that runs a model with
     autograd still recording: a model it receives, its own `self.model`, or a script's
-    module-global model; called directly, through `.forward`, or through an inference
+    module-global model (named like a model, or bound to a module instance:
+    `rnn = RNN()`); called directly, through `.forward`, or through an inference
     method (`model.sample(...)`, `decoder.beam_search(...)`) that a class of the file
     defines without turning gradients off (the `generate` of Hugging Face, fairseq or
     minGPT models is decorated with `no_grad` where it is defined).
@@ -116,7 +117,8 @@ class InferenceWithoutNoGrad(Rule):
                 "generate", "sample", "stylize", "beam_search")
     # a torch import; a def named like evaluation (EVAL_NAME) or inference (INFERENCE_NAME),
     # X.eval()/X.train(False), or a module-level loop over a test/validation set; a model
-    # call: an eval receiver, a call/.forward/inference method of a model-named name
+    # call: an eval receiver, a call/.forward/inference method of a model-named name, or a
+    # module-level name bound to a class instance (``rnn = RNN()``)
     patterns = (r"\btorch\b",
                 r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
                 r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b"
@@ -125,7 +127,8 @@ class InferenceWithoutNoGrad(Rule):
                 r"|^for\b[^\n]*(?:test|val|eval)",
                 r"\.[\s\\]*eval\b|\.[\s\\]*train[\s\\)]*\([^)]*\bFalse\b|"
                 r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*"
-                r"(?:forward|" + "|".join(sorted(INFERENCE_METHODS)) + r")\b")
+                r"(?:forward|" + "|".join(sorted(INFERENCE_METHODS)) + r")\b"
+                r"|^\w+[ \t]*=[ \t]*(?:\w+\.)*[A-Z]\w*\(")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"

@@ -15,13 +15,15 @@ from torchlint.rules.evaluation.functions import (
     model_names,
     scan_function,
 )
+from torchlint.rules.evaluation.modes import runs_only_mode_free_models
 from torchlint.rules.patterns import MODEL_NAME
 
 
 class InferenceWithoutEval(Rule):
     """## What it does
-    Flags an evaluation function that runs a model it receives under `torch.no_grad()`
-    but never switches that model to evaluation mode with `.eval()`.
+    Flags an evaluation function that runs a model without switching it to evaluation
+    mode with `.eval()`: under `torch.no_grad()`, or, in a file that trains, without
+    either `no_grad` or `.eval()`.
 
     In a file that trains (it back-propagates or steps an optimizer), an evaluation
     function that runs the model with gradients on is flagged too: the model is still in
@@ -31,8 +33,11 @@ class InferenceWithoutEval(Rule):
 
     Not flagged: a helper that this file also calls from a training step or from a
     framework's per-batch hook (`validation_step`): the caller owns the mode there, and
-    switching to eval would leave training in eval mode; methods of module classes; and
-    functions whose callers in this file already called `.eval()`.
+    switching to eval would leave training in eval mode; methods of module classes;
+    functions whose callers in this file already called `.eval()`; and a model whose class
+    is known here and has no layer that depends on the mode (no dropout, batch norm,
+    instance norm, recurrent layer with dropout, nor code reading `self.training`): the
+    file's global of such a model, or the one every call in the file passes.
 
     ## Why is this bad?
     `torch.no_grad()` only stops autograd from recording. Dropout keeps zeroing
@@ -126,6 +131,8 @@ class InferenceWithoutEval(Rule):
         if any(last_name_part(c.call.func) in callers.eval_setters for c in facts.calls):
             return  # eval through a helper of this file (``with inference_context(model)``)
         model = called[0].name
+        if runs_only_mode_free_models(ctx, node, model):
+            return  # no dropout nor batch norm in that model: eval() would change nothing
         fix = None
         first = self._first_statement(node)
         if first is not None:

@@ -284,6 +284,12 @@ def module_value(ctx: FileContext, name: str) -> tuple[cst.Assign, cst.BaseExpre
                 return None
         elif isinstance(ancestor, cst.ClassDef):
             return None
+    return global_value(ctx, name)
+
+
+def global_value(ctx: FileContext, name: str) -> tuple[cst.Assign, cst.BaseExpression] | None:
+    """``name = value`` when that is the only binding of ``name`` at module level, wherever
+    the walk is (the caller checks that no function around its node rebinds ``name``)."""
     return ctx.cached(("module_value", name), lambda: _module_value(ctx.module, name))
 
 

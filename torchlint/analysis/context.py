@@ -19,7 +19,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchlint.analysis.bindings import Binding, bound_names, last_binding, module_statements
-from torchlint.analysis.imports import AMBIGUOUS, import_bindings
+from torchlint.analysis.imports import AMBIGUOUS, import_bindings, relative_module
 from torchlint.analysis.nodes import dotted_name, iter_compound_statements, parameters
 from torchlint.analysis.options import Options
 from torchlint.analysis.project import Project
@@ -82,7 +82,7 @@ class FileContext:
 
     def _bind_module_statement(self, stmt: cst.CSTNode) -> None:
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            for bound, qual, _ in import_bindings(stmt, self._package):
+            for bound, qual in self._imported(stmt):
                 previous = self._module_names.get(bound)
                 if bound in self._module_bound and previous is None:
                     self._module_names[bound] = AMBIGUOUS
@@ -101,6 +101,17 @@ class FileContext:
             if alias is None or bound != alias[0]:
                 self._not_aliases.add(bound)
             self._module_bound.add(bound)
+
+    def _imported(self, stmt: cst.Import | cst.ImportFrom) -> list[tuple[str, str]]:
+        """(name, qualified name) of each name the import binds; a star import of a module
+        of the project binds what that module exports (``from utils import *``)."""
+        if isinstance(stmt, cst.ImportFrom) and isinstance(stmt.names, cst.ImportStar):
+            if self.project is None:
+                return []
+            module = relative_module(stmt, self._package) if stmt.relative else (
+                dotted_name(stmt.module) if stmt.module is not None else None)
+            return list(self.project.star_names(module).items()) if module else []
+        return [(bound, qual) for bound, qual, _ in import_bindings(stmt, self._package)]
 
     def _resolve_aliases(self) -> None:
         for name, values in self._alias_values.items():

@@ -15,8 +15,10 @@ Computed once per file (``FileContext.cached``):
   (not their constructors and initialisers); functions that run once per batch, sample or
   request by their role (``forward``, ``__call__``, ``__getitem__``, ``encode_*``,
   ``decode*``, collate functions, ``*_step`` and ``*_batch`` functions); and every
-  function of the file called from any of those (as ``f(...)``, ``self.f(...)`` or
-  ``cls.f(...)``), or from a loop.
+  function of the file called from any of those (as ``f(...)``, ``self.f(...)``,
+  ``cls.f(...)``, or ``model.f(...)`` where the global ``model`` is an instance of a class
+  of the file that defines ``f``), or from a loop: ``init_hidden`` called by ``train()``,
+  itself called once per batch, runs once per batch.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.analysis.bindings import binds_anywhere, global_value
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import iter_scope, last_name_part, semantic_children
+from torchlint.analysis.nodes import iter_scope, last_name_part, parameters, semantic_children
 from torchlint.analysis.torch_facts import is_backward_call
 
 _LOOPS = (cst.For, cst.While)
@@ -110,7 +113,7 @@ def _compute(ctx: FileContext) -> ExecutionFacts:
     by_name: dict[str, list[_Function]] = {}
     for node in ctx.definitions():
         if isinstance(node, cst.FunctionDef):
-            calls, in_loops, trains = _scan_body(ctx, node.body)
+            calls, in_loops, trains = _scan_body(ctx, node.body, node)
             info = _Function(node, calls, in_loops, trains)
             functions.append(info)
             by_name.setdefault(node.name.value, []).append(info)
@@ -149,9 +152,11 @@ def _compute(ctx: FileContext) -> ExecutionFacts:
     return ExecutionFacts(trains, frozenset(training), frozenset(repeated))
 
 
-def _scan_body(ctx: FileContext, root: cst.CSTNode) -> tuple[set[str], set[str], bool]:
-    """The callees of one scope (nested functions and classes aside), those called inside a
-    loop or comprehension, and whether it back-propagates or steps an optimizer."""
+def _scan_body(ctx: FileContext, root: cst.CSTNode, function: cst.FunctionDef | None = None
+               ) -> tuple[set[str], set[str], bool]:
+    """The callees of one scope (``function``'s body, or the module; nested functions and
+    classes aside), those called inside a loop or comprehension, and whether it
+    back-propagates or steps an optimizer."""
     calls: set[str] = set()
     in_loops: set[str] = set()
     trains = False
@@ -163,7 +168,7 @@ def _scan_body(ctx: FileContext, root: cst.CSTNode) -> tuple[set[str], set[str],
             if node is not root:
                 continue
         if kind is cst.Call:
-            name = _callee(node)  # type: ignore[arg-type]
+            name = _callee(node) or _global_instance_method(ctx, function, node)  # type: ignore[arg-type]
             if name is not None:
                 calls.add(name)
                 if looping:
@@ -177,6 +182,33 @@ def _scan_body(ctx: FileContext, root: cst.CSTNode) -> tuple[set[str], set[str],
         else:
             stack.extend((child, looping) for child in semantic_children(node))
     return calls, in_loops, trains
+
+
+def _global_instance_method(ctx: FileContext, function: cst.FunctionDef | None,
+                            node: cst.Call) -> str | None:
+    """``f`` for ``model.f(...)`` where ``model`` is a global (not rebound in ``function``)
+    bound once to an instance of a class of the file, and that class defines ``f``."""
+    func = node.func
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name:  # type: ignore[attr-defined]
+        return None
+    receiver = func.value.value  # type: ignore[attr-defined]
+    if function is not None and (any(p.name.value == receiver for p in parameters(function))
+                                 or binds_anywhere(function.body, receiver)):
+        return None
+    found = global_value(ctx, receiver)
+    if found is None or type(found[1]) is not cst.Call or (
+            type(found[1].func) is not cst.Name):  # type: ignore[attr-defined]
+        return None
+    method = func.attr.value  # type: ignore[attr-defined]
+    methods = ctx.cached("execution_class_methods", lambda: _class_methods(ctx))
+    return method if method in methods.get(found[1].func.value, ()) else None  # type: ignore[attr-defined]
+
+
+def _class_methods(ctx: FileContext) -> dict[str, frozenset[str]]:
+    """The names of the methods each top-level class of the file defines."""
+    return {stmt.name.value: frozenset(s.name.value for s in _class_statements(stmt.body)
+                                       if isinstance(s, cst.FunctionDef))
+            for stmt in ctx.module.body if isinstance(stmt, cst.ClassDef)}
 
 
 def _is_setup_name(name: str) -> bool:

@@ -40,6 +40,12 @@ class ModuleSummary:
     # (``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``), one
     # qualified name per possible value
     names: dict[str, tuple[str, ...]]
+    # functions defined at module level
+    functions: frozenset[str] = frozenset()
+    # ``__all__`` when it is a literal list or tuple of strings (what ``import *`` takes)
+    public: tuple[str, ...] | None = None
+    # modules it star-imports (``from .utils import *``), absolute
+    stars: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -245,6 +251,34 @@ class FileProject:
         found = self._resolve(qualname, 0, set())
         return tuple(sorted(found)) if found else (qualname,)
 
+    def star_names(self, module: str) -> dict[str, str]:
+        """What ``from module import *`` binds, when ``module`` is a file of the project:
+        each public name (``__all__`` when the module spells it out, else the names not
+        starting with ``_``) with the qualified name it stands for (an import, a class, a
+        function, an unambiguous alias), through the module's own star imports."""
+        return self._star_names(module, 0, set())
+
+    def _star_names(self, module: str, depth: int, seen: set[str]) -> dict[str, str]:
+        if depth > MAX_DEPTH or module in seen:
+            return {}
+        seen.add(module)
+        summary = self._summary_of(module)
+        if summary is None:
+            return {}
+        found: dict[str, str] = {}
+        for star in summary.stars:
+            found.update(self._star_names(star, depth + 1, seen))
+        for name, targets in summary.names.items():
+            if len(targets) == 1:
+                found[name] = targets[0]
+            else:
+                found.pop(name, None)
+        for name in (*summary.classes, *summary.functions):
+            found[name] = f"{module}.{name}"
+        if summary.public is not None:
+            return {name: found[name] for name in summary.public if name in found}
+        return {name: qual for name, qual in found.items() if not name.startswith("_")}
+
     def is_plain_class(self, qualname: str) -> bool:
         """Is ``qualname`` a class of the project whose bases, followed through the
         project's own classes, are only ``object``, ``ABC`` or ``Generic``: an object of
@@ -347,6 +381,9 @@ def _summarise(data: bytes, module: str, is_package: bool) -> ModuleSummary | No
     classes: dict[str, tuple[str | None, ...]] = {}
     names: dict[str, tuple[str, ...]] = {}
     rebound: set[str] = set()
+    functions: set[str] = set()
+    public: tuple[str, ...] | None = None
+    stars: list[str] = []
     for stmt in _module_level(tree.body):
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -359,6 +396,7 @@ def _summarise(data: bytes, module: str, is_package: bool) -> ModuleSummary | No
                 continue
             for alias in stmt.names:
                 if alias.name == "*":
+                    stars.append(base)
                     continue
                 _bind(names, imported, rebound, alias.asname or alias.name,
                       f"{base}.{alias.name}")
@@ -367,6 +405,9 @@ def _summarise(data: bytes, module: str, is_package: bool) -> ModuleSummary | No
                                        for b in stmt.bases)
             imported[stmt.name] = f"{module}.{stmt.name}"  # a base of later classes
             rebound.add(stmt.name)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0], ast.Name) and stmt.targets[0].id == "__all__":
+            public = _literal_names(stmt.value)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                 stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
@@ -382,7 +423,17 @@ def _summarise(data: bytes, module: str, is_package: bool) -> ModuleSummary | No
             for name in _bound_by(stmt):
                 rebound.add(name)
                 names.pop(name, None)
-    return ModuleSummary(module, classes, names)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.add(stmt.name)
+    return ModuleSummary(module, classes, names, frozenset(functions), public, tuple(stars))
+
+
+def _literal_names(node: ast.expr) -> tuple[str, ...] | None:
+    """``["a", "b"]`` or ``("a", "b")``: the names; None for anything else."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or not all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return None
+    return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
 
 
 def _bind(names: dict[str, tuple[str, ...]], imported: dict[str, str], rebound: set[str],

@@ -135,6 +135,9 @@ def _cell_edits(notebook: Notebook, diagnostic: Diagnostic, by_index: dict[int, 
         uri = by_index.get(cell)
         if uri is None or end_cell != cell or _position(starts, edit.start)[0] in markers:
             return None  # an edit outside the cells or across two: no quick fix
+        own = notebook.cell(cell)
+        if own is not None and own.indent and ("\n" in edit.text or "\r" in edit.text):
+            return None  # new lines in a cell IPython dedents would lack its indentation
         edits.append(DocEdit(uri, line, column, end_line, end_column, edit.text))
     return tuple(edits)
 

@@ -58,7 +58,7 @@ def _cell_error(notebook: Notebook, index: int) -> Diagnostic | None:
     line, column, message = error
     lines = cell.source.splitlines() or [""]
     line = max(1, min(line, len(lines)))
-    column = max(1, min(column, len(lines[line - 1]) + 1))
+    column = max(1, min(cell.source_column(line, column), len(lines[line - 1]) + 1))
     found = syntax_error_at(notebook.path, line, column, f"cannot parse: {message}")
     return notebook.place(replace(found, cell=index))
 

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.training_objects import (
+    FreezeEvent,
+    freeze_events,
+    unfreezes_anywhere,
+)
+from torchlint.rule import Rule
+
+
+def _within(model: str, frozen: str) -> bool:
+    """``model`` is ``frozen`` or one of its submodules (``net.encoder`` of ``net``)."""
+    return model == frozen or model.startswith(frozen + ".")
+
+
+class OptimizerOverFrozenParameters(Rule):
+    """## What it does
+    Flags an optimizer built over `M.parameters()` (or a submodule's) after every parameter
+    of `M` was frozen in the same function (`for p in M.parameters(): p.requires_grad =
+    False`, `M.requires_grad_(False)`), when no layer was assigned into `M` in between and
+    the file never turns gradients back on.
+
+    ## Why is this bad?
+    Every parameter the optimizer holds has `requires_grad=False`: backward never gives them
+    a gradient, `step()` skips them all, and the loss stays flat while the loop runs
+    normally. Usually the new head meant to be trained was never added, or was added before
+    the freezing loop that then froze it too.
+
+    ## Example
+    ```python
+    import torch
+
+    def finetune(model):
+        for p in model.parameters():
+            p.requires_grad = False
+        return torch.optim.SGD(model.parameters(), lr=0.01)
+    ```
+
+    Use instead:
+    ```python
+    import torch
+
+    def finetune(model, num_classes):
+        for p in model.parameters():
+            p.requires_grad = False
+        model.fc = torch.nn.Linear(model.fc.in_features, num_classes)
+        return torch.optim.SGD(model.parameters(), lr=0.01)
+    ```
+
+    ## Fix safety
+    No fix: which layers should train is the author's decision.
+    """
+
+    code = "TL224"
+    name = "optimizer-over-frozen-parameters"
+    message = ("every parameter of '{frozen}' was frozen above (requires_grad=False): this "
+               "optimizer holds no trainable parameter, step() changes nothing and the loss "
+               "stays flat")
+    triggers = ("requires_grad",)
+    patterns = (r"\bparameters\(\)",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.context
+        function = ctx.current_function
+        events = freeze_events(ctx, function if function is not None else ctx.module)
+        index = next((i for i, e in enumerate(events)
+                      if e.kind == "optimizer" and e.node is node), None)
+        if index is None or unfreezes_anywhere(ctx):
+            return
+        model = events[index].model
+        frozen = self._frozen(events[:index], model)
+        if frozen is not None:
+            self.report(node, frozen=frozen)
+
+    @staticmethod
+    def _frozen(before: list[FreezeEvent], model: str) -> str | None:
+        """The frozen module (``model`` or one holding it), unless something was assigned
+        into it, or it was rebound, after the freezing."""
+        for i in range(len(before) - 1, -1, -1):
+            event = before[i]
+            if event.kind == "freeze" and _within(model, event.model):
+                return event.model
+            if event.kind == "grow" and (_within(event.model, model) or _within(
+                    model, event.model.rstrip(".")) or event.model.startswith(model + ".")):
+                return None
+        return None

@@ -1,0 +1,801 @@
+"""The objects a training setup is made of, and the order of calls on them: facts the
+training-setup rules (TL223 gradient scalers, TL224 frozen optimizers, TL802 distributed
+samplers, TL903 dataset generators) share.
+
+Computed once per file (``FileContext.cached``):
+
+* **bindings**: what a name (in one function, or at module level) or a ``self.x`` (in the
+  methods of one class) is assigned, as the expressions assigned (``assigned``), and the
+  qualified name of the class or function a binding calls (``bound_call``): a
+  ``GradScaler``, an optimizer, a ``DistributedSampler``, a ``DataLoader``.
+* **the scaler calls of a function**, in source order (``scaler_events``): each
+  ``S.scale(L).backward()``, ``S.unscale_(O)``, ``S.step(O)`` and each gradient clip
+  (``torch.nn.utils.clip_grad_norm_``/``clip_grad_value_``, any alias), so a rule can tell
+  which came before which along the function's code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import (
+    children_of,
+    get_arg,
+    iter_nodes,
+    iter_scope,
+    parameters,
+    self_attribute,
+    string_value,
+)
+from torchlint.analysis.project import Dependency, file_digest
+from torchlint.analysis.torch_facts import is_dtype, is_layer_call
+
+GRAD_SCALERS = frozenset({
+    "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
+    "torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
+    "torch.cpu.amp.GradScaler",
+})
+GRADIENT_CLIPS = frozenset({
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
+    "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_value_",
+    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm",
+})
+DISTRIBUTED_SAMPLERS = frozenset({
+    "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
+})
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_OPTIMIZER_PREFIX = "torch.optim."
+
+
+def text(node: cst.CSTNode) -> str:
+    """An expression's source without whitespace or comments, to compare two spellings."""
+    return "".join(cst.Module([]).code_for_node(
+        node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node).split())
+
+
+def is_optimizer_class(qualname: str | None) -> bool:
+    """``torch.optim.SGD``, ``torch.optim.adamw.AdamW`` (not a scheduler, not a function)."""
+    if not qualname or not qualname.startswith(_OPTIMIZER_PREFIX) or ".lr_scheduler" in qualname:
+        return False
+    return qualname.rsplit(".", 1)[1][:1].isupper() and not qualname.endswith(".Optimizer")
+
+
+# ------------------------------------------------------------------ bindings
+@dataclass(frozen=True)
+class _Assignment:
+    scope: int  # id of the function holding it (0: module level)
+    klass: int  # id of the class whose method holds a ``self.x = ...`` (0: none)
+    value: cst.BaseExpression | None  # None: bound by unpacking or a loop
+
+
+def _assignments(ctx: FileContext) -> dict[str, list[_Assignment]]:
+    return ctx.cached("training_objects_assignments", lambda: _index(ctx.module))
+
+
+def _index(module: cst.Module) -> dict[str, list[_Assignment]]:
+    index: dict[str, list[_Assignment]] = {}
+    stack: list[tuple[cst.CSTNode, int, int, int]] = [(module, 0, 0, 0)]
+    while stack:
+        node, scope, klass, outer = stack.pop()
+        if isinstance(node, cst.ClassDef):
+            outer = id(node)
+        elif isinstance(node, cst.FunctionDef):
+            scope, klass, outer = id(node), outer, 0
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
+                node.target]
+            for target in targets:
+                if isinstance(target, (cst.Name, cst.Attribute)):
+                    index.setdefault(text(target), []).append(
+                        _Assignment(scope, klass, node.value))
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    for element in _unpacked(target):
+                        index.setdefault(text(element), []).append(
+                            _Assignment(scope, klass, None))
+        elif isinstance(node, cst.For):
+            for element in _targets(node.target):
+                index.setdefault(text(element), []).append(_Assignment(scope, klass, None))
+        stack.extend((child, scope, klass, outer) for child in children_of(node))
+    return index
+
+
+def _targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        yield from _unpacked(target)
+    elif isinstance(target, (cst.Name, cst.Attribute)):
+        yield target
+
+
+def _unpacked(target: cst.Tuple | cst.List) -> Iterator[cst.BaseExpression]:
+    for element in target.elements:
+        value = element.value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            yield from _unpacked(value)
+        elif isinstance(value, (cst.Name, cst.Attribute)):
+            yield value
+
+
+def assigned(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef | None,
+             klass: cst.ClassDef | None = None) -> list[cst.BaseExpression] | None:
+    """What ``expr`` (a name, or ``self.x``) is assigned, seen from ``function`` (None: module
+    level): a name's assignments in that function, or at module level when the function
+    neither assigns it nor takes it as a parameter; ``self.x``'s assignments in the methods
+    of ``klass``. None when some binding cannot be followed (unpacking, a loop target, a
+    parameter) or there is none."""
+    entries = _assignments(ctx).get(text(expr), [])
+    if isinstance(expr, cst.Attribute):
+        if self_attribute(expr) is None or klass is None:
+            return None
+        entries = [e for e in entries if e.klass == id(klass)]
+    elif isinstance(expr, cst.Name):
+        local = [e for e in entries if function is not None and e.scope == id(function)]
+        if local:
+            entries = local
+        elif function is not None and expr.value in {p.name.value for p in parameters(function)}:
+            return None
+        else:
+            entries = [e for e in entries if e.scope == 0]
+    else:
+        return None
+    if not entries or any(e.value is None for e in entries):
+        return None
+    return [e.value for e in entries if e.value is not None]
+
+
+def bound_call(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef | None,
+               klass: cst.ClassDef | None = None) -> str | None:
+    """The qualified name of the callable every assignment of ``expr`` calls
+    (``torch.amp.GradScaler`` for ``scaler = GradScaler()``), else None."""
+    values = assigned(ctx, expr, function, klass)
+    if not values:
+        return None
+    names = {ctx.qualified_name(v.func) if isinstance(v, cst.Call) else None for v in values}
+    return names.pop() if len(names) == 1 else None
+
+
+def is_bound_elsewise(ctx: FileContext, expr: cst.BaseExpression,
+                      function: cst.FunctionDef | None, klass: cst.ClassDef | None,
+                      qualnames: frozenset[str]) -> bool:
+    """Some assignment of ``expr`` in the file gives it a value not built by one of
+    ``qualnames`` (a scaler of another library, a wrapper)."""
+    values = assigned(ctx, expr, function, klass) or []
+    return any(not isinstance(v, cst.Call) or ctx.qualified_name(v.func) not in qualnames
+               for v in values)
+
+
+# -------------------------------------------------------------- scaler calls
+@dataclass(frozen=True)
+class ScalerEvent:
+    kind: str  # "scale_backward", "unscale", "step", "clip"
+    scaler: str  # the receiver's text ("" for a clip)
+    optimizer: str  # the optimizer's text for "unscale"/"step" ("" otherwise)
+    node: cst.Call
+    receiver: cst.BaseExpression | None  # the scaler expression (None for a clip)
+
+
+def scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[ScalerEvent]:
+    """The scaler calls and gradient clips of a function's own body (or of the module's
+    code outside functions), in source order."""
+    return ctx.cached(("training_objects_scaler_events", id(scope)),
+                      lambda: list(_scaler_events(ctx, scope)))
+
+
+def _scaler_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
+                   ) -> Iterator[ScalerEvent]:
+    chained: set[int] = set()
+    for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            chained.add(id(func.value))
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+            if method == "backward" and isinstance(receiver, cst.Call) and isinstance(
+                    receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+                yield ScalerEvent("scale_backward", text(receiver.func.value), "", node,
+                                  receiver.func.value)
+                continue
+            if method == "scale" and len(node.args) == 1 and id(node) not in chained and (
+                    _scaler_like(ctx, receiver)):
+                # ``scaled = scaler.scale(loss)`` then ``scaled.backward()``
+                yield ScalerEvent("scale_backward", text(receiver), "", node, receiver)
+                continue
+            if method in ("unscale_", "step") and node.args and not node.args[0].star:
+                yield ScalerEvent("unscale" if method == "unscale_" else "step", text(receiver),
+                                  text(node.args[0].value), node, receiver)
+                continue
+        if ctx.qualified_name(func) in GRADIENT_CLIPS:
+            yield ScalerEvent("clip", "", "", node, None)
+
+
+def _scaler_like(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
+    """A receiver of ``.scale(loss)`` named as a scaler (``scaler``, ``self.grad_scaler``)
+    or built by a ``GradScaler`` somewhere in the file."""
+    if not isinstance(receiver, (cst.Name, cst.Attribute)):
+        return False
+    if "scaler" in text(receiver).rsplit(".", 1)[-1].lower():
+        return True
+    return any(v is not None and isinstance(v.value, cst.Call) and ctx.qualified_name(
+        v.value.func) in GRAD_SCALERS for v in _assignments(ctx).get(text(receiver), []))
+
+
+def is_grad_scaler(ctx: FileContext, scaler: cst.BaseExpression,
+                   function: cst.FunctionDef | None, klass: cst.ClassDef | None) -> bool:
+    """``scaler`` is a ``GradScaler``: bound to one in the file, or not bound in the file
+    to anything else (a parameter, an attribute set elsewhere) while the function uses it
+    as one (``S.scale(L).backward()`` and ``S.step(O)``)."""
+    if bound_call(ctx, scaler, function, klass) in GRAD_SCALERS:
+        return True
+    return not is_bound_elsewise(ctx, scaler, function, klass, GRAD_SCALERS) and (
+        isinstance(scaler, cst.Name) or self_attribute(scaler) is not None)
+
+
+# ------------------------------------------------------------------ calls
+def call_argument(call: cst.Call, keyword: str, position: int | None = None
+                  ) -> cst.BaseExpression | None:
+    arg = get_arg(call, keyword, position)
+    return arg.value if arg is not None and not arg.star else None
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    for child in iter_nodes(node):
+        if type(child) is cst.Call:
+            yield child  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------ loaders
+@dataclass(frozen=True)
+class LoaderSite:
+    call: cst.Call  # the DataLoader(...) call
+    target: str | None  # the text of the name or attribute it is assigned to
+    scope: cst.FunctionDef | cst.Module  # the function (or module) holding it
+
+
+def data_loaders(ctx: FileContext) -> list[LoaderSite]:
+    """Every ``torch.utils.data.DataLoader(...)`` call of the file (any alias), with what
+    it is assigned to."""
+    return ctx.cached("training_objects_loaders", lambda: list(_loaders(ctx)))
+
+
+def _loaders(ctx: FileContext) -> Iterator[LoaderSite]:
+    scopes: list[cst.FunctionDef | cst.Module] = [ctx.module]
+    scopes += [d for d in ctx.definitions() if isinstance(d, cst.FunctionDef)]
+    for scope in scopes:
+        for node in iter_scope(scope):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
+                call = node.value
+                target = node.targets[0].target if isinstance(node, cst.Assign) and len(
+                    node.targets) == 1 else getattr(node, "target", None)
+                if ctx.qualified_name(call.func) in DATA_LOADERS:
+                    yield LoaderSite(call, text(target) if isinstance(
+                        target, (cst.Name, cst.Attribute)) else None, scope)
+            elif isinstance(node, cst.Call) and ctx.qualified_name(node.func) in DATA_LOADERS:
+                if not _assigned_call(ctx, node):
+                    yield LoaderSite(node, None, scope)
+
+
+def _assigned_call(ctx: FileContext, call: cst.Call) -> bool:
+    """Is ``call`` the whole value of an assignment (reported by the assignment above)?"""
+    return ctx.cached(("training_objects_assigned_calls",), lambda: {
+        id(n.value) for n in iter_nodes(ctx.module)
+        if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None}
+    ).__contains__(id(call))
+
+
+def names_in(node: cst.CSTNode) -> Iterator[str]:
+    """The texts of the names and attributes in an expression (``self.loader``, ``loader``)."""
+    for child in iter_nodes(node):
+        if isinstance(child, (cst.Name, cst.Attribute)):
+            yield text(child)
+
+
+def nested_loop_iterations(ctx: FileContext) -> list[tuple[cst.For, bool]]:
+    """Every ``for`` loop of the file with whether it runs inside another loop of its
+    function (an epoch loop around a batch loop)."""
+    return ctx.cached("training_objects_for_loops", lambda: list(_for_loops(ctx.module)))
+
+
+def _for_loops(module: cst.Module) -> Iterator[tuple[cst.For, bool]]:
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            inside = False
+        if isinstance(node, cst.For):
+            yield node, inside
+        if isinstance(node, (cst.For, cst.While)):
+            stack.extend((c, inside or c is node.body) for c in children_of(node))
+        else:
+            stack.extend((c, inside) for c in children_of(node))
+
+
+def loop_functions(ctx: FileContext) -> dict[int, str]:
+    """For each ``for`` loop of a function of the file (by ``id``), the function's name."""
+    return ctx.cached("training_objects_loop_functions", lambda: {
+        id(loop): definition.name.value for definition in ctx.definitions()
+        if isinstance(definition, cst.FunctionDef)
+        for loop in iter_scope(definition.body) if isinstance(loop, cst.For)})
+
+
+def calls_in_loops(ctx: FileContext) -> list[cst.Call]:
+    """The calls made inside a loop body (a function called once per epoch)."""
+    return ctx.cached("training_objects_loop_calls", lambda: [
+        call for loop in iter_nodes(ctx.module) if isinstance(loop, (cst.For, cst.While))
+        for call in calls_in(loop.body)])
+
+
+def method_calls_named(ctx: FileContext, name: str) -> list[cst.Call]:
+    """The ``X.<name>(...)`` calls of the file."""
+    return ctx.cached(("training_objects_method_calls", name), lambda: [
+        n for n in iter_nodes(ctx.module) if type(n) is cst.Call and isinstance(
+            n.func, cst.Attribute) and n.func.attr.value == name])
+
+
+# ------------------------------------------------------------------ datasets
+RANDOM_GENERATORS = frozenset({
+    "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+    "numpy.random.mtrand.RandomState", "random.Random",
+})
+_SAMPLE_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
+
+
+def class_methods(klass: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    """The methods a class body defines directly, by name."""
+    body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ()
+    return {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+
+
+def sample_methods(ctx: FileContext, klass: cst.ClassDef) -> list[cst.FunctionDef]:
+    """The methods of a dataset class that run per sample: ``__getitem__``, ``__iter__``
+    (and ``__getitems__``, ``__next__``), and the methods they call as ``self.m(...)``."""
+    return ctx.cached(("training_objects_sample_methods", id(klass)),
+                      lambda: _sample_methods(klass))
+
+
+def _sample_methods(klass: cst.ClassDef) -> list[cst.FunctionDef]:
+    methods = class_methods(klass)
+    pending = [m for name, m in methods.items() if name in _SAMPLE_METHODS]
+    seen: dict[int, cst.FunctionDef] = {}
+    while pending:
+        method = pending.pop()
+        if id(method) in seen:
+            continue
+        seen[id(method)] = method
+        for call in calls_in(method.body):
+            name = self_attribute(call.func)
+            if name is not None and name in methods and name != "__init__":
+                pending.append(methods[name])
+    return list(seen.values())
+
+
+def drawn_receivers(method: cst.FunctionDef) -> set[str]:
+    """The texts of the receivers a method calls methods on (``self.rng`` of
+    ``self.rng.integers(...)``, ``rng`` of ``rng.random()``)."""
+    return {text(call.func.value) for call in calls_in(method.body)
+            if isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, (cst.Name, cst.Attribute))}
+
+
+def assigned_outside(klass: cst.ClassDef, attribute: str, method: str) -> bool:
+    """``self.<attribute>`` is assigned in a method of the class other than ``method``."""
+    for name, function in class_methods(klass).items():
+        if name == method:
+            continue
+        for node in iter_nodes(function.body):
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(
+                    node, cst.Assign) else [node.target]
+                if any(self_attribute(t) == attribute for t in targets):
+                    return True
+    return False
+
+
+# ------------------------------------------------------------------ freezing
+@dataclass(frozen=True)
+class FreezeEvent:
+    kind: str  # "freeze", "unfreeze", "grow" (something assigned into the module), "optimizer"
+    model: str  # the module's text (for "optimizer": the text of M in M.parameters())
+    node: cst.CSTNode
+
+
+_GROWING_METHODS = frozenset({"add_module", "register_module", "register_parameter", "append",
+                              "extend", "insert", "update", "__setattr__"})
+
+
+def freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[FreezeEvent]:
+    """The freezing and unfreezing of modules, the layers assigned into them and the
+    optimizers built over ``M.parameters()`` in a function's own body (or the module's
+    code outside functions), in source order."""
+    return ctx.cached(("training_objects_freeze_events", id(scope)),
+                      lambda: list(_freeze_events(ctx, scope)))
+
+
+def unfreezes_anywhere(ctx: FileContext) -> bool:
+    """Some code of the file turns gradients back on (``p.requires_grad = True``, or a
+    value that is not the literal False; ``m.requires_grad_()``/``(True)``/``(flag)``)."""
+    return ctx.cached("training_objects_unfreezes", lambda: any(
+        _unfreeze(n) for n in iter_nodes(ctx.module)))
+
+
+def _unfreeze(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Assign):
+        return any(isinstance(t.target, cst.Attribute) and t.target.attr.value ==
+                   "requires_grad" for t in node.targets) and not _is_false(node.value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value == "requires_grad_"):
+        return not node.args or not _is_false(node.args[0].value)
+    return False
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _parameters_of(node: cst.BaseExpression | None) -> str | None:
+    """``M`` for ``M.parameters()`` / ``M.named_parameters()`` (no arguments)."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value in ("parameters", "named_parameters")):
+        return text(node.func.value)
+    return None
+
+
+def _frozen_by_loop(loop: cst.For) -> str | None:
+    """``M`` for ``for p in M.parameters(): p.requires_grad = False`` (the assignment a
+    statement of the loop's own body, not under a condition)."""
+    model = _parameters_of(loop.iter)
+    if model is None or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    names = {text(t) for t in _targets(loop.target) if isinstance(t, cst.Name)}
+    for stmt in loop.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and (
+                        call.func.attr.value == "requires_grad_") and call.args and _is_false(
+                        call.args[0].value) and text(call.func.value) in names:
+                    return model
+                if isinstance(small, cst.Assign) and _is_false(small.value) and any(
+                        isinstance(t.target, cst.Attribute) and t.target.attr.value ==
+                        "requires_grad" and text(t.target.value) in names
+                        for t in small.targets):
+                    return model
+    return None
+
+
+def _freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
+                   ) -> Iterator[FreezeEvent]:
+    for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, cst.For):
+            model = _frozen_by_loop(node)
+            if model is not None:
+                yield FreezeEvent("freeze", model, node)
+        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
+                node.target]
+            for target in targets:
+                for element in _targets(target):
+                    yield FreezeEvent("grow", text(element), node)
+        elif isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+                kind = "freeze" if node.args and _is_false(node.args[0].value) else "unfreeze"
+                yield FreezeEvent(kind, text(func.value), node)
+            elif isinstance(func, cst.Attribute) and func.attr.value in _GROWING_METHODS:
+                yield FreezeEvent("grow", text(func.value) + ".", node)
+            elif isinstance(func, cst.Name) and func.value == "setattr" and node.args:
+                yield FreezeEvent("grow", text(node.args[0].value) + ".", node)
+            elif is_optimizer_class(ctx.qualified_name(func)):
+                model = _parameters_of(call_argument(node, "params", 0))
+                if model is not None:
+                    yield FreezeEvent("optimizer", model, node)
+
+
+# ------------------------------------------------------------------ devices
+@dataclass(frozen=True)
+class ModelMove:
+    model: str  # the model's text
+    device: cst.BaseExpression  # the device it was moved to
+    node: cst.Call  # the .to(...) / .cuda(...) call
+
+
+_TO_DEVICE = ("to", "cuda")
+
+
+def model_moves(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list[ModelMove]:
+    """The models moved to a device in a function's own body (or the module's code outside
+    functions): ``M.to(dev)``, ``M.cuda()``, ``M = Net().to(dev)``, ``M = M.cuda(0)``,
+    ``M = DistributedDataParallel(Net().to(dev))``, in source order. A ``.to(dtype)`` is not a move."""
+    return ctx.cached(("training_objects_model_moves", id(scope)),
+                      lambda: list(_model_moves(ctx, scope)))
+
+
+def _device_of(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _TO_DEVICE:
+        return None
+    if func.attr.value == "cuda":
+        return call.args[0].value if call.args else cst.SimpleString('"cuda"')
+    device = call_argument(call, "device", 0)
+    if device is None or is_dtype(ctx, device):
+        return None
+    return device
+
+
+def _model_moves(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> Iterator[ModelMove]:
+    for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            device = _device_of(ctx, node.value)
+            if device is not None and isinstance(node.value.func, cst.Attribute):
+                receiver = node.value.func.value
+                if isinstance(receiver, (cst.Name, cst.Attribute)):
+                    yield ModelMove(text(receiver), device, node.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(
+                node.value, cst.Call) and isinstance(node.targets[0].target,
+                                                     (cst.Name, cst.Attribute)):
+            value = node.value
+            device = _device_of(ctx, value)
+            if device is None and value.args and isinstance(value.args[0].value, cst.Call):
+                # a wrapper around the moved model: DistributedDataParallel(net.to(dev))
+                value = value.args[0].value
+                device = _device_of(ctx, value)
+            receiver = value.func.value if isinstance(value.func, cst.Attribute) else None
+            if device is not None and isinstance(receiver, (cst.Call, cst.Name, cst.Attribute)):
+                yield ModelMove(text(node.targets[0].target), device, value)
+
+
+def provably_cpu(ctx: FileContext, device: cst.BaseExpression,
+                 scope: cst.FunctionDef | cst.Module) -> bool:
+    """``"cpu"``, ``torch.device("cpu")``, or a name bound only to one of those."""
+    value = string_value(device)
+    if value is not None:
+        return value.split(":")[0] == "cpu"
+    if isinstance(device, cst.Call) and ctx.qualified_name(device.func) == "torch.device":
+        first = call_argument(device, "type", 0)
+        return first is not None and provably_cpu(ctx, first, scope)
+    if isinstance(device, cst.Name):
+        function = scope if isinstance(scope, cst.FunctionDef) else None
+        values = assigned(ctx, device, function)
+        return bool(values) and all(provably_cpu(ctx, v, scope) for v in values or ())
+    return False
+
+
+def source_order(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
+    """The position of each node of a scope's own code in source order (by ``id``)."""
+    return ctx.cached(("training_objects_order", id(scope)), lambda: {
+        id(n): i for i, n in enumerate(iter_scope(scope))})
+
+
+# ------------------------------------------------------------------ compiled code
+COMPILE = frozenset({"torch.compile"})
+
+
+def compiled_functions(ctx: FileContext) -> frozenset[int]:
+    """The ids of the functions ``torch.compile`` traces: those decorated with
+    ``@torch.compile`` (with or without arguments, any alias), and the ``forward`` of each
+    module class of the file whose instance the file passes to ``torch.compile``."""
+    return ctx.cached("training_objects_compiled", lambda: frozenset(_compiled(ctx)))
+
+
+def _compiled(ctx: FileContext) -> Iterator[int]:
+    classes = {d.name.value: d for d in ctx.definitions()
+               if isinstance(d, cst.ClassDef) and ctx.is_module_class(d)}
+    for definition in ctx.definitions():
+        if isinstance(definition, cst.FunctionDef) and any(
+                ctx.qualified_name(d.decorator.func if isinstance(d.decorator, cst.Call)
+                                   else d.decorator) in COMPILE
+                for d in definition.decorators):
+            yield id(definition)
+    index = _assignments(ctx)
+    for node in iter_nodes(ctx.module):
+        if type(node) is not cst.Call or ctx.qualified_name(node.func) not in COMPILE:
+            continue
+        model = call_argument(node, "model", 0)
+        if model is None:
+            continue
+        values = [model] if isinstance(model, cst.Call) else [
+            e.value for e in index.get(text(model), []) if e.value is not None]
+        for value in values:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
+                    value.func.value in classes):
+                forward = class_methods(classes[value.func.value]).get("forward")
+                if forward is not None:
+                    yield id(forward)
+
+
+# ------------------------------------------------------------------ attribute reads
+_ATTRIBUTE_READ = re.compile(r"\.\s*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)['\"]")
+_MAX_PROJECT_FILES = 5000
+# per file of a project: (mtime, size) and the names it reads
+_PROJECT_READS: dict[str, tuple[tuple[int, int], str, Any]] = {}
+_SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
+_CHILD_ITERATION = frozenset({"modules", "children", "named_modules", "named_children",
+                              "named_parameters", "parameters", "_modules", "__dict__",
+                              "state_dict", "apply"})
+
+
+def layer_attributes(ctx: FileContext, klass: cst.ClassDef) -> list[tuple[str, cst.Assign]]:
+    """The layers a module class's ``__init__`` assigns as ``self.X = <layer>``."""
+    init = class_methods(klass).get("__init__")
+    if init is None:
+        return []
+    found = []
+    for node in iter_scope(init.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_layer_call(
+                ctx, node.value):
+            name = self_attribute(node.targets[0].target)
+            if name is not None:
+                found.append((name, node))
+    return found
+
+
+def iterates_itself(klass: cst.ClassDef) -> bool:
+    """The class reaches its attributes other than by name: ``self.children()``,
+    ``self.named_modules()``, ``getattr(self, name)``, ``self.__dict__``, ``vars(self)``."""
+    for node in iter_nodes(klass):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and (
+                node.value.value == "self") and node.attr.value in _CHILD_ITERATION:
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and (
+                node.func.value in ("getattr", "vars", "setattr", "hasattr", "delattr")):
+            return True
+    return False
+
+
+def attribute_reads(ctx: FileContext) -> dict[str, int]:
+    """How many times each attribute name is read in the file (``x.name`` not as an
+    assignment target), plus the names that appear as strings (``getattr(m, "name")``)."""
+    return ctx.cached("training_objects_attribute_reads", lambda: _reads(ctx.module))
+
+
+def _reads(module: cst.Module) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    stored: set[int] = set()
+    for node in iter_nodes(module):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
+                node.target]
+            stored |= {id(t) for t in targets}
+        elif isinstance(node, cst.Attribute) and id(node) not in stored:
+            counts[node.attr.value] = counts.get(node.attr.value, 0) + 1
+        elif isinstance(node, cst.SimpleString):
+            value = string_value(node)
+            if value is not None and value.isidentifier():
+                counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def read_elsewhere_in_project(ctx: FileContext, name: str) -> bool:
+    """Some other file of the project (under the file's package root) reads ``.name`` or
+    spells ``"name"``; True when the project is too large to scan."""
+    if ctx.project is None or not ctx.project.roots:
+        return False
+    files = ctx.cached("training_objects_project_files", lambda: _project_files(ctx))
+    if files is None:
+        return True
+    for path in files:
+        read = _names_read(path)
+        if read is None:
+            continue
+        # a cached result must be redone when a file it looked at changes
+        ctx.project.dependencies[path] = Dependency(path, read[0])
+        if name in read[1]:
+            return True
+    return False
+
+
+def _project_files(ctx: FileContext) -> list[str] | None:
+    """The other Python files under the file's package root (None: too many to read)."""
+    assert ctx.project is not None
+    here = os.path.abspath(ctx.path)
+    files: list[str] = []
+    for folder, dirs, names in os.walk(ctx.project.roots[0]):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS]
+        for file_name in names:
+            if file_name.endswith(".py"):
+                path = os.path.abspath(os.path.join(folder, file_name))
+                if path != here:
+                    files.append(path)
+        if len(files) > _MAX_PROJECT_FILES:
+            return None
+    return files
+
+
+_T = TypeVar("_T")
+
+
+def _file_fact(path: str, memo: dict[str, tuple[tuple[int, int], str, Any]],
+               compute: Callable[[bytes], _T]) -> tuple[str, _T] | None:
+    """A fact of a project file computed from its bytes with its digest, kept in ``memo``
+    by the file's modification time and size (None: unreadable)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = memo.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1], known[2]
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    fact = compute(data)
+    digest = file_digest(data)
+    memo[path] = (stamp, digest, fact)
+    return digest, fact
+
+
+def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
+    """The digest of a file and the attribute names and identifier strings it spells."""
+    return _file_fact(path, _PROJECT_READS, lambda data: frozenset(
+        a or b for a, b in _ATTRIBUTE_READ.findall(data.decode("utf-8", errors="replace"))))
+
+
+# ------------------------------------------------------------------ loaders elsewhere
+_LOADER_CALLS: dict[str, tuple[tuple[int, int], str, Any]] = {}
+
+
+def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
+    """How the other files of the project that name ``dataset`` (a class name) load data:
+    ``"workers"`` when one of their ``DataLoader(...)`` calls may use worker processes
+    (``num_workers`` not 0) and none reseeds them, ``"main"`` when every such call loads in
+    the main process, ``"reseeded"`` when one passes a ``worker_init_fn``; None when the
+    project has no such file (or is too large to read)."""
+    if ctx.project is None or not ctx.project.roots:
+        return None
+    files = ctx.cached("training_objects_project_files", lambda: _project_files(ctx))
+    kinds: set[str] = set()
+    for path in files or ():
+        known = _loader_calls(path)
+        if known is None or dataset not in known[1][0]:
+            continue
+        ctx.project.dependencies[path] = Dependency(path, known[0])
+        kinds.update(known[1][1])
+    if "reseeded" in kinds:
+        return "reseeded"
+    if "workers" in kinds:
+        return "workers"
+    return "main" if kinds else None
+
+
+def _loader_calls(path: str) -> tuple[str, tuple[frozenset[str], tuple[str, ...]]] | None:
+    """A file's digest, the names it calls (``MyDataset(...)``), and for each of its
+    ``DataLoader(...)`` calls: "workers", "main" or "reseeded"."""
+    return _file_fact(path, _LOADER_CALLS, _loader_facts)
+
+
+def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
+    import ast
+
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return frozenset(), ()
+    kinds: list[str] = []
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name:
+            called.add(name)
+        if name == "DataLoader":
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            workers = keywords.get("num_workers", node.args[5] if len(node.args) > 5 else None)
+            if "worker_init_fn" in keywords:
+                kinds.append("reseeded")
+            elif workers is None or isinstance(workers, ast.Constant) and workers.value == 0:
+                kinds.append("main")
+            else:
+                kinds.append("workers")
+    return frozenset(called), tuple(kinds)
