@@ -195,6 +195,30 @@ def test_conv_bn_pair_in_a_class_deriving_from_a_module_class_of_another_file(tm
     assert alone == []
 
 
+def test_plain_list_in_a_file_that_never_names_module(tmp_path) -> None:
+    # the base class comes from another file, so "Module" appears nowhere in this one:
+    # the prefilter must still let TL101 see it
+    model = """
+        from torch import nn
+
+        from .layers import BaseBlock
+
+
+        class Encoder(BaseBlock):
+            def __init__(self, n):
+                super().__init__()
+                self.drops = []
+                for _ in range(n):
+                    self.drops.append(nn.Dropout(0.1))
+
+            def forward(self, x):
+                return self.drops[0](x)
+    """
+    files = {"pkg/__init__.py": "", "pkg/layers.py": _BASE, "pkg/model.py": model}
+    found = _lint_in_project("TL101", tmp_path, files, "pkg/model.py")
+    assert [(d.line, d.code) for d in found] == [(9, "TL101")]
+
+
 def test_forward_on_self_in_a_class_deriving_from_a_module_class_of_another_file(
         tmp_path) -> None:
     model = """

@@ -145,9 +145,18 @@ def _calls_a_seed(ctx: FileContext, node: cst.CSTNode, *, enter_scopes: bool) ->
     for inner in nodes:
         if type(inner) is cst.Call:
             name = last_name_part(inner.func)  # type: ignore[attr-defined]
-            if name is not None and "seed" in name.lower():
+            if name is not None and "seed" in name.lower() and not _seeds_own_generator(
+                    ctx, inner):
                 return True
     return False
+
+
+def _seeds_own_generator(ctx: FileContext, call: cst.Call) -> bool:
+    """``torch.Generator(device=d).manual_seed(0)``: seeds that generator only, not the
+    stream the factories draw from."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and (
+        ctx.qualified_name(func.value.func) == "torch.Generator")
 
 
 def seeded(ctx: FileContext) -> bool:

@@ -40,7 +40,8 @@ class CreateThenMove(Rule):
     gathered on the host, and `device=` copies it over just the same. It does not flag a
     random draw that uses an explicit `generator=` or runs where the code seeds the random
     stream (`torch.manual_seed`, `seed_everything`... in the function, its class or the
-    module): drawing on the host there is how the values stay the same on every device. A
+    module; seeding a generator of its own, `torch.Generator(...).manual_seed(0)`, does not
+    count): drawing on the host there is how the values stay the same on every device. A
     `*_like(src)` factory allocates on `src`'s device, so it is flagged only when `src` is
     known to be a host tensor. It does not flag test files (`test_*.py`, files under
     `tests/`): a test builds its small inputs once, and the copy costs nothing.

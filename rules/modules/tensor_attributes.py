@@ -48,6 +48,54 @@ def read_when_computing(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
     return False
 
 
+def updated_when_computing(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
+    """Does the module's computation store a new value of ``self.<attr>`` computed from the
+    old one (``self.mean = m * self.mean + ...``, ``y, self.mean = bn(x, self.mean)``), other
+    than moving it (``self.mean = self.mean.to(x.device)``)? Such a tensor is state the
+    module learns while it runs, a running statistic: it belongs in ``state_dict()``."""
+    for method in computing_methods(ctx, cls):
+        for node in iter_nodes(method.body):
+            if not isinstance(node, (cst.Assign, cst.AugAssign)) or not _stores(node, attr):
+                continue
+            value = node.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+                    value.func.attr.value in ("to", "cuda", "cpu", "type_as")) and (
+                    self_attribute(value.func.value) == attr):
+                continue
+            if isinstance(node, cst.AugAssign) or any(
+                    isinstance(n, cst.Attribute) and self_attribute(n) == attr
+                    for n in iter_nodes(value)):
+                return True
+    return False
+
+
+def _stores(node: cst.Assign | cst.AugAssign, attr: str) -> bool:
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    for target in targets:
+        elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        for element in elements:
+            inner = element.value if isinstance(element, cst.BaseElement) else element
+            if self_attribute(inner) == attr:
+                return True
+    return False
+
+
+def alternatives(function: cst.FunctionDef, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """Are ``first`` and ``second`` in different branches of one ``if`` of ``function``
+    (only one of them runs)?"""
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.If) and node.orelse is not None:
+            in_body = _holds(node.body, first), _holds(node.body, second)
+            in_else = _holds(node.orelse, first), _holds(node.orelse, second)
+            if in_body[0] and in_else[1] or in_body[1] and in_else[0]:
+                return True
+    return False
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(n is node for n in iter_nodes(tree))
+
+
 def may_be_scalar(ctx: FileContext, factory: cst.Call, reshaped: bool,
                   at: cst.CSTNode) -> bool:
     """``torch.tensor(x)`` / ``torch.as_tensor(x)`` whose data may be one number (a config

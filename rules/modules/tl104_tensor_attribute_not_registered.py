@@ -17,9 +17,11 @@ from torchlint.engine.triage import self_store_call
 from torchlint.rule import Rule
 from torchlint.rules.modules.module_classes import is_module_class
 from torchlint.rules.modules.tensor_attributes import (
+    alternatives,
     is_reshaping,
     may_be_scalar,
     read_when_computing,
+    updated_when_computing,
 )
 from torchlint.rules.patterns import ASSIGNED, DOTTED, GAP
 
@@ -56,7 +58,8 @@ class TensorAttributeNotRegistered(Rule):
 
     Not flagged: an attribute only read elsewhere (CPU-side sampling, a `collate_fn`) or
     never read; one moved by hand where it is used (`.to(...)`, `.cuda()`, `.type_as(...)`,
-    `device=`); a tensor created with an explicit `device=`; `torch.tensor(x)` whose data
+    `device=`), unless the computation also updates it from its old value (a running
+    statistic: moving it does not save it); a tensor created with an explicit `device=`; `torch.tensor(x)` whose data
     may be a single number (a config value, `dim ** -0.5`): a 0-d CPU tensor works with
     tensors on any device, and a constant of the configuration need not be saved (data
     that is visibly a list, array or reshaped tensor is reported); and test files.
@@ -169,7 +172,7 @@ class TensorAttributeNotRegistered(Rule):
             return None  # placed on a chosen device, or a 0-d constant usable on any device
         cls = ctx.enclosing_class()
         if cls is None or not read_when_computing(ctx, cls, attr) or self._handled_elsewhere(
-                cls, attr):
+                cls, attr, node):
             return None  # never read by forward: kept for CPU-side work, or dead
         grad = get_arg(factory, "requires_grad")
         fixable = (grad is None or not is_literal_true(grad.value)) and self._can_register(
@@ -219,8 +222,12 @@ class TensorAttributeNotRegistered(Rule):
         init = next((i for i, s in enumerate(statements) if _calls_parent_init(s)), None)
         return here is not None and init is not None and init < here
 
-    def _handled_elsewhere(self, cls: cst.ClassDef, attr: str) -> bool:
-        """register_buffer/register_parameter("attr"), an nn.Parameter, or a manual move."""
+    def _handled_elsewhere(self, cls: cst.ClassDef, attr: str,
+                           stored: cst.Assign | cst.AnnAssign) -> bool:
+        """register_buffer/register_parameter("attr"), an nn.Parameter, or a manual move
+        (which does not save a state the computation updates: a running statistic)."""
+        updated = updated_when_computing(self.context, cls, attr)
+        init = self.context.current_function
         assignments = 0
         for node in iter_nodes(cls.body):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -229,15 +236,20 @@ class TensorAttributeNotRegistered(Rule):
                     string_value(node.args[0].value) == attr
                 ):
                     return True
-                if method in _MOVES and self_attribute(node.func.value) == attr:
+                if method in _MOVES and self_attribute(node.func.value) == attr and not updated:
                     return True
             if isinstance(node, cst.Call) and get_arg(node, "device") is not None and any(
-                    self_attribute(a.value) == attr for a in node.args):
+                    self_attribute(a.value) == attr for a in node.args) and not updated:
                 return True  # torch.as_tensor(self.X, device=x.device): moved where used
             elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
                     else [node.target]
                 if any(self_attribute(t) == attr for t in targets):
+                    if updated and _is_move_of(node.value, attr):
+                        continue  # self.X = self.X.to(x.device) before updating it
+                    if init is not None and node is not stored and alternatives(
+                            init, stored, node):
+                        continue  # the other branch of an if in __init__ stores something else
                     assignments += 1
                     value = node.value
                     if isinstance(value, cst.Call) and (
@@ -246,6 +258,12 @@ class TensorAttributeNotRegistered(Rule):
                     ):
                         return True
         return assignments > 1
+
+
+def _is_move_of(value: cst.BaseExpression | None, attr: str) -> bool:
+    """``self.<attr>.to(...)``, ``.cuda()``, ``.cpu()``, ``.type_as(...)``."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+        value.func.attr.value in _MOVES) and self_attribute(value.func.value) == attr
 
 
 def _calls_parent_init(stmt: cst.CSTNode) -> bool:

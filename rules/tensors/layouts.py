@@ -327,6 +327,44 @@ def merges_apart(ctx: FileContext, view: cst.Call, producer: cst.BaseExpression,
     return False
 
 
+def flattens_leading_apart(view: cst.Call, shape: Shape) -> bool:
+    """Does ``x.view(-1, x.size(-1))`` (or ``x.shape[-1]``), on a tensor ``x`` of unknown rank,
+    merge dimensions its layout put apart? That view keeps the last dimension and merges all
+    the others: a no-op on a 2-D tensor, so it is meant for three dimensions or more, and
+    there it merges every leading dimension (``x.transpose(0, 1)``: the swapped two)."""
+    layout = shape.layout
+    attribute = method_call(view, "view")
+    if layout is None or not layout.open or attribute is None:
+        return False
+    receiver = attribute.value
+    if not isinstance(receiver, cst.Name) or len(view.args) != 2 or any(
+            arg.star or arg.keyword is not None for arg in view.args):
+        return False
+    first, last = view.args[0].value, view.args[1].value
+    if not _is_minus_one(first) or not _last_size_of(last, receiver.value):
+        return False
+    rank = max(len(layout.dims), 3)
+    dims = layout.dims + tuple(range(len(layout.dims), rank))
+    leading = dims[:-1]  # more trailing dimensions only lengthen this run
+    return any(not _mergeable(left, right, layout.narrowed)
+               for left, right in zip(leading, leading[1:]))
+
+
+def _last_size_of(node: cst.BaseExpression, name: str) -> bool:
+    """``name.size(-1)`` or ``name.shape[-1]``."""
+    if isinstance(node, cst.Call):
+        attribute = method_call(node, "size")
+        return attribute is not None and isinstance(attribute.value, cst.Name) and (
+            attribute.value.value == name) and len(node.args) == 1 and (
+            node.args[0].keyword is None) and _is_minus_one(node.args[0].value)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and len(
+            node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        owner = node.value
+        return owner.attr.value == "shape" and isinstance(owner.value, cst.Name) and (
+            owner.value.value == name) and _is_minus_one(node.slice[0].slice.value)
+    return False
+
+
 def _size_names(ctx: FileContext, producer: cst.BaseExpression, at: cst.CSTNode,
                 rank: int) -> ShapeUnpack | None:
     """The names a shape unpacking gave the sizes of the (contiguous) tensor ``producer``

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.bindings import Binding, bindings_before, binds_anywhere
 from torchlint.analysis.nodes import method_call
 from torchlint.analysis.tensor_facts import (
     NON_CONTIGUOUS_ATTRIBUTES,
@@ -12,7 +13,12 @@ from torchlint.analysis.tensor_facts import (
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.engine.triage import calls_method, identifier, imports
 from torchlint.rule import Rule
-from torchlint.rules.tensors.layouts import merges_apart, produced, view_rank
+from torchlint.rules.tensors.layouts import (
+    flattens_leading_apart,
+    merges_apart,
+    produced,
+    view_rank,
+)
 
 # permute|transpose|t|...|T|mT: the attribute names non_contiguous_producer looks for
 _PRODUCERS = "|".join(sorted(NON_CONTIGUOUS_METHODS | NON_CONTIGUOUS_ATTRIBUTES))
@@ -31,7 +37,10 @@ class ViewAfterPermute(Rule):
     such an unpacking names the sizes (`b, c, h, w = x.shape`) and the view spells its
     dimensions with them, the rule also sees which dimensions each one merges:
     `x.permute(0, 2, 3, 1).view(b, h, w * c)` merges `w` and `c`, which the permutation
-    put apart, even though it asks for as many dimensions as can be merged.
+    put apart, even though it asks for as many dimensions as can be merged. A view that keeps
+    only the last dimension (`x.view(-1, x.size(-1))`) is a no-op on a 2-D tensor, so it is
+    taken to merge at least two leading dimensions: after `x = x.transpose(0, 1)` (also
+    inside an `if` with no other branch: the path through it raises) they cannot merge.
 
     It does not flag views that only split a dimension or add or drop size-1 dimensions
     (`x.transpose(1, 2).view(B, C, H, W)` from `[B, H*W, C]`), views that merge dimensions
@@ -102,7 +111,8 @@ class ViewAfterPermute(Rule):
         shape = produced(self.context, producer, at)
         if target is None or shape is None:
             return
-        if target >= shape.chunks() and not merges_apart(self.context, node, producer, at, shape):
+        if target >= shape.chunks() and not merges_apart(
+                self.context, node, producer, at, shape) and not flattens_leading_apart(node, shape):
             return  # the view may only split dimensions or add and drop size-1 ones
         self.report(node, op=op, fix=Fix.safe(NodeEdit(attribute.attr, "reshape")))
 
@@ -120,9 +130,28 @@ class ViewAfterPermute(Rule):
         if op is not None:
             return op, value, node
         if isinstance(value, cst.Name) and not value.lpar:
-            bound = self.context.binding(value.value, node)
+            bound = next(bindings_before(self.context, value.value, node), None)
+            if bound is not None and bound.kind == "unknown":
+                bound = _rebound_in_branch(bound.node, value.value)
             if bound is not None and bound.kind == "assign" and bound.value is not None:
                 op = non_contiguous_producer(self.context, bound.value)
                 if op is not None:
                     return op, bound.value, bound.node
         return None
+
+
+def _rebound_in_branch(stmt: cst.CSTNode, name: str) -> Binding | None:
+    """``name = ...`` when ``stmt`` is ``if cond: ... name = ...`` with no other branch: on
+    the path through the branch, the tensor is what the branch made it
+    (``if not batch_first: x = x.transpose(0, 1)``)."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(
+            stmt.body, cst.IndentedBlock) or not stmt.body.body:
+        return None
+    last = next((s for s in reversed(stmt.body.body) if binds_anywhere(s, name)), None)
+    if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
+        return None
+    assign = last.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(
+            assign.targets[0].target, cst.Name) or assign.targets[0].target.value != name:
+        return None
+    return Binding("assign", assign, assign.value)

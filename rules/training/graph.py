@@ -37,6 +37,9 @@ from torchlint.analysis.torch_facts import (
 # methods that keep the graph of a loss (``loss.mean()``)
 _GRAPH_KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float",
                                     "double", "half", "clone", "abs", "to", "cuda", "cpu"})
+# methods that leave a fresh tensor a tensor (``torch.zeros(1).squeeze_()``)
+_SAME_TENSOR_METHODS = frozenset({"squeeze", "squeeze_", "to", "cuda", "float", "double",
+                                  "half"})
 # tensor attributes that carry no graph (``loss.data``, ``out.shape[0]``)
 _GRAPHLESS_ATTRIBUTES = frozenset({"data", "shape", "grad", "device", "dtype", "ndim",
                                    "is_cuda", "requires_grad", "grad_fn", "is_leaf", "names",
@@ -271,6 +274,8 @@ def graph_value(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
         return None
     if not isinstance(node, cst.Name):
         return None
+    if not env and backpropagated_here(ctx, node.value):
+        return "loss"
     chain = env[node.value] if node.value in env else assignment_chain(ctx, node.value)
     if not chain:
         return None
@@ -281,6 +286,42 @@ def graph_value(ctx: FileContext, node: cst.BaseExpression, depth: int = 0,
         # ``loss_dict = model(images, targets)``: graphs, but no scalar to take .item() of
         return "model" if any(part in lowered for part in _CONTAINER_HINTS) else "loss"
     return graph_value(ctx, chain[0], depth + 1, {**env, node.value: chain[1:]})
+
+
+def backpropagated_here(ctx: FileContext, name: str) -> bool:
+    """Was ``name.backward()`` called earlier in the block of the current statement, with
+    ``name`` not bound anew since (``loss *= k`` keeps it)? Backward needs a graph, so the
+    value still holds one (``loss = loss_fn(out, y); loss.backward(); total += loss``)."""
+    ancestors = ctx.ancestors
+    for index in range(len(ancestors) - 1, 0, -1):
+        statement, block = ancestors[index], ancestors[index - 1]
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            break
+    else:
+        return False
+    body = list(block.body)
+    if not any(s is statement for s in body):
+        return False
+    for stmt in reversed(body[:next(k for k, s in enumerate(body) if s is statement)]):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            if binds_anywhere(stmt, name):
+                return False
+            continue
+        for small in reversed(stmt.body):
+            if isinstance(small, cst.Expr) and _backward_of(small.value, name):
+                return True
+            if isinstance(small, cst.AugAssign):
+                continue
+            if binds_anywhere(small, name):
+                return False
+    return False
+
+
+def _backward_of(node: cst.BaseExpression, name: str) -> bool:
+    """``name.backward(...)``."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+        node.func.attr.value == "backward") and isinstance(node.func.value, cst.Name) and (
+        node.func.value.value == name)
 
 
 # --------------------------------------------------------- where graphs live
@@ -353,7 +394,9 @@ def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> b
     (``data_loop``) does not walk a data loader: a helper that builds loss terms.
     """
     derived = {name}
-    statements = [n for n in iter_nodes(scope)
+    # a module's own code (a script, a notebook): its functions and classes bind local names
+    walk = iter_scope if isinstance(scope, cst.Module) else iter_nodes
+    statements = [n for n in walk(scope)
                   if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
     changed = True
     while changed:
@@ -368,7 +411,7 @@ def graph_is_wanted(scope: cst.CSTNode, name: str, data_loop: bool = False) -> b
                     changed = True
     returned = False
     backprop_here = False
-    for node in iter_nodes(scope):
+    for node in walk(scope):
         if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
             returned = returned or _mentions(node.value, derived)
         if isinstance(node, cst.Call):
@@ -446,6 +489,11 @@ def is_number_or_tensor(ctx: FileContext, value: cst.BaseExpression | None) -> b
         return True
     if isinstance(value, cst.Call):
         qual = ctx.qualified_name(value.func)
+        if qual is None and isinstance(value.func, cst.Attribute) and (
+                value.func.attr.value in _SAME_TENSOR_METHODS):
+            # ``torch.zeros(1, device=d).squeeze_()``: still the fresh tensor
+            return isinstance(value.func.value, cst.Call) and is_tensor_factory(
+                ctx, value.func.value)
         return is_tensor_factory(ctx, value) or qual in ("builtins.float", "builtins.int")
     return False
 

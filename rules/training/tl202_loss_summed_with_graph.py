@@ -27,7 +27,9 @@ from torchlint.rules.training.graph import (
 class LossSummedWithGraph(Rule):
     """## What it does
     Flags a running total built with `total += loss` inside a loop, where `loss` still
-    carries its autograd graph and the total is never backpropagated. The total may also be
+    carries its autograd graph and the total is never backpropagated. A value carries its
+    graph when it comes from a loss or model call, or when `loss.backward()` was called on
+    it earlier in the same block (backward needs a graph). The total may also be
     an entry of a dict or list made before the loop (`stats[name] += loss`), or kept on
     `self` (`self.running_loss += loss`, `self.meters["loss"] += loss`): such a total
     outlives the call, so it grows across the calls of a step method even without a loop.
