@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from torchlint.engine.triage import self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -68,7 +67,6 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
     # (or `= ([...])`), by `= list(...)`/`= builtins.list(...)`, or by an alias `list as L`
     patterns = (r"\bself\b",
                 container_pattern("[", "list"))
-    requires = self_store("list")
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"

@@ -12,7 +12,6 @@ from torchlint.analysis.nodes import (
     self_attribute,
     single_target,
 )
-from torchlint.engine.triage import api
 from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
@@ -100,9 +99,6 @@ class ConvBiasBeforeBatchNorm(Rule):
     # torch.nn layers (`nn` in the import or the call): a BatchNorm1d/2d/3d (or Lazy...) and a
     # Conv1d/2d/3d or ConvTranspose1d/2d/3d (or Lazy...), spelled as names ending the word
     patterns = (r"\bnn\b", r"BatchNorm[123]d\b", r"Conv(?:Transpose)?[123]d\b")
-    requires = api(*(f"torch.nn.{lazy}BatchNorm{d}d" for lazy in ("", "Lazy") for d in "123")) & api(
-        *(f"torch.nn.{lazy}{conv}{d}d" for lazy in ("", "Lazy") for conv in ("Conv", "ConvTranspose")
-          for d in "123"))
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
     fix_title = "Pass bias=False"

@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
-from torchlint.engine.triage import loop_calls_all
 from torchlint.rule import Rule
 from torchlint.rules.training.loops import (
     called_repeatedly,
@@ -68,7 +67,6 @@ class MissingZeroGrad(Rule):
     triggers = ("backward",)  # also manual_backward
     # the loop calls `.step()` on an optimizer-named receiver (or `scaler.step(optimizer)`)
     patterns = (r"\bstep\b", r"(?i)optim|\bopts?\b|\bopt_|_opt\b")
-    requires = loop_calls_all("backward", "step")
     message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
                "across iterations")
 
