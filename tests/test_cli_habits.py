@@ -281,9 +281,15 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
                 break
         assert read_until("TL704"), output
         assert "File change detected (a.py)" in output
-    finally:
+        # SIGTERM ends a watch as it ends any run: one line and the signal's status
         proc.terminate()
-        proc.wait(timeout=30)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 143, output + rest
+        assert "torchlint: terminated" in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def test_a_selection_that_enables_nothing_is_said(tmp_path: Path) -> None:
