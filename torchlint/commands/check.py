@@ -442,15 +442,19 @@ class _Check(click.Command):
     """``torchlint check``, whose ``--help`` lists the options in sections."""
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        sections: dict[str, list[tuple[str, str]]] = {}
+        titles = [title for title, _ in _option_sections()]
+        sections: dict[str, list[tuple[str, str]]] = {title: [] for title in titles}
         for param in self.get_params(ctx):
+            if isinstance(param, click.Argument):
+                continue  # PATHS is in the usage line (some click releases list it too)
             record = param.get_help_record(ctx)
             if record is not None:
-                title = _SECTION_OF.get(param.name or "", "Other options")
-                sections.setdefault(title, []).append(record)
+                # an option of no section (click's own --help) goes with the last one
+                sections[_SECTION_OF.get(param.name or "", titles[-1])].append(record)
         for title, records in sections.items():
-            with formatter.section(title):
-                formatter.write_dl(records)
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
 
 
 def _options(function: Any) -> Any:
