@@ -120,7 +120,7 @@ class FileContext:
             targets: set[str] = set()
             for value in values:
                 branches = _alias_branches(value)
-                resolved = [self._resolve_module_level(b) for b in branches]
+                resolved = [self.resolve_module_level(b) for b in branches]
                 if not branches or any(r is None for r in resolved):
                     break
                 targets.update(r for r in resolved if r is not None)
@@ -136,7 +136,7 @@ class FileContext:
                 if name in self._module_classes or name in self._dataset_classes:
                     continue
                 for base in cls.bases:
-                    qual = self._resolve_module_level(base.value)
+                    qual = self.resolve_module_level(base.value)
                     local = base.value.value if isinstance(base.value, cst.Name) else None
                     if local in self._module_classes or self.is_module_class_name(qual):
                         self._module_classes[name] = cls
@@ -148,14 +148,16 @@ class FileContext:
                         changed = True
                         break
 
-    def _resolve_module_level(self, expr: cst.BaseExpression) -> str | None:
+    def resolve_module_level(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name ``expr`` has through the module's own imports and bindings,
+        wherever the walk is (the caller checks that nothing local rebinds its root)."""
         if isinstance(expr, cst.Name):
             qual = self._module_names.get(expr.value)
             if qual is None and len(self._aliases.get(expr.value, ())) == 1:
                 qual = self._aliases[expr.value][0]
             return None if qual in (None, AMBIGUOUS) else canonical(qual)
         if isinstance(expr, cst.Attribute):
-            base = self._resolve_module_level(expr.value)
+            base = self.resolve_module_level(expr.value)
             return canonical(f"{base}.{expr.attr.value}") if base else None
         return None
 

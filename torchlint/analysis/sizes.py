@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Union
 
 import libcst as cst
 
-from torchlint.analysis.bindings import _module_value, binds_anywhere, bound_names
+from torchlint.analysis.bindings import binds_anywhere, bound_names, global_value
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -332,8 +332,7 @@ class _Analysis:
 
     # ------------------------------------------------------------ evaluation
     def module_constant(self, name: str) -> object:
-        found = self.ctx.cached(("module_value", name),
-                                lambda: _module_value(self.ctx.module, name))
+        found = global_value(self.ctx, name)
         if found is None:
             return Unknown(f"'{name}' is not a module-level constant")
         return self.ctx.cached(("size_constant", name),
@@ -1164,7 +1163,7 @@ def qualified(ctx: FileContext, expr: cst.BaseExpression,
         return None
     if function is not None and bound_in(ctx, function, root.value):
         return None
-    return ctx._resolve_module_level(expr)
+    return ctx.resolve_module_level(expr)
 
 
 def bound_in(ctx: FileContext, function: cst.FunctionDef, name: str) -> bool:
