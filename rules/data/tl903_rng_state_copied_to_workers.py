@@ -14,6 +14,7 @@ from torchlint.analysis.training_objects import (
     sample_methods,
     text,
 )
+from torchlint.engine.triage import calls, calls_under, defines
 from torchlint.rule import Rule
 
 # the first release whose workers reseed NumPy's global generator
@@ -91,6 +92,9 @@ class RngStateCopiedToWorkers(Rule):
                "(worker_init_fn) or create it per sample")
     triggers = ("random",)
     patterns = (r"__getitem__|__iter__",)
+    # a generator (or, before torch 1.9, a global NumPy draw) and a sample method
+    requires = (calls_under("numpy.random.") | calls(*RANDOM_GENERATORS)) & defines(
+        "__getitem__", "__getitems__", "__iter__", "__next__")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -4,7 +4,8 @@ import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope, parameters
 from torchlint.analysis.tensor_facts import is_tensor_expression
-from torchlint.analysis.training_objects import compiled_functions, text
+from torchlint.analysis.training_objects import COMPILE, compiled_functions, text
+from torchlint.engine.triage import api
 from torchlint.rule import Rule
 
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
@@ -78,6 +79,7 @@ class CompileGraphBreak(Rule):
     message = "{what} inside code compiled by torch.compile breaks the graph: {why}"
     triggers = ("compile",)
     patterns = (r"\btorch\b",)
+    requires = api(*COMPILE)  # a call of torch.compile, or @torch.compile
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         ctx = self.context

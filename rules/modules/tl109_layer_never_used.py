@@ -2,13 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.nodes import string_value
 from torchlint.analysis.training_objects import (
-    attribute_reads,
+    CHILD_ITERATION,
     class_methods,
-    iterates_itself,
     layer_attributes,
     read_elsewhere_in_project,
 )
+from torchlint.engine.triage import defines, module_method_calls
 from torchlint.rule import Rule
 
 
@@ -69,14 +71,63 @@ class LayerNeverUsed(Rule):
                "them at the first backward")
     triggers = ("Module",)
     patterns = (r"def\s+__init__",)
+    # a module class whose __init__ stores something, and a forward somewhere
+    requires = defines("forward") & module_method_calls("__init__")
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # what the walk sees, so the file is walked once: the attribute names read (not
+        # assigned) and spelled as strings, the assignment targets, the classes being
+        # walked (with whether each reaches its attributes other than by name), and the
+        # layers of the finished candidate classes
+        self._reads: set[str] = set()
+        self._stored: set[int] = set()
+        self._open: list[list[object]] = []
+        self._candidates: list[tuple[str, cst.Assign]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._open.append([node, False])
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        _, iterates = self._open.pop()
         ctx = self.context
-        if not ctx.is_module_class(node) or "forward" not in class_methods(node) or (
-                iterates_itself(node)):
+        if iterates or not ctx.is_module_class(original_node) or (
+                "forward" not in class_methods(original_node)):
             return  # a class without forward is a base or a container of its subclasses
-        reads = attribute_reads(ctx)
-        for attribute, assignment in layer_attributes(ctx, node):
-            if reads.get(attribute, 0) or read_elsewhere_in_project(ctx, attribute):
+        self._candidates += layer_attributes(ctx, original_node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._stored.update(id(t.target) for t in node.targets)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stored.add(id(node.target))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if id(node) not in self._stored:
+            self._reads.add(node.attr.value)
+        if self._open and node.attr.value in CHILD_ITERATION and isinstance(
+                node.value, cst.Name) and node.value.value == "self":
+            self._iterating()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._open and isinstance(node.func, cst.Name) and node.func.value in (
+                "getattr", "vars", "setattr", "hasattr", "delattr"):
+            self._iterating()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = string_value(node)
+        if value is not None and value.isidentifier():
+            self._reads.add(value)
+
+    def _iterating(self) -> None:
+        """The classes being walked reach their attributes other than by name
+        (``self.children()``, ``getattr(self, name)``, ``vars(self)``)."""
+        for entry in self._open:
+            entry[1] = True
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        ctx = self.context
+        for attribute, assignment in self._candidates:
+            if attribute in self._reads or read_elsewhere_in_project(ctx, attribute):
                 continue
             self.report(assignment.targets[0].target, attribute=attribute)

@@ -15,6 +15,7 @@ from torchlint.analysis.training_objects import (
     nested_loop_iterations,
     text,
 )
+from torchlint.engine.triage import calls, loops
 from torchlint.rule import Rule
 
 # libraries that call set_epoch on the loaders they prepare
@@ -71,6 +72,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                "data in the same order on every rank")
     triggers = ("DistributedSampler",)
     patterns = (r"\bfor\b",)
+    requires = calls(*DISTRIBUTED_SAMPLERS) & loops()
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -5,15 +5,12 @@ function and loop bodies, and the calls that back-propagate."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import (
-    children_of,
-    code,
     get_arg,
     is_literal_false,
     iter_scope,
@@ -23,6 +20,7 @@ from torchlint.analysis.nodes import (
     target_names,
 )
 from torchlint.analysis.torch_facts import BACKWARD_METHODS, NO_GRAD_CONTEXTS
+from torchlint.analysis.training_objects import Assignment, assignment_index, text
 
 # the grad-mode context managers (classes: they must be called to be entered)
 GRAD_MODE_CLASSES = NO_GRAD_CONTEXTS | frozenset({
@@ -37,60 +35,16 @@ _METRIC_SCHEDULERS = frozenset({"ReduceLROnPlateau"})
 
 
 # ------------------------------------------------------------------ expressions
-def expression_text(node: cst.BaseExpression) -> str:
-    """Source of an expression with all whitespace and comments dropped, for comparing two
-    spellings of the same receiver (``self.opt`` / ``self . opt``)."""
-    return "".join(code(node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None)
-                        else node).split())
+expression_text = text  # an expression's source without whitespace or comments
 
 
 # -------------------------------------------------------- bindings in the file
-@dataclass(frozen=True)
-class _Assigned:
-    function: cst.FunctionDef | None  # the function holding the assignment (None: module)
-    klass: cst.ClassDef | None  # the class whose method holds it (for ``self.x = ...``)
-    value: cst.BaseExpression | None  # None: bound by unpacking, the value cannot be followed
-
-
-def _assignment_index(ctx: FileContext) -> dict[str, list[_Assigned]]:
-    return ctx.cached("steps_assignment_index", lambda: _index_assignments(ctx.module))
-
-
-def _index_assignments(module: cst.Module) -> dict[str, list[_Assigned]]:
-    """Every ``name = value`` / ``self.x = value`` of the file, by target text."""
-    index: dict[str, list[_Assigned]] = {}
-    # (function, class of that method, class being defined outside any function)
-    stack: list[tuple[cst.CSTNode, tuple[cst.FunctionDef | None, cst.ClassDef | None,
-                                         cst.ClassDef | None]]] = [(module, (None, None, None))]
-    while stack:
-        node, (function, klass, outer_class) = stack.pop()
-        if isinstance(node, cst.ClassDef):
-            outer_class = node
-        elif isinstance(node, cst.FunctionDef):
-            function, klass, outer_class = node, outer_class, None
-        if isinstance(node, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
-                node.target]
-            for target in targets:
-                if isinstance(target, (cst.Name, cst.Attribute)):
-                    index.setdefault(expression_text(target), []).append(
-                        _Assigned(function, klass, node.value))
-                elif isinstance(target, (cst.Tuple, cst.List)):
-                    for element in _unpacked(target):
-                        index.setdefault(expression_text(element), []).append(
-                            _Assigned(function, klass, None))
-        stack.extend((child, (function, klass, outer_class)) for child in children_of(node))
-    return index
-
-
-def _unpacked(target: cst.Tuple | cst.List) -> Iterator[cst.BaseExpression]:
-    """The names and attributes a tuple target binds: ``opt, self.sched = ...``."""
-    for element in target.elements:
-        value = element.value
-        if isinstance(value, (cst.Tuple, cst.List)):
-            yield from _unpacked(value)
-        elif isinstance(value, (cst.Name, cst.Attribute)):
-            yield value
+def _assignment_index(ctx: FileContext) -> dict[str, list[Assignment]]:
+    """The file's assignments (:func:`~torchlint.analysis.training_objects.assignment_index`)
+    without ``for`` targets: a loop rebinding a name is judged by ``binds_anywhere``."""
+    return ctx.cached("steps_assignment_index", lambda: {
+        name: kept for name, entries in assignment_index(ctx).items()
+        if (kept := [e for e in entries if e.how != "loop"])})
 
 
 def assigned_values(ctx: FileContext, expr: cst.BaseExpression
@@ -115,7 +69,7 @@ def assigned_values(ctx: FileContext, expr: cst.BaseExpression
     return [e.value for e in entries if e.value is not None]
 
 
-def _visible(ctx: FileContext, name: str, entries: list[_Assigned]) -> list[_Assigned]:
+def _visible(ctx: FileContext, name: str, entries: list[Assignment]) -> list[Assignment]:
     """The assignments of ``name`` in the innermost function around the current node that
     binds it, or at module level; none when that function binds it otherwise (a parameter,
     a loop target, an import)."""

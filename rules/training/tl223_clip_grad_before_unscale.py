@@ -10,6 +10,7 @@ from torchlint.analysis.training_objects import (
     scaler_events,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls, calls_method
 from torchlint.rule import Rule
 
 
@@ -75,6 +76,7 @@ class ClipGradBeforeUnscale(Rule):
     fix_safety = "unsafe"
     triggers = ("clip_grad",)
     patterns = (r"\.scale\(", r"\.step\(")
+    requires = calls(*GRADIENT_CLIPS) & calls_method("scale") & calls_method("step")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

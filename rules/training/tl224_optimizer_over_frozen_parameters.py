@@ -7,6 +7,7 @@ from torchlint.analysis.training_objects import (
     freeze_events,
     unfreezes_anywhere,
 )
+from torchlint.engine.triage import attribute, calls_method, calls_under
 from torchlint.rule import Rule
 
 
@@ -60,6 +61,8 @@ class OptimizerOverFrozenParameters(Rule):
                "stays flat")
     triggers = ("requires_grad",)
     patterns = (r"\bparameters\(\)",)
+    requires = calls_method("parameters", "named_parameters") & calls_under("torch.optim.") & (
+        calls_method("requires_grad_") | attribute("requires_grad"))
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -69,41 +69,60 @@ def is_optimizer_class(qualname: str | None) -> bool:
 
 # ------------------------------------------------------------------ bindings
 @dataclass(frozen=True)
-class _Assignment:
-    scope: int  # id of the function holding it (0: module level)
-    klass: int  # id of the class whose method holds a ``self.x = ...`` (0: none)
-    value: cst.BaseExpression | None  # None: bound by unpacking or a loop
+class Assignment:
+    """One binding of a name or attribute of the file (see :func:`assignment_index`)."""
+
+    function: cst.FunctionDef | None  # the function holding it (None: module level)
+    klass: cst.ClassDef | None  # the class whose method holds a ``self.x = ...`` (else None)
+    value: cst.BaseExpression | None  # None: bound by unpacking, a loop or a bare annotation
+    how: str  # "assign", "unpack", "loop" (a ``for`` target), "declare" (``x: int``)
 
 
-def _assignments(ctx: FileContext) -> dict[str, list[_Assignment]]:
+def assignment_index(ctx: FileContext) -> dict[str, list[Assignment]]:
+    """Every binding of a name or attribute of the file by assignment, unpacking, ``for``
+    target or bare annotation, by the target's text (``self.opt``), in one walk of the
+    file, shared by every rule that asks what something was assigned."""
     return ctx.cached("training_objects_assignments", lambda: _index(ctx.module))
 
 
-def _index(module: cst.Module) -> dict[str, list[_Assignment]]:
-    index: dict[str, list[_Assignment]] = {}
-    stack: list[tuple[cst.CSTNode, int, int, int]] = [(module, 0, 0, 0)]
+def _index(module: cst.Module) -> dict[str, list[Assignment]]:
+    index: dict[str, list[Assignment]] = {}
+    # (node, function holding it, class of that method, class being defined outside any
+    # function)
+    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None, cst.ClassDef | None,
+                      cst.ClassDef | None]] = [(module, None, None, None)]
     while stack:
-        node, scope, klass, outer = stack.pop()
-        if isinstance(node, cst.ClassDef):
-            outer = id(node)
-        elif isinstance(node, cst.FunctionDef):
-            scope, klass, outer = id(node), outer, 0
-        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
-                node.target]
+        node, function, klass, outer = stack.pop()
+        kind = type(node)
+        if kind is cst.ClassDef:
+            outer = node  # type: ignore[assignment]
+        elif kind is cst.FunctionDef:
+            function, klass, outer = node, outer, None  # type: ignore[assignment]
+        elif kind is cst.Assign or kind is cst.AnnAssign:
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [  # type: ignore[attr-defined]
+                node.target]  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
             for target in targets:
                 if isinstance(target, (cst.Name, cst.Attribute)):
-                    index.setdefault(text(target), []).append(
-                        _Assignment(scope, klass, node.value))
+                    index.setdefault(text(target), []).append(Assignment(
+                        function, klass, value, "assign" if value is not None else "declare"))
                 elif isinstance(target, (cst.Tuple, cst.List)):
                     for element in _unpacked(target):
                         index.setdefault(text(element), []).append(
-                            _Assignment(scope, klass, None))
-        elif isinstance(node, cst.For):
-            for element in _targets(node.target):
-                index.setdefault(text(element), []).append(_Assignment(scope, klass, None))
-        stack.extend((child, scope, klass, outer) for child in children_of(node))
+                            Assignment(function, klass, None, "unpack"))
+        elif kind is cst.For:
+            for element in _targets(node.target):  # type: ignore[attr-defined]
+                index.setdefault(text(element), []).append(
+                    Assignment(function, klass, None, "loop"))
+        stack.extend((child, function, klass, outer) for child in children_of(node))
     return index
+
+
+def _assignments(ctx: FileContext) -> dict[str, list[Assignment]]:
+    """The index without bare annotations (``x: int`` binds no value)."""
+    return ctx.cached("training_objects_valued_assignments", lambda: {
+        name: kept for name, entries in assignment_index(ctx).items()
+        if (kept := [e for e in entries if e.how != "declare"])})
 
 
 def _targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -133,15 +152,15 @@ def assigned(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionD
     if isinstance(expr, cst.Attribute):
         if self_attribute(expr) is None or klass is None:
             return None
-        entries = [e for e in entries if e.klass == id(klass)]
+        entries = [e for e in entries if e.klass is klass]
     elif isinstance(expr, cst.Name):
-        local = [e for e in entries if function is not None and e.scope == id(function)]
+        local = [e for e in entries if function is not None and e.function is function]
         if local:
             entries = local
         elif function is not None and expr.value in {p.name.value for p in parameters(function)}:
             return None
         else:
-            entries = [e for e in entries if e.scope == 0]
+            entries = [e for e in entries if e.function is None]
     else:
         return None
     if not entries or any(e.value is None for e in entries):
@@ -586,23 +605,22 @@ def compiled_functions(ctx: FileContext) -> frozenset[int]:
 
 
 def _compiled(ctx: FileContext) -> Iterator[int]:
-    classes = {d.name.value: d for d in ctx.definitions()
-               if isinstance(d, cst.ClassDef) and ctx.is_module_class(d)}
     for definition in ctx.definitions():
         if isinstance(definition, cst.FunctionDef) and any(
                 ctx.qualified_name(d.decorator.func if isinstance(d.decorator, cst.Call)
                                    else d.decorator) in COMPILE
                 for d in definition.decorators):
             yield id(definition)
-    index = _assignments(ctx)
-    for node in iter_nodes(ctx.module):
-        if type(node) is not cst.Call or ctx.qualified_name(node.func) not in COMPILE:
-            continue
-        model = call_argument(node, "model", 0)
-        if model is None:
-            continue
+    models = [model for node in iter_nodes(ctx.module) if type(node) is cst.Call and (
+        ctx.qualified_name(node.func) in COMPILE) and (  # type: ignore[attr-defined]
+        model := call_argument(node, "model", 0)) is not None]  # type: ignore[arg-type]
+    if not models:
+        return  # nothing passed to torch.compile: no class, no assignment to look at
+    classes = {d.name.value: d for d in ctx.definitions()
+               if isinstance(d, cst.ClassDef) and ctx.is_module_class(d)}
+    for model in models:
         values = [model] if isinstance(model, cst.Call) else [
-            e.value for e in index.get(text(model), []) if e.value is not None]
+            e.value for e in _assignments(ctx).get(text(model), []) if e.value is not None]
         for value in values:
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
                     value.func.value in classes):
@@ -617,7 +635,8 @@ _MAX_PROJECT_FILES = 5000
 # per file of a project: (mtime, size) and the names it reads
 _PROJECT_READS: dict[str, tuple[tuple[int, int], str, Any]] = {}
 _SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
-_CHILD_ITERATION = frozenset({"modules", "children", "named_modules", "named_children",
+# what reaches a module's attributes other than by name (``self.children()``)
+CHILD_ITERATION = frozenset({"modules", "children", "named_modules", "named_children",
                               "named_parameters", "parameters", "_modules", "__dict__",
                               "state_dict", "apply"})
 
@@ -635,42 +654,6 @@ def layer_attributes(ctx: FileContext, klass: cst.ClassDef) -> list[tuple[str, c
             if name is not None:
                 found.append((name, node))
     return found
-
-
-def iterates_itself(klass: cst.ClassDef) -> bool:
-    """The class reaches its attributes other than by name: ``self.children()``,
-    ``self.named_modules()``, ``getattr(self, name)``, ``self.__dict__``, ``vars(self)``."""
-    for node in iter_nodes(klass):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and (
-                node.value.value == "self") and node.attr.value in _CHILD_ITERATION:
-            return True
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and (
-                node.func.value in ("getattr", "vars", "setattr", "hasattr", "delattr")):
-            return True
-    return False
-
-
-def attribute_reads(ctx: FileContext) -> dict[str, int]:
-    """How many times each attribute name is read in the file (``x.name`` not as an
-    assignment target), plus the names that appear as strings (``getattr(m, "name")``)."""
-    return ctx.cached("training_objects_attribute_reads", lambda: _reads(ctx.module))
-
-
-def _reads(module: cst.Module) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    stored: set[int] = set()
-    for node in iter_nodes(module):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
-                node.target]
-            stored |= {id(t) for t in targets}
-        elif isinstance(node, cst.Attribute) and id(node) not in stored:
-            counts[node.attr.value] = counts.get(node.attr.value, 0) + 1
-        elif isinstance(node, cst.SimpleString):
-            value = string_value(node)
-            if value is not None and value.isidentifier():
-                counts[value] = counts.get(value, 0) + 1
-    return counts
 
 
 def read_elsewhere_in_project(ctx: FileContext, name: str) -> bool:
@@ -697,8 +680,10 @@ def _project_files(ctx: FileContext) -> list[str] | None:
     assert ctx.project is not None
     here = os.path.abspath(ctx.path)
     files: list[str] = []
+    folders: list[str] = []
     for folder, dirs, names in os.walk(ctx.project.roots[0]):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS]
+        folders.append(folder)
         for file_name in names:
             if file_name.endswith(".py"):
                 path = os.path.abspath(os.path.join(folder, file_name))
@@ -706,6 +691,11 @@ def _project_files(ctx: FileContext) -> list[str] | None:
                     files.append(path)
         if len(files) > _MAX_PROJECT_FILES:
             return None
+    for folder in folders:
+        # a file added to (or removed from) a folder changes the folder's time: a cached
+        # answer that scanned the project must be redone, as the new file may read the
+        # attribute or load the dataset (a folder has no content: its digest is empty)
+        ctx.project.dependencies[folder] = Dependency(folder, "")
     return files
 
 
@@ -777,6 +767,8 @@ def _loader_calls(path: str) -> tuple[str, tuple[frozenset[str], tuple[str, ...]
 def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
     import ast
 
+    if b"DataLoader" not in data:
+        return frozenset(), ()  # no loader: nothing to parse
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):

@@ -735,6 +735,8 @@ def from_data(data: tuple[object, ...]) -> Trigger:
         return _Facet(rest[0], frozenset(rest[1:]))  # type: ignore[arg-type]
     if kind == "loop_calls_all":
         return _LoopCallsAll(frozenset(rest))  # type: ignore[arg-type]
+    if kind == "calls_under":
+        return _CallsUnder(frozenset(rest))  # type: ignore[arg-type]
     if kind == "training_loop_call":
         return _TrainingLoop(frozenset(rest))  # type: ignore[arg-type]
     if kind in ("loops", "loop_sum"):
@@ -780,3 +782,21 @@ def calls_named(*names: str) -> Trigger:
 def module_class() -> Trigger:
     """A method of a class that may be a module class."""
     return _ModuleMethods(frozenset(), None, None, None)
+
+
+@dataclass(frozen=True)
+class _CallsUnder(Trigger):
+    prefixes: frozenset[str]
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        prefixes = tuple(self.prefixes)
+        return any(call.startswith(prefixes) for call in facts.calls)
+
+    def data(self) -> tuple[object, ...]:
+        return ("calls_under", *sorted(self.prefixes))
+
+
+def calls_under(*prefixes: str) -> Trigger:
+    """A qualified name the file may call starts with one of the prefixes
+    (``"torch.optim."``: any optimizer, scheduler or function of that package)."""
+    return _CallsUnder(frozenset(prefixes))

@@ -237,13 +237,6 @@ class Cache:
         ``dependencies``: the project's files the result learned from; the entry is valid
         only while each still has the content it was read with. ``preview_only``: how many
         more findings preview mode would report."""
-        try:
-            learned = [_stamp(d) for d in dependencies]
-            payload = json.dumps({"key": key, "diagnostics": encode(diagnostics),
-                                  "learned": learned, "preview": preview_only},
-                                 ensure_ascii=False, separators=(",", ":"))
-        except (ValueError, TypeError):
-            return False
         folder, name = self._location(path)
         try:
             if not os.path.isdir(folder):
@@ -251,6 +244,19 @@ class Cache:
                 self._mark_root()
                 _write(os.path.join(folder, FOLDER),
                        os.path.dirname(os.path.abspath(path)))
+        except (OSError, UnicodeError):
+            return False
+        try:
+            # stamped once the cache's own folders exist: creating the cache inside a
+            # project folder changes that folder's time, which a result that scanned the
+            # folder (a dependency on the folder itself) would otherwise take for a new file
+            learned = [_stamp(d) for d in dependencies]
+            payload = json.dumps({"key": key, "diagnostics": encode(diagnostics),
+                                  "learned": learned, "preview": preview_only},
+                                 ensure_ascii=False, separators=(",", ":"))
+        except (ValueError, TypeError):
+            return False
+        try:
             _write(os.path.join(folder, name), payload)
         except (OSError, UnicodeError):
             return False
