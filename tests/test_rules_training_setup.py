@@ -1,8 +1,10 @@
-"""Unit tests for the training-setup rules (TL223, TL224, TL802, TL903) beyond their
+"""Unit tests for the training-setup rules (TL109, TL223, TL224, TL310, TL802, TL903) beyond their
 fixtures: module-level training scripts, bindings followed through the file, the shapes
 that keep them silent, and their fixes."""
 
 from __future__ import annotations
+
+import os
 
 from test_rules_training import findings, fixed
 
@@ -388,3 +390,106 @@ def test_tl903_the_projects_loaders_of_the_dataset_decide(tmp_path) -> None:
     write(tmp_path / "pkg" / "train.py",
           train + "loader = DataLoader(Noisy(8), batch_size=2, num_workers=4)\n")
     assert check(tmp_path, "--no-cache", "--select", "TL903", "pkg/data.py") == ["8:20 TL903"]
+
+
+def test_tl109_a_cached_result_is_redone_when_a_new_file_reads_it(tmp_path) -> None:
+    # a subclass in a file added to the project reads the layer: the warm run sees it
+    from test_project import check, write
+
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "model.py", MODEL)
+    write(tmp_path / "pkg" / "heads" / "__init__.py", "")
+    assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == ["8:9 TL109"]
+    assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == [
+        "8:9 TL109"]  # cached
+    write(tmp_path / "pkg" / "heads" / "aux.py", """
+        from pkg.model import Net
+
+        class WithAux(Net):
+            def forward(self, x):
+                return self.body(x), self.aux_head(x)
+        """)
+    heads = tmp_path / "pkg" / "heads"
+    os.utime(heads, ns=(os.stat(heads).st_mtime_ns + 10**9,) * 2)  # a coarse clock
+    assert check(tmp_path, "--preview", "--select", "TL109", "pkg/model.py") == []
+
+
+DATA_MODULE = """
+from torch.utils.data import DataLoader
+
+
+def build_loader(dataset, batch_size):
+    return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+
+
+def build_loaders(train, val):
+    train_loader = DataLoader(train, batch_size=8)
+    return train_loader, DataLoader(val, batch_size=8, collate_fn=to_device)
+"""
+TRAIN_MODULE = """
+import torch
+
+from .data import build_loader, build_loaders
+
+
+def train(model, dataset, optimizer):
+    device = torch.device("cuda")
+    model.to(device)
+    loader = build_loader(dataset, 32)
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y.to(device))
+        loss.backward()
+        optimizer.step()
+
+
+def train_val(model, train_set, val_set):
+    model.cuda()
+    train_loader, val_loader = build_loaders(train_set, val_set)
+    for x, y in train_loader:
+        model(x)
+    for x, y in val_loader:  # its collate_fn may move the batch
+        model(x)
+    for x, y in build_loader(val_set, 8):
+        model(x)
+"""
+
+
+def test_tl310_a_loader_returned_by_a_function_of_another_file(tmp_path) -> None:
+    from test_project import check, write
+
+    write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
+    write(tmp_path / "pkg" / "__init__.py", "")
+    data = write(tmp_path / "pkg" / "data.py", DATA_MODULE)
+    write(tmp_path / "pkg" / "train.py", TRAIN_MODULE)
+    assert check(tmp_path, "--select", "TL310", "pkg/train.py") == [
+        "11:56 TL310", "20:15 TL310", "24:15 TL310"]
+    assert check(tmp_path, "--select", "TL310", "pkg/train.py") == [
+        "11:56 TL310", "20:15 TL310", "24:15 TL310"]  # cached
+    # the loaders now move their batches: the cached result depends on data.py
+    data.write_text(data.read_text().replace("shuffle=True", "collate_fn=to_device").replace(
+        "batch_size=8)", "batch_size=8, pin_memory_device='cuda')"))
+    assert check(tmp_path, "--select", "TL310", "pkg/train.py") == []
+
+
+def test_tl310_a_loader_returned_by_a_function_of_the_file() -> None:
+    source = """
+    import torch
+    from torch.utils.data import DataLoader
+
+    def make_loader(dataset):
+        loader = DataLoader(dataset, batch_size=4)
+        return loader
+
+    def make_other(dataset):
+        if dataset is None:
+            return []
+        return DataLoader(dataset)
+
+    def train(model, dataset):
+        model.cuda()
+        for x in make_loader(dataset):
+            model(x)
+        for x in make_other(dataset):
+            model(x)
+    """
+    assert findings("TL310", source) == [(17, 15)]

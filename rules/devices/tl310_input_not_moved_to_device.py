@@ -5,22 +5,24 @@ import libcst as cst
 from torchlint.analysis.bindings import binds_anywhere
 from torchlint.analysis.nodes import iter_scope, parameters, positional_args, string_value
 from torchlint.analysis.training_objects import (
+    MOVING_LOADER_ARGS,
     LoaderSite,
+    assignment_index,
     call_argument,
     class_methods,
     data_loaders,
     model_moves,
     provably_cpu,
+    returns_plain_loader,
     source_order,
     text,
 )
+from torchlint.engine.triage import calls_method, loops
 from torchlint.rule import Rule
 
 # libraries that place models and batches on the device themselves
 _MANAGING_LIBRARIES = ("accelerate", "lightning", "pytorch_lightning", "lightning_fabric",
                        "ignite", "composer", "deepspeed")
-# loader arguments that may move the batch (a collate function, a pin-memory device)
-_MOVING_LOADER_ARGS = ("collate_fn", "pin_memory_device")
 # calls that wrap an iterable and yield its items (``enumerate`` pairs them with an index)
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "track"})
 
@@ -49,7 +51,9 @@ class InputNotMovedToDevice(Rule):
     """## What it does
     Flags, in one function, a batch element passed to a model that was moved to a device
     (`model.to(device)`, `model.cuda()`) when the batch comes from a loop over a
-    `torch.utils.data.DataLoader` of the file and the element was never moved (`.to`,
+    `torch.utils.data.DataLoader` of the file, or one a function of the file or of another
+    file of the project returns (`train_loader = build_loader(cfg)`), and the element was
+    never moved (`.to`,
     `.cuda`) nor rebound in the loop. Silent for a model provably on the CPU, loaders with a
     `collate_fn` or `pin_memory_device`, models whose class (in the file) moves its inputs
     in `forward`, and files using accelerate, Lightning or Fabric, which place batches
@@ -100,8 +104,9 @@ class InputNotMovedToDevice(Rule):
     message = ("'{arg}' comes from the DataLoader on the CPU but '{model}' was moved to "
                "'{device}': the first forward raises \"Expected all tensors to be on the same "
                "device\"")
-    triggers = ("DataLoader",)
+    triggers = (".to(", ".cuda(")  # the loader may come from another file of the project
     patterns = (r"\.(to|cuda)\(",)
+    requires = loops() & calls_method("to", "cuda")
 
     def visit_For(self, node: cst.For) -> None:
         ctx = self.context
@@ -109,6 +114,8 @@ class InputNotMovedToDevice(Rule):
             return
         function = ctx.current_function
         scope: cst.FunctionDef | cst.Module = function if function is not None else ctx.module
+        if not model_moves(ctx, scope) and (function is None or not model_moves(ctx, ctx.module)):
+            return  # no model moved to a device before any loop: nothing to compare with
         batch = self._batch_names(node, scope)
         if not batch:
             return
@@ -152,10 +159,35 @@ class InputNotMovedToDevice(Rule):
             iterable = iterable.args[0].value
         site = self._loader_call(iterable) if isinstance(iterable, cst.Call) else \
             self._loader_named(text(iterable), scope)
-        if site is None or any(call_argument(site.call, a) is not None
-                               for a in _MOVING_LOADER_ARGS):
+        if site is not None:
+            if any(call_argument(site.call, a) is not None for a in MOVING_LOADER_ARGS):
+                return set()
+        elif not self._returned_loader(iterable, scope):
             return set()
         return self._names(target)
+
+    def _returned_loader(self, iterable: cst.BaseExpression,
+                         scope: cst.FunctionDef | cst.Module) -> bool:
+        """The loop walks a plain DataLoader a function of the file or of the project
+        returns: ``build_loader(cfg)``, or a name of this function (or of the module)
+        bound only to such a call or to its element (``train, val = build_loaders()``)."""
+        ctx = self.context
+        if isinstance(iterable, cst.Call):
+            return returns_plain_loader(ctx, iterable)
+        if not isinstance(iterable, cst.Name):
+            return False
+        function = scope if isinstance(scope, cst.FunctionDef) else None
+        entries = [e for e in assignment_index(ctx).get(iterable.value, ())
+                   if e.function is function]
+        if len(entries) != 1:
+            return False
+        entry = entries[0]
+        if entry.how == "assign" and isinstance(entry.value, cst.Call):
+            return returns_plain_loader(ctx, entry.value)
+        if entry.how == "unpack" and isinstance(entry.unpacked_from, cst.Call) and (
+                entry.position is not None):
+            return returns_plain_loader(ctx, entry.unpacked_from, entry.position)
+        return False
 
     def _loader_call(self, call: cst.Call) -> LoaderSite | None:
         return next((s for s in data_loaders(self.context) if s.call is call), None)

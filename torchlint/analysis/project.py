@@ -238,6 +238,26 @@ class FileProject:
             if dependency.path != self.path:
                 self.dependencies[dependency.path] = dependency
 
+    def module_file(self, qualname: str) -> tuple[str, bytes, Dependency] | None:
+        """The project file defining ``qualname`` (``pkg.data.build_loader``, followed
+        through re-exports and aliases to one definition): the name it has there, the
+        file's bytes, and what they were read as, recorded as a dependency."""
+        targets = self.alias_targets(qualname)
+        if len(targets) != 1:
+            return None
+        module, _, name = targets[0].rpartition(".")
+        if not module or not self.knows_top_level(module.split(".", 1)[0]):
+            return None
+        path = self.project.find_module(module, self.roots)
+        if path is None or os.path.abspath(path) == self.path:
+            return None
+        read = self.project.read(path)
+        if read is None:
+            return None
+        data, dependency = read
+        self.dependencies[dependency.path] = dependency
+        return name, data, dependency
+
     # ------------------------------------------------------------ questions
     def derives_from(self, qualname: str, bases: frozenset[str]) -> bool:
         """Does the project class ``qualname`` derive (through any number of the project's

@@ -16,6 +16,7 @@ Computed once per file (``FileContext.cached``):
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -76,6 +77,10 @@ class Assignment:
     klass: cst.ClassDef | None  # the class whose method holds a ``self.x = ...`` (else None)
     value: cst.BaseExpression | None  # None: bound by unpacking, a loop or a bare annotation
     how: str  # "assign", "unpack", "loop" (a ``for`` target), "declare" (``x: int``)
+    # for "unpack" from a flat tuple target: the value unpacked and the element's position
+    # (``a, b = build()``: ``build()`` and 1 for ``b``)
+    unpacked_from: cst.BaseExpression | None = None
+    position: int | None = None
 
 
 def assignment_index(ctx: FileContext) -> dict[str, list[Assignment]]:
@@ -107,9 +112,11 @@ def _index(module: cst.Module) -> dict[str, list[Assignment]]:
                     index.setdefault(text(target), []).append(Assignment(
                         function, klass, value, "assign" if value is not None else "declare"))
                 elif isinstance(target, (cst.Tuple, cst.List)):
+                    flat = [e.value for e in target.elements]
                     for element in _unpacked(target):
-                        index.setdefault(text(element), []).append(
-                            Assignment(function, klass, None, "unpack"))
+                        position = next((i for i, e in enumerate(flat) if e is element), None)
+                        index.setdefault(text(element), []).append(Assignment(
+                            function, klass, None, "unpack", value, position))
         elif kind is cst.For:
             for element in _targets(node.target):  # type: ignore[attr-defined]
                 index.setdefault(text(element), []).append(
@@ -308,6 +315,168 @@ def _assigned_call(ctx: FileContext, call: cst.Call) -> bool:
         id(n.value) for n in iter_nodes(ctx.module)
         if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None}
     ).__contains__(id(call))
+
+
+# loader arguments that may move the batch (a collate function, a pin-memory device)
+MOVING_LOADER_ARGS = ("collate_fn", "pin_memory_device")
+
+
+def plain_loader_call(ctx: FileContext, node: cst.BaseExpression | None) -> bool:
+    """``DataLoader(...)`` (any alias) without a ``collate_fn`` or ``pin_memory_device``,
+    which could move the batch to a device."""
+    return isinstance(node, cst.Call) and ctx.qualified_name(node.func) in DATA_LOADERS and all(
+        call_argument(node, a) is None for a in MOVING_LOADER_ARGS)
+
+
+def returns_plain_loader(ctx: FileContext, call: cst.Call, position: int | None = None
+                         ) -> bool:
+    """``call`` calls a function of the file, or of another file of the project, every
+    ``return`` of which gives a plain ``DataLoader`` (see :func:`plain_loader_call`), or,
+    with ``position``, a tuple whose element at that position is one
+    (``train, val = build_loaders(cfg)``). The project file read is recorded as a
+    dependency of the result."""
+    func = call.func
+    qualname = ctx.qualified_name(func)
+    if qualname is None:
+        if not isinstance(func, cst.Name):
+            return False
+        local = ctx.cached("training_objects_module_functions", lambda: {
+            s.name.value: s for s in ctx.module.body if isinstance(s, cst.FunctionDef)})
+        function = local.get(func.value)
+        return function is not None and ctx.cached(
+            ("training_objects_returns_loader", id(function), position),
+            lambda: _returns_loader(ctx, function, position))  # type: ignore[arg-type]
+    if ctx.project is None or qualname.startswith(("torch.", "builtins.")):
+        return False
+    found = ctx.project.module_file(qualname)
+    if found is None:
+        return False
+    name, data, dependency = found
+    returned = ctx.project.project.derived(
+        "training_objects_loader_functions", dependency, lambda: _loader_functions(data))
+    shape = returned.get(name)
+    if shape is None:
+        return False
+    if position is None:
+        return shape == (True,)
+    return len(shape) > 1 and position < len(shape) and shape[position]
+
+
+def _returns_loader(ctx: FileContext, function: cst.FunctionDef, position: int | None) -> bool:
+    returns = [n.value for n in iter_scope(function.body) if isinstance(n, cst.Return)]
+    if not returns:
+        return False
+    for value in returns:
+        if position is not None:
+            if not isinstance(value, cst.Tuple) or position >= len(value.elements):
+                return False
+            value = value.elements[position].value
+        if plain_loader_call(ctx, value):
+            continue
+        values = assigned(ctx, value, function) if isinstance(value, cst.Name) else None
+        if not values or not all(plain_loader_call(ctx, v) for v in values):
+            return False
+    return True
+
+
+def _loader_functions(data: bytes) -> dict[str, tuple[bool, ...]]:
+    """For each module-level function of a file whose returns all give ``DataLoader``s
+    (or tuples of one length holding some): which returned positions are plain loaders
+    (one position for a single value)."""
+    if b"DataLoader" not in data:
+        return {}
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    loaders = _loader_spellings(tree)
+    found: dict[str, tuple[bool, ...]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            shape = _returned_shape(stmt, loaders)
+            if shape is not None and any(shape):
+                found[stmt.name] = shape
+    return found
+
+
+def _loader_spellings(tree: ast.Module) -> frozenset[str]:
+    """How the file spells ``torch.utils.data.DataLoader`` through its module-level
+    imports (``DataLoader``, ``data.DataLoader``, ``torch.utils.data.DataLoader``)."""
+    spellings: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+            for alias in stmt.names:
+                qual = f"{stmt.module}.{alias.name}"
+                bound = alias.asname or alias.name
+                if qual in DATA_LOADERS:
+                    spellings.add(bound)
+                elif any(loader.startswith(qual + ".") for loader in DATA_LOADERS):
+                    spellings |= {bound + loader[len(qual):] for loader in DATA_LOADERS
+                                  if loader.startswith(qual + ".")}
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name == "torch" or alias.name.startswith("torch."):
+                    if alias.asname:
+                        spellings |= {alias.asname + loader[len(alias.name):]
+                                      for loader in DATA_LOADERS
+                                      if loader.startswith(alias.name + ".")}
+                    else:
+                        spellings |= DATA_LOADERS
+    return frozenset(spellings)
+
+
+def _returned_shape(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                    loaders: frozenset[str]) -> tuple[bool, ...] | None:
+    assigned_loaders: dict[str, bool] = {}  # name -> every assignment is a plain loader
+    returns: list[ast.expr | None] = []
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    plain = _plain_loader(node.value, loaders)
+                    assigned_loaders[target.id] = assigned_loaders.get(target.id, True) and plain
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
+                               ast.AsyncWith)):
+            bound = [i.optional_vars for i in node.items if i.optional_vars is not None] if (
+                isinstance(node, (ast.With, ast.AsyncWith))) else [node.target]
+            for target in (n for b in bound for n in ast.walk(b)):
+                if isinstance(target, ast.Name):
+                    assigned_loaders[target.id] = False
+        stack.extend(ast.iter_child_nodes(node))
+    if not returns:
+        return None
+
+    def plain(value: ast.expr) -> bool:
+        if isinstance(value, ast.Name):
+            return assigned_loaders.get(value.id, False)
+        return _plain_loader(value, loaders)
+
+    shapes = {tuple(plain(e) for e in value.elts) if isinstance(value, ast.Tuple) else (
+        plain(value),) if value is not None else (False,) for value in returns}
+    if len({len(shape) for shape in shapes}) != 1:
+        return None
+    return tuple(all(shape[i] for shape in shapes) for i in range(len(next(iter(shapes)))))
+
+
+def _plain_loader(value: ast.expr, loaders: frozenset[str]) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    parts: list[str] = []
+    func = value.func
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    spelled = ".".join([func.id, *reversed(parts)])
+    return spelled in loaders and not any(
+        k.arg in MOVING_LOADER_ARGS for k in value.keywords)
 
 
 def names_in(node: cst.CSTNode) -> Iterator[str]:
@@ -765,8 +934,6 @@ def _loader_calls(path: str) -> tuple[str, tuple[frozenset[str], tuple[str, ...]
 
 
 def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
-    import ast
-
     if b"DataLoader" not in data:
         return frozenset(), ()  # no loader: nothing to parse
     try:
