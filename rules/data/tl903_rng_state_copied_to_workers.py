@@ -6,10 +6,13 @@ from torchlint.analysis.bindings import binds_anywhere
 from torchlint.analysis.nodes import dotted_name, iter_nodes, self_attribute
 from torchlint.analysis.training_objects import (
     RANDOM_GENERATORS,
+    LoaderSite,
     assigned_outside,
     call_argument,
     data_loaders,
     drawn_receivers,
+    loader_datasets,
+    loader_verdict,
     project_loader_workers,
     sample_methods,
     text,
@@ -173,18 +176,23 @@ class RngStateCopiedToWorkers(Rule):
         """Some DataLoader of the file may use workers and none reseeds them; when the file
         builds none, the project's files that construct ``dataset`` decide (no such file:
         the workers are unknown)."""
-        loaders = data_loaders(self.context)
-        if any(call_argument(s.call, "worker_init_fn") is not None for s in loaders):
-            return False
+        ctx = self.context
+        loaders = data_loaders(ctx)
         if not loaders:
-            elsewhere = project_loader_workers(self.context, dataset) if dataset else None
+            elsewhere = project_loader_workers(ctx, dataset) if dataset else None
             return elsewhere in (None, "workers")
-        for site in loaders:
-            workers = call_argument(site.call, "num_workers", 5)
-            if workers is not None and not (isinstance(workers, cst.Integer)
-                                            and workers.evaluated_value == 0):
-                return True
-        return False
+        # the loaders over this dataset decide when the file builds any; else all of them
+        own = [s for s in loaders if dataset is not None and dataset in loader_datasets(ctx, s)]
+        return loader_verdict({self._kind(site) for site in own or loaders}) == "workers"
+
+    @staticmethod
+    def _kind(site: LoaderSite) -> str:
+        if call_argument(site.call, "worker_init_fn") is not None:
+            return "reseeded"
+        workers = call_argument(site.call, "num_workers", 5)
+        if workers is None or isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
+            return "main"
+        return "workers"
 
     def _module_generator_drawn(self, name: str) -> bool:
         """A module-level generator drawn from in a dataset class's sample methods."""

@@ -6,9 +6,12 @@ from torchlint.analysis.nodes import is_literal_false, own_callee
 from torchlint.analysis.training_objects import (
     DISTRIBUTED_SAMPLERS,
     LoaderSite,
+    bound_call,
     call_argument,
     calls_in_loops,
     data_loaders,
+    enclosing_functions,
+    functions_reached,
     loop_functions,
     method_calls_named,
     names_in,
@@ -27,8 +30,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     """## What it does
     Flags a `torch.utils.data.DistributedSampler` that shuffles, passed to a `DataLoader`
     which the file iterates once per epoch (a loop over the loader inside an outer loop, or
-    the loader passed to a function called in a loop), when the file never calls
-    `set_epoch` (`sampler.set_epoch(epoch)` or `loader.sampler.set_epoch(epoch)`).
+    the loader passed to a function called in a loop), when no `set_epoch` call can reach
+    it (`sampler.set_epoch(epoch)` or `loader.sampler.set_epoch(epoch)` in its function, or
+    any `set_epoch` in a function its function calls; for a module-level sampler or an
+    attribute, any `set_epoch` of the file).
 
     ## Why is this bad?
     A `DistributedSampler` seeds its shuffle with `seed + epoch`, and the epoch only changes
@@ -78,16 +83,54 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         ctx = self.context
         if ctx.qualified_name(node.func) not in DISTRIBUTED_SAMPLERS:
             return
-        if is_literal_false(call_argument(node, "shuffle", 3)) or method_calls_named(
-                ctx, "set_epoch") or any(ctx.imports_from(lib) for lib in _MANAGING_LIBRARIES):
+        if is_literal_false(call_argument(node, "shuffle", 3)) or any(
+                ctx.imports_from(lib) for lib in _MANAGING_LIBRARIES):
             return
         loader = self._loader(node)
         if loader is None or loader.target is None or not self._iterated_per_epoch(
                 loader.target):
             return
         name = self._sampler_name(node)
+        if self._epoch_set(name, loader.target):
+            return
         sampler = f"'{name}'" if name else f"the DistributedSampler of '{loader.target}'"
         self.report(node, sampler=sampler)
+
+    def _epoch_set(self, sampler: str | None, loader: str) -> bool:
+        """Some ``set_epoch`` call may reach this sampler: one in its function on it (or on
+        an object the rule cannot tell apart from it), one in a function its function
+        calls (directly or through others), or any one when the sampler is module-level
+        or an attribute (a script, a trainer object)."""
+        ctx = self.context
+        found = method_calls_named(ctx, "set_epoch")
+        function = ctx.current_function
+        if not found or function is None or any(
+                n is not None and n.startswith("self.") for n in (sampler, loader)):
+            return bool(found)
+        owners = enclosing_functions(ctx)
+        reached = functions_reached(ctx, function)
+        for call in found:
+            owner = owners.get(id(call))
+            if owner is None or owner.name.value in reached:
+                return True
+            if owner is function and not self._another_sampler(call, sampler, loader):
+                return True
+        return False
+
+    def _another_sampler(self, call: cst.Call, sampler: str | None, loader: str) -> bool:
+        """``call`` sets the epoch of another sampler of the function: one bound to a
+        ``DistributedSampler`` under another name, or another loader's ``.sampler``."""
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if receiver is None:
+            return False
+        spelled = text(receiver)
+        if spelled in (sampler, f"{loader}.sampler"):
+            return False
+        if spelled.endswith(".sampler"):
+            return any(s.target == spelled[:-len(".sampler")]
+                       for s in data_loaders(self.context))
+        return bound_call(self.context, receiver, self.context.current_function) in (
+            DISTRIBUTED_SAMPLERS)
 
     def _sampler_name(self, node: cst.Call) -> str | None:
         parent = self.context.parent(node)
@@ -99,12 +142,20 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     def _loader(self, node: cst.Call) -> LoaderSite | None:
         """The one DataLoader of the file the sampler is given to (``sampler=``)."""
         name = self._sampler_name(node)
+        function = self.context.current_function
         found = []
         for site in data_loaders(self.context):
             given = call_argument(site.call, "sampler", 3)
-            if given is node or (name is not None and given is not None and text(given) == name):
+            if given is node or (name is not None and given is not None and text(given) == name
+                                 and self._sees(site, name, function)):
                 found.append(site)
         return found[0] if len(found) == 1 else None
+
+    @staticmethod
+    def _sees(site: LoaderSite, name: str, function: cst.FunctionDef | None) -> bool:
+        """The loader's ``sampler=name`` may be this sampler: a loader of the same
+        function, or the sampler is an attribute or module-level (seen everywhere)."""
+        return name.startswith("self.") or function is None or site.scope is function
 
     def _iterated_per_epoch(self, loader: str) -> bool:
         """The loader is iterated in a loop inside another loop, or passed to a call made in
@@ -112,11 +163,20 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         ctx = self.context
         per_epoch = {own_callee(c.func) for c in calls_in_loops(ctx)} - {None}
         owners = loop_functions(ctx)
+        function = ctx.current_function
+        enclosing = enclosing_functions(ctx)
+
+        def here(node: cst.CSTNode) -> bool:
+            # a loader of this function is seen only there (another function's loader of
+            # the same name is another object); an attribute or a module-level one anywhere
+            return function is None or loader.startswith("self.") or (
+                enclosing.get(id(node)) is function)
+
         for loop, nested in nested_loop_iterations(ctx):
-            if loader in names_in(loop.iter) and (nested or owners.get(id(loop)) in per_epoch):
+            if loader in names_in(loop.iter) and (nested or owners.get(id(loop)) in per_epoch) \
+                    and here(loop):
                 return True  # an epoch loop around it, or in a function called per epoch
         for call in calls_in_loops(ctx):
-            for arg in call.args:
-                if text(arg.value) == loader:
-                    return True
+            if here(call) and any(text(arg.value) == loader for arg in call.args):
+                return True
         return False

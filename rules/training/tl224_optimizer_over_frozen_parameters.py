@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.analysis.training_objects import (
     FreezeEvent,
     freeze_events,
-    unfreezes_anywhere,
+    unfreezes_on_path,
 )
 from torchlint.engine.triage import attribute, calls_method, calls_under
 from torchlint.rule import Rule
@@ -21,7 +21,8 @@ class OptimizerOverFrozenParameters(Rule):
     Flags an optimizer built over `M.parameters()` (or a submodule's) after every parameter
     of `M` was frozen in the same function (`for p in M.parameters(): p.requires_grad =
     False`, `M.requires_grad_(False)`), when no layer was assigned into `M` in between and
-    the file never turns gradients back on.
+    nothing turns gradients back on: neither the same function nor another function of the
+    file that builds no optimizer of its own (a training loop that unfreezes later).
 
     ## Why is this bad?
     Every parameter the optimizer holds has `requires_grad=False`: backward never gives them
@@ -67,10 +68,11 @@ class OptimizerOverFrozenParameters(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
         function = ctx.current_function
-        events = freeze_events(ctx, function if function is not None else ctx.module)
+        scope = function if function is not None else ctx.module
+        events = freeze_events(ctx, scope)
         index = next((i for i, e in enumerate(events)
                       if e.kind == "optimizer" and e.node is node), None)
-        if index is None or unfreezes_anywhere(ctx):
+        if index is None or unfreezes_on_path(ctx, scope):
             return
         model = events[index].model
         frozen = self._frozen(events[:index], model)

@@ -521,6 +521,38 @@ def calls_in_loops(ctx: FileContext) -> list[cst.Call]:
         for call in calls_in(loop.body)])
 
 
+def functions_reached(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
+    """The names of the functions and methods of the file that ``function`` may call,
+    directly or through others of them, matched by name (``f(...)``, ``x.f(...)``): every
+    def of that name counts."""
+    def compute() -> frozenset[str]:
+        defined: dict[str, list[cst.FunctionDef]] = {}
+        for definition in ctx.definitions():
+            if isinstance(definition, cst.FunctionDef):
+                defined.setdefault(definition.name.value, []).append(definition)
+        reached: set[str] = set()
+        pending = [function]
+        while pending:
+            for call in calls_in(pending.pop().body):
+                func = call.func
+                name = func.value if isinstance(func, cst.Name) else (
+                    func.attr.value if isinstance(func, cst.Attribute) else None)
+                if name in defined and name not in reached:
+                    reached.add(name)
+                    pending += defined[name]
+        return frozenset(reached)
+
+    return ctx.cached(("training_objects_reached", id(function)), compute)
+
+
+def enclosing_functions(ctx: FileContext) -> dict[int, cst.FunctionDef]:
+    """For each node inside a function of the file (by ``id``), the innermost function
+    holding it (module-level code is absent)."""
+    return ctx.cached("training_objects_enclosing", lambda: {
+        id(node): definition for definition in ctx.definitions()
+        if isinstance(definition, cst.FunctionDef) for node in iter_scope(definition.body)})
+
+
 def method_calls_named(ctx: FileContext, name: str) -> list[cst.Call]:
     """The ``X.<name>(...)`` calls of the file."""
     return ctx.cached(("training_objects_method_calls", name), lambda: [
@@ -607,11 +639,27 @@ def freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> list
                       lambda: list(_freeze_events(ctx, scope)))
 
 
-def unfreezes_anywhere(ctx: FileContext) -> bool:
-    """Some code of the file turns gradients back on (``p.requires_grad = True``, or a
-    value that is not the literal False; ``m.requires_grad_()``/``(True)``/``(flag)``)."""
-    return ctx.cached("training_objects_unfreezes", lambda: any(
-        _unfreeze(n) for n in iter_nodes(ctx.module)))
+def unfreezes_on_path(ctx: FileContext, scope: cst.FunctionDef | cst.Module) -> bool:
+    """Gradients are turned back on (``p.requires_grad = True``, or a value that is not the
+    literal False; ``m.requires_grad_()``/``(True)``/``(flag)``) where they may reach the
+    optimizers ``scope`` builds: in ``scope`` itself, or in another function of the file
+    (or its module-level code) that builds no optimizer over ``M.parameters()`` of its own:
+    a training loop or a schedule that unfreezes what was frozen elsewhere. A sibling
+    set-up function that freezes, unfreezes and builds its own optimizer does not count."""
+    for other in _unfreezing_scopes(ctx):
+        if other is scope or not any(
+                e.kind == "optimizer" for e in freeze_events(ctx, other)):
+            return True
+    return False
+
+
+def _unfreezing_scopes(ctx: FileContext) -> list[cst.FunctionDef | cst.Module]:
+    def compute() -> list[cst.FunctionDef | cst.Module]:
+        scopes: list[cst.FunctionDef | cst.Module] = [ctx.module]
+        scopes += [d for d in ctx.definitions() if isinstance(d, cst.FunctionDef)]
+        return [scope for scope in scopes if any(_unfreeze(n) for n in iter_scope(scope))]
+
+    return ctx.cached("training_objects_unfreezing_scopes", compute)
 
 
 def _unfreeze(node: cst.CSTNode) -> bool:
@@ -909,17 +957,28 @@ def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
     ``"workers"`` when one of their ``DataLoader(...)`` calls may use worker processes
     (``num_workers`` not 0) and none reseeds them, ``"main"`` when every such call loads in
     the main process, ``"reseeded"`` when one passes a ``worker_init_fn``; None when the
-    project has no such file (or is too large to read)."""
+    project has no such file (or is too large to read). The loaders built over the dataset
+    itself (``DataLoader(MyDataset(...))``, or a name assigned one) decide when there are
+    any; else every loader of those files."""
     if ctx.project is None or not ctx.project.roots:
         return None
     files = ctx.cached("training_objects_project_files", lambda: _project_files(ctx))
     kinds: set[str] = set()
+    own: set[str] = set()
     for path in files or ():
         known = _loader_calls(path)
         if known is None or dataset not in known[1][0]:
             continue
         ctx.project.dependencies[path] = Dependency(path, known[0])
-        kinds.update(known[1][1])
+        for kind, datasets in known[1][1]:
+            kinds.add(kind)
+            if dataset in datasets:
+                own.add(kind)
+    return loader_verdict(own or kinds)
+
+
+def loader_verdict(kinds: set[str]) -> str | None:
+    """One answer for several loaders' kinds ("reseeded" wins, then "workers")."""
     if "reseeded" in kinds:
         return "reseeded"
     if "workers" in kinds:
@@ -927,34 +986,74 @@ def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
     return "main" if kinds else None
 
 
-def _loader_calls(path: str) -> tuple[str, tuple[frozenset[str], tuple[str, ...]]] | None:
+def loader_datasets(ctx: FileContext, site: LoaderSite) -> frozenset[str]:
+    """The names of the classes or functions that build the dataset a ``DataLoader``
+    walks: ``MyDataset`` for ``DataLoader(MyDataset(...))`` or for a name of the same
+    function (or module) assigned ``MyDataset(...)``."""
+    value = call_argument(site.call, "dataset", 0)
+    function = site.scope if isinstance(site.scope, cst.FunctionDef) else None
+    values = [value] if isinstance(value, cst.Call) else (
+        assigned(ctx, value, function) or [] if isinstance(value, cst.Name) else [])
+    return frozenset(name for v in values if isinstance(v, cst.Call) and (
+        name := _last_name(v.func)) is not None)
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def _loader_calls(path: str) -> tuple[str, tuple[frozenset[str], tuple[tuple[
+        str, frozenset[str]], ...]]] | None:
     """A file's digest, the names it calls (``MyDataset(...)``), and for each of its
-    ``DataLoader(...)`` calls: "workers", "main" or "reseeded"."""
+    ``DataLoader(...)`` calls: "workers", "main" or "reseeded", with the names that build
+    its dataset (see :func:`loader_datasets`)."""
     return _file_fact(path, _LOADER_CALLS, _loader_facts)
 
 
-def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
+def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
     if b"DataLoader" not in data:
         return frozenset(), ()  # no loader: nothing to parse
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset(), ()
-    kinds: list[str] = []
+    loaders: list[ast.Call] = []
     called: set[str] = set()
+    built: dict[str, set[str]] = {}  # name -> the callees assigned to it, anywhere
     for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = _ast_last_name(node.value.func)
+            for target in node.targets:
+                if isinstance(target, ast.Name) and callee:
+                    built.setdefault(target.id, set()).add(callee)
         if not isinstance(node, ast.Call):
             continue
-        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        name = _ast_last_name(node.func)
         if name:
             called.add(name)
         if name == "DataLoader":
-            keywords = {k.arg: k.value for k in node.keywords if k.arg}
-            workers = keywords.get("num_workers", node.args[5] if len(node.args) > 5 else None)
-            if "worker_init_fn" in keywords:
-                kinds.append("reseeded")
-            elif workers is None or isinstance(workers, ast.Constant) and workers.value == 0:
-                kinds.append("main")
-            else:
-                kinds.append("workers")
-    return frozenset(called), tuple(kinds)
+            loaders.append(node)
+    found: list[tuple[str, frozenset[str]]] = []
+    for node in loaders:
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        workers = keywords.get("num_workers", node.args[5] if len(node.args) > 5 else None)
+        if "worker_init_fn" in keywords:
+            kind = "reseeded"
+        elif workers is None or isinstance(workers, ast.Constant) and workers.value == 0:
+            kind = "main"
+        else:
+            kind = "workers"
+        first = keywords.get("dataset", node.args[0] if node.args else None)
+        datasets: set[str] = set()
+        if isinstance(first, ast.Call):
+            datasets.add(_ast_last_name(first.func) or "")
+        elif isinstance(first, ast.Name):
+            datasets |= built.get(first.id, set())
+        found.append((kind, frozenset(datasets - {""})))
+    return frozenset(called), tuple(found)
+
+
+def _ast_last_name(func: ast.expr) -> str | None:
+    return getattr(func, "id", None) or getattr(func, "attr", None)
