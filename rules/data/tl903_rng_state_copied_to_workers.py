@@ -14,6 +14,7 @@ from torchlint.analysis.training_objects import (
     loader_datasets,
     loader_verdict,
     project_loader_workers,
+    reseeding_kind,
     sample_methods,
     text,
 )
@@ -33,7 +34,10 @@ class RngStateCopiedToWorkers(Rule):
     `np.random.RandomState(...)`, `random.Random(...)`) created in a `Dataset` subclass's
     `__init__` as `self.X`, or at module level, and drawn from in `__getitem__`/`__iter__`
     (or a method they call), when the file's `DataLoader`s may use worker processes
-    (`num_workers` above 0 or unknown) and none reseeds it through a `worker_init_fn`. For
+    (`num_workers` above 0 or unknown) and none reseeds it through a `worker_init_fn`
+    (one that only reseeds the global generators, never reaching the worker's dataset
+    through `get_worker_info()`, does not count). The loaders built over the dataset
+    decide when the file (or the project file that builds them) has any. For
     a torch target before 1.9 it also flags draws from NumPy's global state
     (`np.random.rand()`) in those methods.
 
@@ -141,7 +145,7 @@ class RngStateCopiedToWorkers(Rule):
         klass = ctx.enclosing_class()
         if klass is None or not ctx.is_dataset_class(klass) or self._reseeds(klass) or not any(
                 m is function for m in sample_methods(ctx, klass)) or not (
-                self._workers_may_copy(klass.name.value)):
+                self._workers_may_copy(klass.name.value, objects=False)):
             return
         self.report(node, message=(
             f"'{ctx.code(node.func)}()' draws from NumPy's global state, which torch before "
@@ -172,27 +176,27 @@ class RngStateCopiedToWorkers(Rule):
         return any(isinstance(n, (cst.Name, cst.Attribute)) and (
             dotted_name(n) or "").endswith("get_worker_info") for n in iter_nodes(klass))
 
-    def _workers_may_copy(self, dataset: str | None = None) -> bool:
-        """Some DataLoader of the file may use workers and none reseeds them; when the file
-        builds none, the project's files that construct ``dataset`` decide (no such file:
-        the workers are unknown)."""
+    def _workers_may_copy(self, dataset: str | None = None, objects: bool = True) -> bool:
+        """Some DataLoader over the dataset may use workers that nothing reseeds (for
+        generator ``objects``: a ``worker_init_fn`` reaching the dataset; for the global
+        state, any); when the file builds no loader, the project's files that construct
+        ``dataset`` decide (no such file: the workers are unknown)."""
         ctx = self.context
         loaders = data_loaders(ctx)
         if not loaders:
-            elsewhere = project_loader_workers(ctx, dataset) if dataset else None
+            elsewhere = project_loader_workers(ctx, dataset, objects) if dataset else None
             return elsewhere in (None, "workers")
         # the loaders over this dataset decide when the file builds any; else all of them
         own = [s for s in loaders if dataset is not None and dataset in loader_datasets(ctx, s)]
-        return loader_verdict({self._kind(site) for site in own or loaders}) == "workers"
+        kinds = {self._kind(site) for site in own or loaders}
+        return loader_verdict(kinds, objects) == "workers"
 
-    @staticmethod
-    def _kind(site: LoaderSite) -> str:
-        if call_argument(site.call, "worker_init_fn") is not None:
-            return "reseeded"
+    def _kind(self, site: LoaderSite) -> str:
         workers = call_argument(site.call, "num_workers", 5)
         if workers is None or isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
             return "main"
-        return "workers"
+        init = call_argument(site.call, "worker_init_fn")
+        return "workers" if init is None else reseeding_kind(self.context, init)
 
     def _module_generator_drawn(self, name: str) -> bool:
         """A module-level generator drawn from in a dataset class's sample methods."""

@@ -952,11 +952,13 @@ def _names_read(path: str) -> tuple[str, frozenset[str]] | None:
 _LOADER_CALLS: dict[str, tuple[tuple[int, int], str, Any]] = {}
 
 
-def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
+def project_loader_workers(ctx: FileContext, dataset: str, objects: bool = True
+                           ) -> str | None:
     """How the other files of the project that name ``dataset`` (a class name) load data:
     ``"workers"`` when one of their ``DataLoader(...)`` calls may use worker processes
     (``num_workers`` not 0) and none reseeds them, ``"main"`` when every such call loads in
-    the main process, ``"reseeded"`` when one passes a ``worker_init_fn``; None when the
+    the main process, ``"reseeded"`` when one passes a ``worker_init_fn`` (for generator
+    ``objects``, one that reaches the dataset: see :func:`loader_verdict`); None when the
     project has no such file (or is too large to read). The loaders built over the dataset
     itself (``DataLoader(MyDataset(...))``, or a name assigned one) decide when there are
     any; else every loader of those files."""
@@ -974,16 +976,38 @@ def project_loader_workers(ctx: FileContext, dataset: str) -> str | None:
             kinds.add(kind)
             if dataset in datasets:
                 own.add(kind)
-    return loader_verdict(own or kinds)
+    return loader_verdict(own or kinds, objects)
 
 
-def loader_verdict(kinds: set[str]) -> str | None:
-    """One answer for several loaders' kinds ("reseeded" wins, then "workers")."""
-    if "reseeded" in kinds:
+def loader_verdict(kinds: set[str], objects: bool = True) -> str | None:
+    """One answer for several loaders' kinds: "reseeded" wins, then "workers". A loader
+    whose ``worker_init_fn`` only reseeds the global generators ("globals": a function
+    that never reaches the dataset) reseeds no generator object the dataset holds: with
+    ``objects`` it counts as "workers", else as "reseeded"."""
+    if "reseeded" in kinds or not objects and "globals" in kinds:
         return "reseeded"
-    if "workers" in kinds:
+    if "workers" in kinds or "globals" in kinds:
         return "workers"
     return "main" if kinds else None
+
+
+# what a worker_init_fn that reseeds the dataset's own generators reaches
+WORKER_DATASET_WORDS = frozenset({"dataset", "get_worker_info"})
+
+
+def reseeding_kind(ctx: FileContext, init: cst.BaseExpression) -> str:
+    """"globals" when a ``worker_init_fn`` is a lambda or a function of the file that never
+    reaches the worker's dataset (``get_worker_info()``, ``.dataset``): it can only reseed
+    the global generators; else "reseeded" (unknown functions included)."""
+    body: cst.CSTNode | None = init.body if isinstance(init, cst.Lambda) else None
+    if isinstance(init, cst.Name):
+        body = next((d for d in ctx.definitions() if isinstance(d, cst.FunctionDef)
+                     and d.name.value == init.value), None)
+    if body is None:
+        return "reseeded"
+    reaches = any(isinstance(n, cst.Name) and n.value in WORKER_DATASET_WORDS
+                  for n in iter_nodes(body))
+    return "reseeded" if reaches else "globals"
 
 
 def loader_datasets(ctx: FileContext, site: LoaderSite) -> frozenset[str]:
@@ -1035,16 +1059,18 @@ def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[tuple[str, frozens
             called.add(name)
         if name == "DataLoader":
             loaders.append(node)
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     found: list[tuple[str, frozenset[str]]] = []
     for node in loaders:
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         workers = keywords.get("num_workers", node.args[5] if len(node.args) > 5 else None)
-        if "worker_init_fn" in keywords:
-            kind = "reseeded"
-        elif workers is None or isinstance(workers, ast.Constant) and workers.value == 0:
+        init = keywords.get("worker_init_fn")
+        if workers is None or isinstance(workers, ast.Constant) and workers.value == 0:
             kind = "main"
-        else:
+        elif init is None:
             kind = "workers"
+        else:
+            kind = _ast_reseeding_kind(init, functions)
         first = keywords.get("dataset", node.args[0] if node.args else None)
         datasets: set[str] = set()
         if isinstance(first, ast.Call):
@@ -1053,6 +1079,18 @@ def _loader_facts(data: bytes) -> tuple[frozenset[str], tuple[tuple[str, frozens
             datasets |= built.get(first.id, set())
         found.append((kind, frozenset(datasets - {""})))
     return frozenset(called), tuple(found)
+
+
+def _ast_reseeding_kind(init: ast.expr, functions: dict[str, ast.FunctionDef]) -> str:
+    """:func:`reseeding_kind` for a file read with ``ast``."""
+    body: ast.AST | None = init.body if isinstance(init, ast.Lambda) else (
+        functions.get(init.id) if isinstance(init, ast.Name) else None)
+    if body is None:
+        return "reseeded"
+    return "reseeded" if any(
+        isinstance(n, ast.Name) and n.id in WORKER_DATASET_WORDS or isinstance(
+            n, ast.Attribute) and n.attr in WORKER_DATASET_WORDS
+        for n in ast.walk(body)) else "globals"
 
 
 def _ast_last_name(func: ast.expr) -> str | None:
