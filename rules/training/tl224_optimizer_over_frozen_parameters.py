@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.training_objects import (
     FreezeEvent,
     freeze_events,
+    is_optimizer_class,
     unfreezes_on_path,
 )
 from torchlint.engine.triage import attribute, calls_method, calls_under
@@ -67,6 +68,8 @@ class OptimizerOverFrozenParameters(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
+        if not is_optimizer_class(ctx.qualified_name(node.func)):
+            return  # the events of the function are looked at from its optimizers only
         function = ctx.current_function
         scope = function if function is not None else ctx.module
         events = freeze_events(ctx, scope)
