@@ -499,35 +499,21 @@ def test_tl903_project_loaders_over_the_dataset_and_their_worker_init_fn(tmp_pat
     from test_project import check, write
 
     write(tmp_path / "pyproject.toml", "[tool.torchlint]\n")
-    write(tmp_path / "data.py", """
-        import numpy as np
-        from torch.utils.data import Dataset
-
-        class Crops(Dataset):
-            def __init__(self, n):
-                self.n = n
-                self.rng = np.random.default_rng(0)
-
-            def __len__(self):
-                return self.n
-
-            def __getitem__(self, i):
-                return self.rng.integers(0, 8)
-        """)
+    write(tmp_path / "data.py", NOISY)
     train = write(tmp_path / "train.py", """
         import numpy as np
         from torch.utils.data import DataLoader
-        from data import Crops
+        from data import Noisy
 
         def seed_all(worker_id):
             np.random.seed(worker_id)
 
-        crops = Crops(64)
-        loader = DataLoader(crops, num_workers=2, worker_init_fn=seed_all)
+        noisy = Noisy(64)
+        loader = DataLoader(noisy, num_workers=2, worker_init_fn=seed_all)
         plain = DataLoader(list(range(8)), num_workers=0, worker_init_fn=print)
         """)
     # seed_all reseeds NumPy's global state only: the dataset's own generator is copied
-    assert check(tmp_path, "--select", "TL903", "data.py") == ["7:20 TL903"]
+    assert check(tmp_path, "--select", "TL903", "data.py") == ["8:20 TL903"]
     train.write_text(train.read_text().replace(
         "np.random.seed(worker_id)",
         "info = get_worker_info()\n    info.dataset.rng = np.random.default_rng(info.seed)"))
