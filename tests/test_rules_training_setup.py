@@ -518,3 +518,28 @@ def test_tl903_project_loaders_over_the_dataset_and_their_worker_init_fn(tmp_pat
         "np.random.seed(worker_id)",
         "info = get_worker_info()\n    info.dataset.rng = np.random.default_rng(info.seed)"))
     assert check(tmp_path, "--select", "TL903", "data.py") == []
+
+
+def test_counted_preview_rules_run_only_where_the_screen_lets_them(tmp_path, monkeypatch) -> None:
+    # without --preview, TL311 runs only to count the hint, and only on files that
+    # reference torch.compile: not on every file some default rule fires on
+    from click.testing import CliRunner
+
+    import torchlint.rules.devices.tl311_compile_graph_break as tl311
+    from torchlint.cli import main
+
+    asked: list[str] = []
+    real = tl311.compiled_functions
+    monkeypatch.setattr(tl311, "compiled_functions",
+                        lambda ctx: asked.append(ctx.path) or real(ctx))
+    plain = tmp_path / "plain.py"
+    plain.write_text("def f(model):\n    model.eval\n")
+    compiled = tmp_path / "compiled.py"
+    compiled.write_text("import torch\n\n@torch.compile\ndef g(model, x):\n    model.eval\n"
+                        "    print(x)\n    return x\n")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--jobs", "1", str(plain),
+                                       str(compiled)])
+    assert [line.split(": ")[1][:5] for line in result.stdout.splitlines()
+            if ": TL" in line] == ["TL404", "TL404"]
+    assert "1 more finding with --preview" in result.output
+    assert asked and all(path.endswith("compiled.py") for path in asked)

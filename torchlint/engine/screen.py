@@ -74,6 +74,11 @@ def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:
     """``settings`` running only the rules of ``codes`` (importing no other rule); the same
     settings when the rules cannot be loaded alone (plugins). Not for fixing: a fix may
     make another rule fire."""
+    # the preview rules counted for the summary's hint run only where the screen let them
+    # through too (each would otherwise run, unscreened, on every file linted)
+    preview = settings.preview_codes & codes
+    if preview != settings.preview_codes:
+        settings = replace(settings, preview_codes=preview)
     codes = codes & settings.codes  # the counted preview rules stay in preview_codes
     if settings.rule_classes is not None:
         return replace(settings, rule_classes=tuple(
