@@ -5,12 +5,11 @@ import libcst as cst
 from torchlint.analysis.bindings import binds_anywhere
 from torchlint.analysis.nodes import iter_scope, parameters, positional_args, string_value
 from torchlint.analysis.training_objects import (
+    DATA_LOADERS,
     MOVING_LOADER_ARGS,
-    LoaderSite,
     assignment_index,
     call_argument,
     class_methods,
-    data_loaders,
     model_moves,
     provably_cpu,
     returns_plain_loader,
@@ -157,10 +156,10 @@ class InputNotMovedToDevice(Rule):
                     return set()
                 target = target.elements[1].value
             iterable = iterable.args[0].value
-        site = self._loader_call(iterable) if isinstance(iterable, cst.Call) else \
-            self._loader_named(text(iterable), scope)
-        if site is not None:
-            if any(call_argument(site.call, a) is not None for a in MOVING_LOADER_ARGS):
+        loader = self._loader_call(iterable) if isinstance(iterable, cst.Call) else \
+            self._loader_named(iterable, scope)
+        if loader is not None:
+            if any(call_argument(loader, a) is not None for a in MOVING_LOADER_ARGS):
                 return set()
         elif not self._returned_loader(iterable, scope):
             return set()
@@ -189,14 +188,22 @@ class InputNotMovedToDevice(Rule):
             return returns_plain_loader(ctx, entry.unpacked_from, entry.position)
         return False
 
-    def _loader_call(self, call: cst.Call) -> LoaderSite | None:
-        return next((s for s in data_loaders(self.context) if s.call is call), None)
+    def _loader_call(self, call: cst.Call) -> cst.Call | None:
+        return call if self.context.qualified_name(call.func) in DATA_LOADERS else None
 
-    def _loader_named(self, name: str, scope: cst.FunctionDef | cst.Module
-                      ) -> LoaderSite | None:
-        sites = [s for s in data_loaders(self.context) if s.target == name and (
-            s.scope is scope or s.scope is self.context.module or name.startswith("self."))]
-        return sites[0] if len(sites) == 1 else None
+    def _loader_named(self, iterable: cst.BaseExpression, scope: cst.FunctionDef | cst.Module
+                      ) -> cst.Call | None:
+        """The one ``DataLoader(...)`` call the name (or ``self.x``) is assigned in this
+        function or at module level (an attribute: in any method)."""
+        if not isinstance(iterable, (cst.Name, cst.Attribute)):
+            return None
+        name = text(iterable)
+        function = scope if isinstance(scope, cst.FunctionDef) else None
+        calls = [e.value for e in assignment_index(self.context).get(name, ())
+                 if isinstance(e.value, cst.Call) and self.context.qualified_name(
+                     e.value.func) in DATA_LOADERS and (
+                     e.function is function or e.function is None or name.startswith("self."))]
+        return calls[0] if len(calls) == 1 else None
 
     @staticmethod
     def _names(target: cst.BaseExpression) -> set[str]:

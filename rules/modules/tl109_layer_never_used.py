@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import string_value
 from torchlint.analysis.training_objects import (
     CHILD_ITERATION,
     class_methods,
@@ -115,9 +114,9 @@ class LayerNeverUsed(Rule):
             self._iterating()
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        value = string_value(node)
-        if value is not None and value.isidentifier():
-            self._reads.add(value)
+        raw = node.value  # an identifier in plain quotes: 'name', "name"
+        if len(raw) > 2 and raw[0] == raw[-1] and raw[0] in "'\"" and raw[1:-1].isidentifier():
+            self._reads.add(raw[1:-1])
 
     def _iterating(self) -> None:
         """The classes being walked reach their attributes other than by name
