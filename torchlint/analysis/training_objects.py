@@ -1,13 +1,18 @@
 """The objects a training setup is made of, and the order of calls on them: facts the
-training-setup rules (TL223 gradient scalers, TL224 frozen optimizers, TL802 distributed
-samplers, TL903 dataset generators) share.
+training-setup rules (TL109 unused layers, TL223 gradient scalers, TL224 frozen optimizers,
+TL310 device moves, TL311 compiled code, TL802 distributed samplers, TL903 dataset
+generators) and the optimizer-step rules (TL213, TL218-TL221) share.
 
-Computed once per file (``FileContext.cached``):
+Computed once per file (``FileContext.cached``), each only when a rule asks for it:
 
+* **the assignment index** (``assignment_index``): every binding of a name or ``self.x``
+  in the file, in one walk, shared by every rule that asks what something was assigned.
 * **bindings**: what a name (in one function, or at module level) or a ``self.x`` (in the
   methods of one class) is assigned, as the expressions assigned (``assigned``), and the
   qualified name of the class or function a binding calls (``bound_call``): a
-  ``GradScaler``, an optimizer, a ``DistributedSampler``, a ``DataLoader``.
+  ``GradScaler``, an optimizer, a ``DistributedSampler``, a ``DataLoader``; and the
+  functions of the file or of the project (read with ``ast``, recorded as dependencies)
+  that return ``DataLoader``s (``returns_plain_loader``).
 * **the scaler calls of a function**, in source order (``scaler_events``): each
   ``S.scale(L).backward()``, ``S.unscale_(O)``, ``S.step(O)`` and each gradient clip
   (``torch.nn.utils.clip_grad_norm_``/``clip_grad_value_``, any alias), so a rule can tell
