@@ -302,15 +302,17 @@ class TorchlintServer(LanguageServer):
 
         def work() -> Linted | None:
             started = time.thread_time()
-            linted = None
+            outcome = "failed linting"
             try:
                 linted = lint_snapshot(snapshot, settings, checkpoint)
+                outcome = "linted"
+                return linted
             except Superseded:
-                pass
+                outcome = "stopped linting"
+                return None
             finally:  # one line per lint run, its result used or not
-                loop.call_soon_threadsafe(self._log_run, snapshot, linted is not None,
+                loop.call_soon_threadsafe(self._log_run, snapshot, outcome,
                                           time.thread_time() - started)
-            return linted
 
         try:
             return await loop.run_in_executor(self.linter, work), True
@@ -323,12 +325,12 @@ class TorchlintServer(LanguageServer):
                                 f"{type(exc).__name__}: {exc}")
             return Linted(snapshot, {d.uri: [] for d in snapshot.documents}), False
 
-    def _log_run(self, snapshot: Snapshot, finished: bool, cpu: float) -> None:
+    def _log_run(self, snapshot: Snapshot, outcome: str, cpu: float) -> None:
         versions = ", ".join(str(d.version) for d in snapshot.documents)
         self.window_log_message(types.LogMessageParams(
             type=types.MessageType.Log,
-            message=f"torchlint: {'linted' if finished else 'stopped linting'} "
-                    f"{snapshot.path} (version {versions or '-'}) in {cpu:.3f} s of CPU"))
+            message=f"torchlint: {outcome} {snapshot.path} (version {versions or '-'}) "
+                    f"in {cpu:.3f} s of CPU"))
 
     async def current(self, uri: str, delay: float = 0.0, reuse: bool = False
                       ) -> Result | None:
