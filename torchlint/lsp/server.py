@@ -18,12 +18,15 @@ pushed to the others.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import re
 import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,6 +61,24 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
         notebook="*", cells=[types.NotebookCellLanguage(language="python")])],
     save=True)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a lint runs. A lint builds a libcst tree of
+    millions of objects that live until it ends, and each collection of the oldest
+    generation walks them all: a fifth of a lint's CPU on a 7,000-line file. Reference
+    counting still frees what is dropped; what a lint leaves in cycles is collected after
+    it, as usual. The cost is memory: the cycles a lint makes wait for its end (about 50 MB
+    more at the peak of a 7,000-line file; documents over ``max-file-size`` are not
+    linted)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass
@@ -304,7 +325,8 @@ class TorchlintServer(LanguageServer):
             started = time.thread_time()
             outcome = "failed linting"
             try:
-                linted = lint_snapshot(snapshot, settings, checkpoint)
+                with _collector_paused():
+                    linted = lint_snapshot(snapshot, settings, checkpoint)
                 outcome = "linted"
                 return linted
             except Superseded:
