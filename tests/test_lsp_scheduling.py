@@ -18,7 +18,8 @@ from pygls.workspace import Workspace  # noqa: E402
 
 import torchlint.lsp.server as server_module  # noqa: E402
 from torchlint.lsp.features import create_server  # noqa: E402
-from torchlint.lsp.linting import Document, Snapshot, Superseded, lint_snapshot  # noqa: E402
+from torchlint.lsp.linting import (Document, Linted, Snapshot, Superseded,  # noqa: E402
+                                   lint_snapshot)
 from torchlint.lsp.server import TorchlintServer  # noqa: E402
 from torchlint.lsp.settings import LINT_DELAY, ClientSettings  # noqa: E402
 
@@ -188,10 +189,11 @@ def test_findings_learned_from_a_project_file_are_valid_while_it_is_unchanged(
     snapshot = Snapshot(path.as_uri(), str(path), (Document(path.as_uri(), 1, text),))
     linted = lint_snapshot(snapshot, settings)
     assert [f.diagnostic.code for f in linted.findings[path.as_uri()]] == ["TL101"]
-    assert [d.path for d in linted.dependencies] == [str(tmp_path / "layers.py")]
+    assert [stamp[0] for stamp in linted.learned] == [str(tmp_path / "layers.py")]
     assert linted.still_valid()
     (tmp_path / "layers.py").write_text("class Base:\n    pass\n")
     assert not linted.still_valid()
+    assert not Linted(snapshot, learned=([str(tmp_path), "", -1, -1],)).still_valid()
 
 
 def test_a_checkpoint_that_raises_stops_the_lint_before_libcst(

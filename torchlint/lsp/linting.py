@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from torchlint.analysis.project import Dependency, file_digest
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic
 from torchlint.notebook import Notebook
+from torchlint.run.cache import _stamp, _unchanged
 from torchlint.run.file import lint_one
 from torchlint.run.notebook import lint_cells
 from torchlint.run.outcome import Mode
@@ -91,23 +91,18 @@ class Linted:
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # by document uri
     error: str | None = None  # a rule failed (the other rules' findings are here)
     skipped: str | None = None  # why nothing was linted (a document over max-file-size)
-    # the project's other files the findings learned from, as they were read
-    dependencies: tuple[Dependency, ...] = ()
+    # the project's files and folders the findings learned from, as they were read
+    # ([path, digest, mtime_ns, size], as the cache keeps them)
+    learned: tuple[list[object], ...] = ()
 
     def moved_to(self, snapshot: Snapshot) -> Linted:
         """These findings for ``snapshot``, a later version of the same texts."""
-        return Linted(snapshot, self.findings, self.error, self.skipped, self.dependencies)
+        return Linted(snapshot, self.findings, self.error, self.skipped, self.learned)
 
     def still_valid(self) -> bool:
-        """The files these findings learned from are as they were read."""
-        for dependency in self.dependencies:
-            try:
-                with open(dependency.path, "rb") as handle:
-                    if file_digest(handle.read()) != dependency.digest:
-                        return False
-            except OSError:
-                return False
-        return True
+        """The files these findings learned from are as they were read (as for a cached
+        result: a folder whose listing changed, a file changed or gone, invalidates)."""
+        return all(_unchanged(*stamp) for stamp in self.learned)  # type: ignore[arg-type]
 
 
 class Superseded(Exception):
@@ -138,7 +133,7 @@ def lint_snapshot(snapshot: Snapshot, settings: FileSettings,
         result = lint_cells(notebook, settings, Mode())
         linted.error = result.outcome.error
         linted.skipped = result.outcome.warning
-        linted.dependencies = tuple(result.outcome.dependencies)
+        linted.learned = tuple(_stamp(d) for d in result.outcome.dependencies)
         starts = [0] + [m.end() for m in _NEWLINE.finditer(result.program)]
         for diagnostic in result.findings(notebook, settings):
             uri = by_index.get(diagnostic.cell or 0)
@@ -154,7 +149,7 @@ def lint_snapshot(snapshot: Snapshot, settings: FileSettings,
                        checkpoint)
     linted.error = outcome.error
     linted.skipped = outcome.warning
-    linted.dependencies = tuple(outcome.dependencies)
+    linted.learned = tuple(_stamp(d) for d in outcome.dependencies)
     starts = [0] + [m.end() for m in _NEWLINE.finditer(document.text)]
     for diagnostic in outcome.diagnostics:
         edits = None
