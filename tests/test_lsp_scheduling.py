@@ -17,7 +17,7 @@ from lsprotocol import types  # noqa: E402
 from pygls.workspace import Workspace  # noqa: E402
 
 import torchlint.lsp.server as server_module  # noqa: E402
-from torchlint.lsp.features import create_server  # noqa: E402
+from torchlint.lsp.features import _saved, create_server  # noqa: E402
 from torchlint.lsp.linting import (Document, Linted, Snapshot, Superseded,  # noqa: E402
                                    lint_snapshot)
 from torchlint.lsp.server import TorchlintServer  # noqa: E402
@@ -158,13 +158,13 @@ def test_a_text_linted_before_is_not_linted_again(tmp_path: Path) -> None:
     assert result.linted.snapshot.documents[0].version == 4  # code actions use version 4
 
 
-def test_saving_or_a_changed_project_file_lints_again(tmp_path: Path) -> None:
+def test_saving_lints_again(tmp_path: Path) -> None:
     async def scenario() -> Editor:
         editor = Editor(tmp_path, {"lintDelay": 0})
         editor.server.schedule(editor.uri, 0, reuse=True)
         await settle(editor)
         editor.edit(ONE)
-        editor.server.schedule(editor.uri, 0, reuse=False)  # as a save does
+        _saved(editor.server, editor.uri)
         await settle(editor)
         return editor
 

@@ -247,6 +247,7 @@ def create_server() -> TorchlintServer:
 
 def _saved(ls: TorchlintServer, uri: str) -> None:
     ls.projects.clear()  # files on disk changed: the project is read again
+    ls.history.pop(unquote(uri), None)  # and the saved file is linted afresh
     if ls.pull:
         if ls.refresh:
             ls.results.pop(unquote(uri), None)
