@@ -19,7 +19,7 @@ from pygls.workspace import Workspace  # noqa: E402
 import torchlint.lsp.server as server_module  # noqa: E402
 from torchlint.lsp.features import _saved, create_server  # noqa: E402
 from torchlint.lsp.linting import (Document, Linted, Snapshot, Superseded,  # noqa: E402
-                                   lint_snapshot)
+                                   lint_snapshot, shown_only)
 from torchlint.lsp.server import TorchlintServer  # noqa: E402
 from torchlint.lsp.settings import LINT_DELAY, ClientSettings  # noqa: E402
 
@@ -257,3 +257,56 @@ def test_the_project_knowledge_is_kept_between_lints_until_a_save(tmp_path: Path
     assert first is not None and first is second
     assert after_save is not first
     assert list(editor.server.projects.values()) == [after_save]
+
+
+COUNTED = ("TL109", "TL206", "TL208", "TL304", "TL311", "TL601", "TL602", "TL603")
+
+
+@pytest.mark.parametrize("code", COUNTED)
+def test_the_editor_skips_the_preview_rules_only_counted_and_finds_the_same(
+        tmp_path: Path, code: str) -> None:
+    from torchlint.config.loading import resolve_settings
+    from torchlint.run.file import lint_one
+    from torchlint.run.outcome import Mode
+    from torchlint.source import SourceFile
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / f"{code}.py"
+    text = fixture.read_text(encoding="utf-8")
+    path = tmp_path / f"{code.lower()}.py"
+    path.write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+    settings = resolve_settings(path).for_file(str(path))
+    assert code in settings.preview_codes  # preview off: counted, never reported
+    snapshot = Snapshot(path.as_uri(), str(path), (Document(path.as_uri(), 1, text),))
+    assert shown_only(settings, snapshot).preview_codes == frozenset()
+    checked = lint_one(SourceFile(path=str(path), text=text), settings, Mode())
+    assert checked.preview_only > 0  # what the skipped rules would only have counted
+    linted = lint_snapshot(snapshot, settings)
+    assert [f.diagnostic for f in linted.findings[path.as_uri()]] == checked.diagnostics
+
+
+def test_the_counted_preview_rules_still_run_where_a_noqa_may_be_for_them(
+        tmp_path: Path) -> None:
+    from torchlint.config.loading import resolve_settings
+    from torchlint.run.file import lint_one
+    from torchlint.run.outcome import Mode
+    from torchlint.source import SourceFile
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "TL304.py"
+    lines = fixture.read_text(encoding="utf-8").splitlines(keepends=True)
+    flagged = next(n for n, line in enumerate(lines) if "# error: TL304" in line)
+    lines[flagged] = lines[flagged].replace("# error: TL304", "# noqa: TL3")
+    text = "".join(lines)
+    path = tmp_path / "data.py"
+    path.write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nextend-select = ["TL002"]\n')
+    settings = resolve_settings(path).for_file(str(path))
+    snapshot = Snapshot(path.as_uri(), str(path), (Document(path.as_uri(), 1, text),))
+    assert shown_only(settings, snapshot) is settings
+    without_noqa = Snapshot(snapshot.uri, snapshot.path, (Document(
+        snapshot.uri, 1, text.replace("# noqa: TL3", "")),))
+    assert shown_only(settings, without_noqa).preview_codes == frozenset()
+    checked = lint_one(SourceFile(path=str(path), text=text), settings, Mode())
+    linted = lint_snapshot(snapshot, settings)
+    assert [f.diagnostic for f in linted.findings[path.as_uri()]] == checked.diagnostics
+    assert ("TL002", flagged + 1) in [(d.code, d.line) for d in checked.diagnostics]

@@ -8,9 +8,10 @@ import bisect
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
 
+from torchlint.codes import UNUSED_NOQA
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic
 from torchlint.notebook import Notebook
@@ -118,12 +119,26 @@ def _notebook(snapshot: Snapshot) -> Notebook:
     return Notebook.from_cells(snapshot.path, [(d.index, d.text) for d in snapshot.documents])
 
 
+def shown_only(settings: FileSettings, snapshot: Snapshot) -> FileSettings:
+    """``settings`` without the preview rules that run only to be counted, for the hint of
+    ``torchlint check`` that ``--preview`` would show more: an editor shows no such hint,
+    and the engine never reports their findings with preview off (a fifth of a lint's CPU
+    with the default rules). Where TL002 judges ``# noqa`` comments and the text has one,
+    they run as ``torchlint check`` runs them: whether a directive is used is the engine's
+    to decide from every report."""
+    if not settings.preview_codes or (UNUSED_NOQA in settings.codes and any(
+            "noqa" in document.text.lower() for document in snapshot.documents)):
+        return settings
+    return replace(settings, preview_codes=frozenset())
+
+
 def lint_snapshot(snapshot: Snapshot, settings: FileSettings,
                   checkpoint: Callable[[], None] | None = None) -> Linted:
     """``checkpoint`` is called before the lint starts and, for a Python file, between
     the screen and libcst (the costly part): it raises :class:`Superseded` to stop."""
     if checkpoint is not None:
         checkpoint()
+    settings = shown_only(settings, snapshot)
     linted = Linted(snapshot, {d.uri: [] for d in snapshot.documents})
     if snapshot.notebook:
         notebook = _notebook(snapshot)
