@@ -310,3 +310,30 @@ def test_the_counted_preview_rules_still_run_where_a_noqa_may_be_for_them(
     linted = lint_snapshot(snapshot, settings)
     assert [f.diagnostic for f in linted.findings[path.as_uri()]] == checked.diagnostics
     assert ("TL002", flagged + 1) in [(d.code, d.line) for d in checked.diagnostics]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
+def test_a_document_the_screen_finds_clean_is_never_parsed_by_libcst(tmp_path: Path) -> None:
+    from lsp_client import Client, open_document
+
+    def parsed(client: Client) -> bool:  # libcst's native parser is loaded on first use
+        maps = Path(f"/proc/{client.proc.pid}/maps").read_text()
+        return "libcst" in maps
+
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    client = Client(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        clean = "import os\n\n\ndef f(path):\n    return os.listdir(path)\n"
+        uri = open_document(client, tmp_path / "util.py", clean)
+        assert client.diagnostics(uri) == []
+        client.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": clean + "x = 1\n"}]})
+        assert client.diagnostics(uri) == []
+        assert not parsed(client)
+        uri = open_document(client, tmp_path / "train.py", ONE)
+        assert len(client.diagnostics(uri)) == 1
+        assert parsed(client)
+    finally:
+        client.close()
