@@ -5,8 +5,9 @@ event loop. A lint superseded by a newer edit is cancelled before it starts, sto
 next checkpoint (after the screen, before libcst parses the file), or its result is
 dropped, so diagnostics are only ever published for the version the editor has. A thread
 rather than a process: the lint needs the loaded engine and the project knowledge the
-server keeps, and a process would have to be forked from a threaded server (unsafe, and
-unavailable on Windows and macOS) or spawned anew, importing libcst and the rules again.
+server keeps, and a process would have to be forked from a threaded server (unsafe; no
+fork on Windows, not the default on macOS) or spawned anew, importing libcst and the rules
+again (more CPU than the part of a lint it could spare).
 
 A text that was linted before (an undo, an edit and its reverse within the delay) is not
 linted again: each document keeps its last results by the digest of its text, valid while
@@ -105,7 +106,7 @@ class TorchlintServer(LanguageServer):
         self.hover_markdown = True  # the client renders Markdown in a hover
         self.refresh = False  # the client re-pulls diagnostics when asked
         # one lint at a time, off the event loop (libcst holds the GIL: more threads would
-        # not lint faster, and a lint running for a stale version cannot be stopped)
+        # not lint faster; a lint for a stale version stops at its checkpoint)
         self.linter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchlint-lint")
         self.results: dict[str, Result] = {}  # by subject uri (document or notebook)
         self.pending: dict[str, tuple[tuple[object, ...], asyncio.Task[Result | None]]] = {}
