@@ -7,7 +7,7 @@ dropped, so diagnostics are only ever published for the version the editor has. 
 rather than a process: the lint needs the loaded engine and the project knowledge the
 server keeps, and a process would have to be forked from a threaded server (unsafe; no
 fork on Windows, not the default on macOS) or spawned anew, importing libcst and the rules
-again (more CPU than the part of a lint it could spare).
+again (0.5 s of CPU, a quarter of a 7,000-line file's lint).
 
 A text that was linted before (an undo, an edit and its reverse within the delay) is not
 linted again: each document keeps its last results by the digest of its text, valid while
