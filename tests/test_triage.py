@@ -206,3 +206,17 @@ def test_one_file_check_of_a_clean_file_never_imports_libcst(tmp_path: Path) -> 
                               "except SystemExit:\n    pass\nprint('libcst' in sys.modules)\n"],
                              capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert version.stdout.strip().splitlines()[-1] == "False", version.stderr
+
+
+def test_one_file_check_imports_only_the_rules_that_can_fire(tmp_path: Path) -> None:
+    # the preview rules counted for the summary's hint are narrowed like the default ones
+    flagged = tmp_path / "flagged.py"
+    flagged.write_text("import torch\nx = torch.autograd.Variable(torch.ones(3))\n")
+    probe = ("import sys, runpy\nsys.argv = ['torchlint', 'check', '--no-cache', sys.argv[1]]\n"
+             "try:\n    runpy.run_module('torchlint', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(m.rsplit('.', 1)[-1][:5] for m in sys.modules\n"
+             "             if m.startswith('torchlint.rules.') and '.tl' in m))\n")
+    result = subprocess.run([sys.executable, "-c", probe, str(flagged)], capture_output=True,
+                            text=True, cwd=ROOT, timeout=300)
+    assert result.stdout.strip().splitlines()[-1] == "['tl704']", result.stderr
