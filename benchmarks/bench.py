@@ -40,6 +40,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # count with this checkout's screen, whatever the folder
+    sys.path.insert(0, str(ROOT))
+
 AST_PARSE = r"""
 import ast, sys
 
@@ -209,6 +213,9 @@ def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, obje
     torchlint = shlex.split(args.torchlint_cmd)
     check = [*torchlint, "check", directory, *selection, "--jobs", str(args.jobs),
              "--exit-zero", "--quiet"]
+    # the torchlint of this checkout, wherever the benchmark is run from
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     commands: dict[str, list[str]] = {
         "ast parse": [args.python, scripts["ast"], listing],
         "libcst parse": [args.python, scripts["libcst"], listing, str(args.jobs)],
@@ -228,7 +235,7 @@ def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, obje
                    stderr=subprocess.DEVNULL)
     rounds: list[dict[str, Measure]] = []
     for _ in range(args.repeat):
-        rounds.append({name: measure(name, command) for name, command in commands.items()})
+        rounds.append({name: measure(name, command, env) for name, command in commands.items()})
     pairs = {
         "cold / ast parse (target <= 4)": ("cold", "ast parse"),
         "cold / libcst parse": ("cold", "libcst parse"),

@@ -1,14 +1,20 @@
 """How the language server keeps up with typing in a large file.
 
     python benchmarks/lsp_latency.py [--lines 7000 | --file PATH] [--edits 20]
-                                     [--interval 0.05] [--server "python -m torchlint server"]
+                                     [--interval 0.05] [--edit comment|code]
+                                     [--server "python -m torchlint server"]
 
-Opens a generated file of about ``--lines`` lines of training code, then sends
-``--edits`` changes ``--interval`` seconds apart, as fast typing does, and prints: the time
-to the first diagnostics after opening, how many diagnostics messages the burst caused and
-for which versions, how long after the last keystroke (as typed, on schedule) the
-diagnostics of the last version arrived, and the server's CPU time for the burst. Wall
-times follow the machine's load; the CPU time and the counts do not. Compare two versions with ``--server``.
+Opens a generated file of about ``--lines`` lines of training code (or ``--file``), then
+sends ``--edits`` changes ``--interval`` seconds apart, as fast typing does: a ``#`` typed
+at the end of the file (``--edit comment``), or a statement typed character by character
+in the middle of the file (``--edit code``). It prints: the time to the first diagnostics
+after opening, how many diagnostics messages the burst caused and for which versions, how
+long after the last keystroke (as typed, on schedule) the diagnostics of the last version
+arrived, the server's CPU time for the burst, how many lints the server ran for it (each
+lint is logged with its CPU time; a server that does not log them shows none) and the CPU
+per re-lint: the burst's CPU divided by those lints. Wall times follow the machine's load;
+the CPU times and the counts do not. Compare two versions with ``--server`` (with
+``env PYTHONPATH=CHECKOUT`` in front, to run another checkout's server).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import argparse
 import json
 import os
 import queue
+import re
 import shlex
 import subprocess
 import sys
@@ -70,7 +77,11 @@ def source(lines: int) -> str:
 
 class Server:
     def __init__(self, command: list[str], cwd: Path) -> None:
-        self.proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE,
+        # this checkout's torchlint, whichever is installed (``env PYTHONPATH=...`` in
+        # the command chooses another)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.messages: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -111,8 +122,28 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+CHECKOUT = str(Path(__file__).resolve().parents[1])
+# what the server logs for each lint it runs (torchlint/lsp/server.py)
+LINT_LOG = re.compile(r"^torchlint: (linted|stopped linting|failed linting) .* "
+                      r"\(version (\S+)\) in ([0-9.]+) s of CPU$")
+
+
+def keystrokes(text: str, edits: int, kind: str) -> list[str]:
+    """The texts after each of ``edits`` keystrokes."""
+    if kind == "comment":  # a comment typed at the end of the file
+        return [text + "#" * n for n in range(1, edits + 1)]
+    # a statement typed in the middle of the file, at the start of a top-level line
+    lines = text.splitlines(keepends=True)
+    middle = len(lines) // 2
+    at = next((i for i in range(middle, len(lines)) if lines[i][:1].isalpha()), middle)
+    head, tail = "".join(lines[:at]), "".join(lines[at:])
+    # ``x = 111…`` and its newline: the last version parses (from 6 keystrokes on)
+    typed = ("x = " + "1" * max(1, edits - 5) + "\n")[:edits]
+    return [head + typed[:n] + tail for n in range(1, edits + 1)]
+
+
 def run(command: list[str], lines: int, edits: int, interval: float,
-        file: Path | None = None) -> dict[str, Any]:
+        file: Path | None = None, kind: str = "comment") -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         text = file.read_text(encoding="utf-8") if file is not None else source(lines)
@@ -135,19 +166,25 @@ def run(command: list[str], lines: int, edits: int, interval: float,
                 break
         cpu_before = server.cpu_seconds()
         started = time.perf_counter()
+        texts = keystrokes(text, edits, kind)
         for number, version in enumerate(range(2, edits + 2)):
             # keystrokes on a schedule: a server that blocks its input makes the sending
             # wait, but the typist does not
             time.sleep(max(0.0, started + number * interval - time.perf_counter()))
-            text += "#"  # one keystroke at the end of the file
+            text = texts[number]
             server.send({"method": "textDocument/didChange", "params": {
                 "textDocument": {"uri": uri, "version": version},
                 "contentChanges": [{"text": text}]}})
         last_keystroke = started + (edits - 1) * interval
         final = edits + 1
         published: list[int | None] = []
+        lints: list[tuple[str, str, float]] = []  # (outcome, version, CPU seconds)
         while True:
             at, message = server.messages.get(timeout=300)
+            logged = LINT_LOG.match(message["params"].get("message", "")) \
+                if message.get("method") == "window/logMessage" else None
+            if logged is not None:
+                lints.append((logged[1], logged[2], float(logged[3])))
             if message.get("method") != "textDocument/publishDiagnostics":
                 continue
             version = message["params"].get("version")
@@ -162,7 +199,11 @@ def run(command: list[str], lines: int, edits: int, interval: float,
         return {"lines": text.count("\n"), "findings": count, "first_diagnostics_s": first,
                 "edits": edits, "interval_s": interval, "messages_for_burst": len(published),
                 "versions_published": published, "last_keystroke_to_its_diagnostics_s": settled,
-                "server_cpu_during_burst_s": cpu}
+                "server_cpu_during_burst_s": cpu,
+                "lints_for_burst": len(lints) if lints else None,
+                "lints_stopped": sum(1 for outcome, _, _ in lints if outcome != "linted"),
+                "lint_cpu_s": [round(seconds, 3) for _, _, seconds in lints],
+                "server_cpu_per_relint_s": cpu / len(lints) if lints else None}
 
 
 def main() -> None:
@@ -172,9 +213,12 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--server", default=f"{sys.executable} -m torchlint server")
     parser.add_argument("--file", type=Path, help="a real file instead of generated code")
+    parser.add_argument("--edit", choices=("comment", "code"), default="comment",
+                        help="what is typed: a comment at the end, or code in the middle")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(shlex.split(args.server), args.lines, args.edits, args.interval, args.file)
+    result = run(shlex.split(args.server), args.lines, args.edits, args.interval, args.file,
+                 args.edit)
     if args.json:
         print(json.dumps(result))
         return

@@ -19,16 +19,21 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
-from torchlint.config.discovery import discover
-from torchlint.config.selectors import expand_selectors
-from torchlint.config.settings import Settings
-from torchlint.engine.lint import lint_source
-from torchlint.engine.prefilter import could_fire
-from torchlint.engine.triage import triage
-from torchlint.notebook import Notebook, NotebookError
-from torchlint.registry import all_rules
-from torchlint.source import DecodeError, SourceFile
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # check this checkout's rules and triggers, wherever it is
+    sys.path.insert(0, str(ROOT))
+
+from torchlint.config.discovery import discover  # noqa: E402
+from torchlint.config.selectors import expand_selectors  # noqa: E402
+from torchlint.config.settings import Settings  # noqa: E402
+from torchlint.engine.lint import lint_source  # noqa: E402
+from torchlint.engine.prefilter import could_fire  # noqa: E402
+from torchlint.engine.triage import triage  # noqa: E402
+from torchlint.notebook import Notebook, NotebookError  # noqa: E402
+from torchlint.registry import all_rules  # noqa: E402
+from torchlint.source import DecodeError, SourceFile  # noqa: E402
 
 
 def _source(path: str) -> SourceFile | None:

@@ -156,6 +156,8 @@ def test_over_max_file_size_alone_exits_clean(tmp_path: Path) -> None:
     path = _write(tmp_path, "gen.py", b"x = [" + b"1, " * 400_000 + b"]\n")
     result = _cli(path)
     assert result.returncode == 0 and "max-file-size (500 kB)" in result.stderr
+    # the summary does not count a skipped file as checked
+    assert "All checks passed! (0 files checked, 1 skipped)" in result.stderr
 
 
 def test_notebook_program_over_max_file_size_is_skipped(tmp_path: Path) -> None:

@@ -17,7 +17,10 @@ from torchlint.engine.lint import lint_source
 from torchlint.engine.screen import certainly_clean
 from torchlint.engine.triage import (
     api,
+    biased_call,
     calls_method,
+    chained_call,
+    loop_sum,
     from_data,
     self_store,
     self_store_call,
@@ -96,6 +99,52 @@ def test_containers_stored_on_self_directly_or_through_a_name() -> None:
     # outside a module class nothing counts
     plain = _facts("class M:\n    def __init__(self):\n        self.layers = []\n")
     assert not self_store("list").holds(plain, OPTIONS)
+
+
+def test_a_list_of_layers_needs_a_layer_among_its_items() -> None:
+    module = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+    trigger = self_store("list", layers=True)
+    holding = [
+        "        self.blocks = [nn.Linear(1, 1) for _ in range(2)]\n",
+        "        self.blocks = []\n        self.blocks.append(Block())\n",
+        "        blocks = []\n        b = nn.Linear(1, 1)\n        blocks.append(b)\n"
+        "        self.blocks = blocks\n",
+        "        self.blocks = list(nn.Linear(1, 1) for _ in range(2))\n",
+        "        self.blocks = []\n        self.blocks += [nn.Linear(1, 1)]\n",
+        "        self.blocks = []\n        self.blocks.extend([make.Block()])\n",
+    ]
+    for body in holding:
+        assert trigger.holds(_facts(module + body + "class Block(nn.Module): pass\n"),
+                             OPTIONS), body
+    # a list of records beside a layer stored directly holds no layer
+    records = ("        self.info = []\n        self.info.append(dict(n=1))\n"
+               "        self.conv = nn.Conv2d(1, 2, 3)\n")
+    assert not trigger.holds(_facts(module + records), OPTIONS)
+    assert self_store("list").holds(_facts(module + records), OPTIONS)
+
+
+def test_calls_that_may_keep_a_bias_and_chained_calls() -> None:
+    text = ("import torch.nn as nn\na = nn.Conv2d(1, 2, 3, bias=False)\n"
+            "b = nn.LazyConv2d(2, 3, 1, 0, 1, 1, False)\nc = nn.Conv1d(*shape)\n"
+            "d = nn.Conv3d(1, 2, 3, bias=True)\n")
+    facts = _facts(text)
+    assert facts.biased_calls == {"torch.nn.Conv3d"}
+    assert not biased_call("torch.nn.Conv2d").holds(facts, OPTIONS)
+    assert biased_call("torch.nn.Conv2d").holds(_facts("from torch.nn import Conv2d as C\n"
+                                                       "C(1, 2, 3)\n"), OPTIONS)
+    wrapped = _facts("import torch\np = torch.nn.Parameter(torch.zeros(3)).cuda()\n")
+    assert chained_call("torch.nn.Parameter").holds(wrapped, OPTIONS)
+    assert not chained_call("torch.nn.Parameter").holds(
+        _facts("import torch\np = torch.nn.Parameter(torch.zeros(3).cuda())\n"), OPTIONS)
+
+
+def test_running_totals_in_loops_or_kept_on_objects() -> None:
+    assert loop_sum().holds(_facts("for x in xs:\n    stats[k] += f(x)\n"), OPTIONS)
+    assert loop_sum().holds(_facts("for x in xs:\n    pass\nelse:\n    t += f(x)\n"), OPTIONS)
+    # a total kept on self grows across calls: no loop needed
+    assert loop_sum().holds(_facts("def step(self, x):\n    self.total += f(x)\n"), OPTIONS)
+    assert not loop_sum().holds(_facts("def f(x):\n    t += x\n"), OPTIONS)
+    assert not loop_sum().holds(_facts("for x in xs:\n    n += 1\n"), OPTIONS)
 
 
 def test_stored_factory_calls_see_through_chained_methods() -> None:
@@ -206,3 +255,17 @@ def test_one_file_check_of_a_clean_file_never_imports_libcst(tmp_path: Path) -> 
                               "except SystemExit:\n    pass\nprint('libcst' in sys.modules)\n"],
                              capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert version.stdout.strip().splitlines()[-1] == "False", version.stderr
+
+
+def test_one_file_check_imports_only_the_rules_that_can_fire(tmp_path: Path) -> None:
+    # the preview rules counted for the summary's hint are narrowed like the default ones
+    flagged = tmp_path / "flagged.py"
+    flagged.write_text("import torch\nx = torch.autograd.Variable(torch.ones(3))\n")
+    probe = ("import sys, runpy\nsys.argv = ['torchlint', 'check', '--no-cache', sys.argv[1]]\n"
+             "try:\n    runpy.run_module('torchlint', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(m.rsplit('.', 1)[-1][:5] for m in sys.modules\n"
+             "             if m.startswith('torchlint.rules.') and '.tl' in m))\n")
+    result = subprocess.run([sys.executable, "-c", probe, str(flagged)], capture_output=True,
+                            text=True, cwd=ROOT, timeout=300)
+    assert result.stdout.strip().splitlines()[-1] == "['tl704']", result.stderr

@@ -12,6 +12,7 @@ from torchlint.analysis.nodes import (
     self_attribute,
     single_target,
 )
+from torchlint.engine.triage import api, biased_call
 from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
@@ -99,6 +100,11 @@ class ConvBiasBeforeBatchNorm(Rule):
     # torch.nn layers (`nn` in the import or the call): a BatchNorm1d/2d/3d (or Lazy...) and a
     # Conv1d/2d/3d or ConvTranspose1d/2d/3d (or Lazy...), spelled as names ending the word
     patterns = (r"\bnn\b", r"BatchNorm[123]d\b", r"Conv(?:Transpose)?[123]d\b")
+    # a batch norm, and a conv that may keep its bias (conv_bias_fix: no starred argument,
+    # the bias absent or a literal True)
+    requires = api(*(f"torch.nn.{lazy}BatchNorm{d}d" for lazy in ("", "Lazy") for d in "123")) & (
+        biased_call(*(f"torch.nn.{lazy}{conv}{d}d" for lazy in ("", "Lazy")
+                      for conv in ("Conv", "ConvTranspose") for d in "123")))
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
     fix_title = "Pass bias=False"

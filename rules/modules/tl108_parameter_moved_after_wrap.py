@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.fresh_tensors import Placement, cast_target, fresh_placement
 from torchlint.analysis.nodes import get_arg, self_attribute
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import chained_call
 from torchlint.fix.edits import keeps_comments
 from torchlint.rule import Rule
 
@@ -69,6 +70,8 @@ class ParameterMovedAfterWrap(Rule):
     name = "parameter-moved-after-wrap"
     triggers = ("Parameter",)
     patterns = (r"\bParameter\b", r"\btorch\b")
+    # a method called on the result of nn.Parameter(...) at once: the only shape reported
+    requires = chained_call(*PARAMETER)
     message = (".{method}() of an nn.Parameter returns a plain tensor: self.{attr} is not a "
                "registered parameter; call .{method}() on the wrapped value")
     fix_safety = "safe"

@@ -11,6 +11,7 @@ from torchlint.analysis.tensor_facts import (
     non_contiguous_producer,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls_method, identifier, imports
 from torchlint.rule import Rule
 from torchlint.rules.tensors.layouts import (
     flattens_leading_apart,
@@ -89,6 +90,8 @@ class ViewAfterPermute(Rule):
                 r"\.[\s\\]*view[\s\\]*[(#)]|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*view[\s\\]*[(#)]",
                 r"\.[\s\\]*(?:" + _PRODUCERS + r")\b"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
+    requires = calls_method("view") & imports("torch") & identifier(
+        *NON_CONTIGUOUS_METHODS, *NON_CONTIGUOUS_ATTRIBUTES)
     message = (".view() merges dimensions that {op} moved apart in memory; it raises at run "
                "time: use .reshape() or .contiguous()")
     fix_safety = "safe"

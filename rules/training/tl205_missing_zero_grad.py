@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
+from torchlint.engine.triage import calls_named
 from torchlint.rule import Rule
 from torchlint.rules.training.loops import (
     called_repeatedly,
@@ -67,6 +68,8 @@ class MissingZeroGrad(Rule):
     triggers = ("backward",)  # also manual_backward
     # the loop calls `.step()` on an optimizer-named receiver (or `scaler.step(optimizer)`)
     patterns = (r"\bstep\b", r"(?i)optim|\bopts?\b|\bopt_|_opt\b")
+    # a loop or a step function of the file calls both (a step function needs no loop)
+    requires = calls_named("step") & calls_named("backward", "manual_backward")
     message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
                "across iterations")
 

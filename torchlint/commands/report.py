@@ -184,7 +184,9 @@ def summary(outcomes: list[FileOutcome], diagnostics: list[Diagnostic], mode: Mo
         lines.append(f"No findings, but {plural(errors, 'file')} could not be fully checked "
                      "(see the errors above).")
     elif not diagnostics and not fixed:
-        lines.append(f"All checks passed! ({plural(files_checked, 'file')} checked)")
+        skipped = sum(1 for o in outcomes if o.warning)  # over max-file-size: not checked
+        lines.append(f"All checks passed! ({plural(files_checked - skipped, 'file')} checked"
+                     + (f", {skipped} skipped)" if skipped else ")"))
     elif mode.fix:
         line = _fix_tally(outcomes, fixed, len(diagnostics))
         if not fixed and not unwritten and line.endswith(" remaining).") and not any(

@@ -82,6 +82,11 @@ class FileSettings:
 
 @lru_cache(maxsize=64)
 def _registered_rules(codes: frozenset[str]) -> tuple[type[Rule], ...]:
-    from torchlint.registry import all_rules
+    from torchlint.registry import all_rules, rules_of
 
+    # only the modules of ``codes`` when the catalogue knows them all (a one-file check
+    # then imports just the rules that can fire on it)
+    known = rules_of(codes)
+    if known is not None:
+        return known
     return tuple(rule for code, rule in all_rules().items() if code in codes)

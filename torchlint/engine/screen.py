@@ -74,19 +74,17 @@ def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:
     """``settings`` running only the rules of ``codes`` (importing no other rule); the same
     settings when the rules cannot be loaded alone (plugins). Not for fixing: a fix may
     make another rule fire."""
-    # the preview rules counted for the summary's hint run only where the screen let them
-    # through too (each would otherwise run, unscreened, on every file linted)
+    # the counted preview rules that cannot fire are not loaded either
     preview = settings.preview_codes & codes
-    if preview != settings.preview_codes:
-        settings = replace(settings, preview_codes=preview)
-    codes = codes & settings.codes  # the counted preview rules stay in preview_codes
+    codes = codes & settings.codes
     if settings.rule_classes is not None:
-        return replace(settings, rule_classes=tuple(
+        return replace(settings, preview_codes=preview, rule_classes=tuple(
             r for r in settings.rule_classes if r.code in codes or r.code in ENGINE_CODES))
     from torchlint.registry import rules_of
 
     rules = rules_of(codes)
-    return settings if rules is None else replace(settings, rule_classes=rules)
+    return replace(settings, preview_codes=preview) if rules is None else replace(
+        settings, preview_codes=preview, rule_classes=rules)
 
 
 def _rules(settings: FileSettings) -> Sequence[Screened] | None:

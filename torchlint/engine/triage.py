@@ -28,7 +28,7 @@ from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
 
 __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
-           "calls_method", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
+           "calls_method", "biased_call", "chained_call", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
            "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
            "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "training_loop_call", "triage"]
 
@@ -46,6 +46,13 @@ class _Function:
     # dotted callees of the calls a value stored on self.X starts with (methods chained on
     # a call seen through: ``torch.zeros(3).float()``)
     self_calls: list[tuple[str, str]] = field(default_factory=list)
+    # what containers made or grown here may hold (elements of list displays and
+    # comprehensions assigned to a name or attribute, arguments of append/insert/extend and
+    # of ``+=``): the dotted callees of the calls among them, their last names, and whether
+    # a bare name is among them
+    item_chains: list[tuple[str, str]] = field(default_factory=list)
+    item_words: set[str] = field(default_factory=set)
+    item_name: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,9 @@ class FileFacts:
     star_import: bool  # ``from x import *`` somewhere
     loops: bool  # a for/while loop or a comprehension
     loop_calls: frozenset[str]  # last names of the callees inside for/while loops' bodies
-    loop_sums: bool  # ``name += ...`` or ``name = name + ...`` inside a for/while loop's body
+    # ``name += x``, ``names[k] += x`` or ``name = name + x`` inside a for/while loop, or
+    # ``obj.name += x``, ``obj.names[k] += x`` anywhere (x no literal)
+    loop_sums: bool
     # per for/while loop: the last names of the callees in its body (nested blocks, loops
     # and functions included), and whether it walks data (see _walks_data)
     loop_bodies: tuple[tuple[frozenset[str], bool], ...]
@@ -76,9 +85,18 @@ class FileFacts:
     # dotted name); local classes by name
     class_bases: tuple[tuple[str, tuple[str, ...]], ...]
     # methods of classes: (class, def name, callees, callee words, kinds of containers
-    # stored on self, callees of the calls stored on self)
+    # stored on self, callees of the calls stored on self, whether a container it makes or
+    # grows may hold a layer: a bare name, a call of a torch.nn class, of a class of the
+    # file or of a name from another module than torch)
     methods: tuple[tuple[str, str, frozenset[str], frozenset[str], frozenset[str],
-                         frozenset[str]], ...]
+                         frozenset[str], bool], ...]
+    # the qualified names a callee may mean whose call's result has a method called on it
+    # at once (``nn.Parameter(w).cuda()``)
+    chained_calls: frozenset[str] = frozenset()
+    # the qualified names a callee may mean, of the calls with no ``*``/``**`` argument that
+    # may keep a bias: no ``bias`` argument, or a literal True (positional: the 8th, the
+    # 7th for a ``Lazy`` class)
+    biased_calls: frozenset[str] = frozenset()
 
     def module_classes(self, options: Options) -> frozenset[str]:
         """Classes that may be module classes: a base that is a module base of ``options``,
@@ -131,6 +149,9 @@ class _Walker:
         self.aliases: dict[str, list[ast.expr]] = {}  # module-level ``name = a.b``
         self.chains: list[tuple[str, str]] = []  # (head name, ".rest")
         self.call_chains: list[tuple[str, str, _Function | None]] = []
+        self.receiver_chains: list[tuple[str, str]] = []  # ``F(...)`` in ``F(...).m(...)``
+        # calls that may keep a bias: (head, rest, if a Lazy class, if another class)
+        self.biased: list[tuple[str, str, bool, bool]] = []
         self.attributes: set[str] = set()
         self.method_calls: set[str] = set()
         self.call_words: set[str] = set()
@@ -141,6 +162,7 @@ class _Walker:
         self.star = False
         self.loops = False
         self.loop_depth = 0  # inside the body of how many for/while loops
+        self.in_loops = 0  # inside how many for/while statements (their else clause too)
         # calls given a list/tuple/comprehension: (callee chain, callee word, 1 or 2 when it
         # holds another one)
         self.sequence_calls: list[tuple[tuple[str, str] | None, str | None, int]] = []
@@ -172,6 +194,13 @@ class _Walker:
                 func.id if type(func) is ast.Name else None)
             if type(func) is ast.Attribute:
                 self.method_calls.add(func.attr)
+                if function is not None and func.attr in _GROWTH:
+                    _note_items(function, _grown_items(node))  # type: ignore[arg-type]
+                receiver = func.value
+                if type(receiver) is ast.Call:
+                    inner = _chain(receiver.func)
+                    if inner is not None:
+                        self.receiver_chains.append(inner)
             if word is not None:
                 self.call_words.add(word)
                 if self.loop_depth:
@@ -182,6 +211,9 @@ class _Walker:
                     function.call_words.add(word)
             if chain is not None:
                 self.call_chains.append((*chain, function))
+                lazy, other = _may_keep_bias(node)  # type: ignore[arg-type]
+                if lazy or other:
+                    self.biased.append((*chain, lazy, other))
             for kw in node.keywords:  # type: ignore[attr-defined]
                 if kw.arg is not None:
                     self.keywords.add(kw.arg)
@@ -239,6 +271,7 @@ class _Walker:
             return
         elif kind in (ast.For, ast.AsyncFor, ast.While):
             self.loops = True
+            self.in_loops += 1
             for child in ast.iter_child_nodes(node):
                 if child in node.body:  # type: ignore[attr-defined]
                     continue
@@ -251,16 +284,20 @@ class _Walker:
             words, _ = self.open_loops.pop()
             self.loop_facts.append((frozenset(words), data))
             self.loop_depth -= 1
+            self.in_loops -= 1
             return
         elif kind in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
             self.loops = True
         elif kind in (ast.Assign, ast.AnnAssign):
             self._assignment(node, function, klass)
-            if self.loop_depth and kind is ast.Assign and _sums_into(node):
+            if self.in_loops and kind is ast.Assign and _sums_into(node):
                 self.loop_sums = True
         elif kind is ast.AugAssign:
-            if self.loop_depth and type(node.op) is ast.Add and type(  # type: ignore[attr-defined]
-                    node.target) is ast.Name:  # type: ignore[attr-defined]
+            if function is not None and type(node.op) is ast.Add:  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                _note_items(function, _made_items(value, grown=True) or [value])
+            if type(node.op) is ast.Add and _may_sum_graph(  # type: ignore[attr-defined]
+                    node, self.in_loops > 0):  # type: ignore[arg-type]
                 self.loop_sums = True
         elif kind is ast.arg:
             self.names.add(node.arg)  # type: ignore[attr-defined]
@@ -284,6 +321,8 @@ class _Walker:
             targets, value = [node.target], node.value  # type: ignore[attr-defined]
         if value is None:
             return
+        if function is not None:
+            _note_items(function, _made_items(value))
         for target in targets:
             if type(target) is ast.Name:
                 if function is None and klass is None:
@@ -333,9 +372,13 @@ class _Walker:
         class_bases = tuple(
             (cls, tuple(sorted({q for base in bases for q in self._base_candidates(base)})))
             for cls, bases in self.classes)
+        local_classes = {cls for cls, _ in self.classes}
         methods = tuple((f.owner, f.name, frozenset(f.calls), frozenset(f.call_words),
                          frozenset(_stored_kinds(f)),
-                         frozenset(q for chain in f.self_calls for q in self.resolve(*chain)))
+                         frozenset(q for chain in f.self_calls for q in self.resolve(*chain)),
+                         f.item_name or not local_classes.isdisjoint(f.item_words)
+                         or _may_build_layer(
+                             {q for chain in f.item_chains for q in self.resolve(*chain)}))
                         for f in self.methods if f.owner is not None)
         return FileFacts(frozenset(qualnames), frozenset(calls), frozenset(self.attributes),
                          frozenset(self.method_calls), frozenset(self.call_words),
@@ -343,7 +386,12 @@ class _Walker:
                          frozenset(self.functions), frozenset(self.top_modules), self.star,
                          self.loops, frozenset(self.loop_calls), self.loop_sums,
                          tuple(self.loop_facts), frozenset(sequences[1]), frozenset(sequences[2]),
-                         class_bases, methods)  # type: ignore[arg-type]
+                         class_bases, methods,  # type: ignore[arg-type]
+                         frozenset(q for chain in self.receiver_chains
+                                   for q in self.resolve(*chain)),
+                         frozenset(q for head, rest, lazy, other in self.biased
+                                   for q in self.resolve(head, rest)
+                                   if (lazy if ".Lazy" in q else other)))
 
     def _base_candidates(self, base: ast.expr) -> set[str]:
         chain = _chain(base)
@@ -387,6 +435,86 @@ def _walks_data(iterable: ast.expr) -> bool:
         if word is not None and any(w in word.lower() for w in _DATA_WORDS):
             return True
     return False
+
+
+def _may_sum_graph(node: ast.AugAssign, looped: bool) -> bool:
+    """``total += x`` / ``totals[k] += x`` in a loop, or ``self.total += x`` /
+    ``self.totals[k] += x`` anywhere (a total kept on an object outlives the call), where
+    ``x`` is no literal."""
+    if type(node.value) is ast.Constant:
+        return False
+    target = node.target
+    if type(target) is ast.Subscript:
+        target = target.value  # type: ignore[assignment]
+    if type(target) is ast.Name:
+        return looped
+    return type(target) is ast.Attribute
+
+
+_GROWTH = frozenset({"append", "insert", "extend"})
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+
+
+def _made_items(value: ast.expr, *, grown: bool = False) -> list[ast.expr]:
+    """The items of a list display or comprehension, of ``list(...)`` (its argument's items)
+    and, for ``+=`` (``grown``), of a tuple too; nothing for other values."""
+    kind = type(value)
+    if kind in _DISPLAYS:
+        return [e.value if type(e) is ast.Starred else e for e in value.elts]  # type: ignore[attr-defined]
+    if kind in _COMPREHENSIONS:
+        return [value.elt]  # type: ignore[attr-defined]
+    if kind is ast.Call and not grown:
+        func = value.func  # type: ignore[attr-defined]
+        word = func.attr if type(func) is ast.Attribute else (
+            func.id if type(func) is ast.Name else None)
+        if word in ("list", "tuple"):
+            items = []
+            for arg in value.args:  # type: ignore[attr-defined]
+                items += _made_items(arg, grown=True) or [arg]
+            return items
+    return []
+
+
+def _grown_items(call: ast.Call) -> list[ast.expr]:
+    """What ``x.append(v)``, ``x.insert(i, v)`` and ``x.extend(vs)`` may add."""
+    word = call.func.attr  # type: ignore[attr-defined]
+    items: list[ast.expr] = list(call.args) + [kw.value for kw in call.keywords]
+    if word == "extend":
+        return [item for arg in items for item in (_made_items(arg, grown=True) or [arg])]
+    return items
+
+
+def _note_items(function: _Function, items: list[ast.expr]) -> None:
+    for item in items:
+        kind = type(item)
+        if kind is ast.Name:
+            function.item_name = True
+        elif kind is ast.Call:
+            func = item.func  # type: ignore[attr-defined]
+            chain = _chain(func)
+            if chain is not None:
+                function.item_chains.append(chain)
+                function.item_words.add(func.attr if type(func) is ast.Attribute else func.id)  # type: ignore[attr-defined]
+
+
+def _may_keep_bias(call: ast.Call) -> tuple[bool, bool]:
+    """Whether ``call`` may leave a layer its bias: read as a ``Lazy`` class (bias 7th) and
+    as another (bias 8th). No, when an argument is starred or the bias is given as anything
+    but a literal True."""
+    if any(type(arg) is ast.Starred for arg in call.args) or any(
+            kw.arg is None for kw in call.keywords):
+        return False, False
+    for kw in call.keywords:
+        if kw.arg == "bias":
+            return (_literal_true(kw.value),) * 2
+    args = call.args
+    return (len(args) < 7 or _literal_true(args[6]),
+            len(args) < 8 or _literal_true(args[7]))
+
+
+def _literal_true(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and node.value is True  # type: ignore[attr-defined]
 
 
 def _sums_into(node: ast.Assign) -> bool:
@@ -574,6 +702,18 @@ def identifier(*names: str) -> Trigger:
     return _Facet("names", frozenset(names))
 
 
+def biased_call(*qualnames: str) -> Trigger:
+    """A call of one of the qualified names may leave the layer its bias (see
+    :attr:`FileFacts.biased_calls`)."""
+    return _Facet("biased_calls", frozenset(canonical(q) for q in qualnames))
+
+
+def chained_call(*qualnames: str) -> Trigger:
+    """A method is called at once on the result of a call of one of the qualified names
+    (``nn.Parameter(w).cuda()``)."""
+    return _Facet("chained_calls", frozenset(canonical(q) for q in qualnames))
+
+
 def keyword(*names: str) -> Trigger:
     """A call passes one of the keyword arguments."""
     return _Facet("keywords", frozenset(names))
@@ -601,7 +741,9 @@ def loops() -> Trigger:
 
 
 def loop_sum() -> Trigger:
-    """``name += ...`` or ``name = name + ...`` in the body of a for/while loop."""
+    """A running total that may grow: ``name += x``, ``names[k] += x`` or
+    ``name = name + x`` in a for/while loop, or ``obj.name += x`` / ``obj.names[k] += x``
+    anywhere (``x`` no literal)."""
     return _Loops(sums=True)
 
 
@@ -665,12 +807,13 @@ class _ModuleMethods(Trigger):
     words: frozenset[str] | None  # callee names one of which the method calls
     stores: frozenset[str] | None  # kinds of values stored on self (see FileFacts.methods)
     stored_calls: frozenset[str] | None = None  # callees stored on self (qualified names)
+    layers: bool = False  # a container the method makes or grows may hold a layer
 
     def holds(self, facts: FileFacts, options: Options) -> bool:
         if not facts.methods:
             return False
         classes = facts.module_classes(options)
-        for owner, method, calls, words, stores, stored_calls in facts.methods:
+        for owner, method, calls, words, stores, stored_calls, layer_items in facts.methods:
             if owner not in classes or (self.methods and method not in self.methods):
                 continue
             if self.callees is not None and not _calls_any(self.callees, calls):
@@ -681,6 +824,8 @@ class _ModuleMethods(Trigger):
                 continue
             if self.stored_calls is not None and self.stored_calls.isdisjoint(stored_calls):
                 continue
+            if self.layers and not layer_items:
+                continue
             return True
         return False
 
@@ -689,7 +834,19 @@ class _ModuleMethods(Trigger):
             return None if words is None else tuple(sorted(words))
 
         return ("module_methods", part(self.methods), part(self.callees), part(self.words),
-                part(self.stores), part(self.stored_calls))
+                part(self.stores), part(self.stored_calls), self.layers)
+
+
+def _may_build_layer(calls: frozenset[str]) -> bool:
+    """One of the callees may be a layer class: a ``torch.nn`` class or a name from
+    another module than torch (a project class may be a module class)."""
+    for qual in calls:
+        if qual.startswith("torch.nn."):
+            if qual.rsplit(".", 1)[1][:1].isupper():
+                return True
+        elif _foreign(qual):
+            return True
+    return False
 
 
 def _calls_any(wanted: frozenset[str], calls: frozenset[str]) -> bool:
@@ -716,11 +873,13 @@ def module_method_calls(*methods: str, callees: Iterable[str] | None = None,
                           frozenset(words) if words is not None else None, None)
 
 
-def self_store(*kinds: str, methods: Iterable[str] = ()) -> Trigger:
+def self_store(*kinds: str, methods: Iterable[str] = (), layers: bool = False) -> Trigger:
     """A method of a class that may be a module class stores on ``self.X`` a value of one
     of the kinds: ``"list"`` (a list display or comprehension, ``list(...)``), ``"dict"``
-    (the same for dicts), stored directly or through a name the method assigned one to."""
-    return _ModuleMethods(frozenset(methods), None, None, frozenset(kinds))
+    (the same for dicts), stored directly or through a name the method assigned one to.
+    ``layers``: and a container the same method makes or grows may hold a layer (see
+    :attr:`FileFacts.methods`)."""
+    return _ModuleMethods(frozenset(methods), None, None, frozenset(kinds), layers=layers)
 
 
 def from_data(data: tuple[object, ...]) -> Trigger:
@@ -745,8 +904,9 @@ def from_data(data: tuple[object, ...]) -> Trigger:
         return _DefinesMatching(rest[0])  # type: ignore[arg-type]
     if kind == "module_methods":
         methods, callees, words, stores, stored = (
-            None if p is None else frozenset(p) for p in rest)  # type: ignore[arg-type]
-        return _ModuleMethods(methods or frozenset(), callees, words, stores, stored)
+            None if p is None else frozenset(p) for p in rest[:5])  # type: ignore[arg-type]
+        return _ModuleMethods(methods or frozenset(), callees, words, stores, stored,
+                              bool(rest[5]) if len(rest) > 5 else False)
     raise ValueError(f"not a trigger: {data!r}")
 
 

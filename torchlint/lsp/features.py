@@ -62,7 +62,7 @@ def create_server() -> TorchlintServer:
                 if fresh or (known is not None and not known.editor.lint_on_change):
                     result = known
                 else:  # debounced: a newer edit makes the client cancel this request
-                    result = await ls.current(uri, ls.debounce)
+                    result = await ls.current(uri, ls.lint_delay(uri), reuse=True)
                 if result is None:
                     return types.RelatedFullDocumentDiagnosticReport(items=[])
                 if params.previous_result_id == result.result_id:
@@ -86,7 +86,7 @@ def create_server() -> TorchlintServer:
         uri = params.text_document.uri
         if not ls.pull and ls.client_settings.for_path(
                 ls.workspace.get_text_document(uri).path).lint_on_change:
-            ls.schedule(uri, ls.debounce)
+            ls.schedule(uri, ls.lint_delay(uri), reuse=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -115,7 +115,7 @@ def create_server() -> TorchlintServer:
         if ls.pull or snapshot is None:
             return
         if structure or ls.client_settings.for_path(snapshot.path).lint_on_change:
-            ls.schedule(uri, ls.debounce)
+            ls.schedule(uri, ls.lint_delay(uri), reuse=True)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: TorchlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
@@ -246,6 +246,8 @@ def create_server() -> TorchlintServer:
 
 
 def _saved(ls: TorchlintServer, uri: str) -> None:
+    ls.projects.clear()  # files on disk changed: the project is read again
+    ls.history.pop(unquote(uri), None)  # and the saved file is linted afresh
     if ls.pull:
         if ls.refresh:
             ls.results.pop(unquote(uri), None)

@@ -5,13 +5,17 @@ edit placed on the document (or cell) it belongs to. Pure: no client, no threads
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
 
+from torchlint.codes import UNUSED_NOQA
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic
 from torchlint.notebook import Notebook
+from torchlint.run.cache import _stamp, _unchanged
 from torchlint.run.file import lint_one
 from torchlint.run.notebook import lint_cells
 from torchlint.run.outcome import Mode
@@ -41,6 +45,17 @@ class Snapshot:
     @property
     def key(self) -> tuple[object, ...]:
         return (self.uri, tuple((d.uri, d.version, d.index) for d in self.documents))
+
+    @property
+    def digest(self) -> str:
+        """What decides the findings of the text: each document's place and text (not its
+        version)."""
+        digest = hashlib.blake2b(self.path.encode("utf-8", "surrogatepass"), digest_size=16)
+        for document in self.documents:
+            for part in (document.uri, str(document.index), document.text):
+                data = part.encode("utf-8", "surrogatepass")
+                digest.update(b"%d:" % len(data) + data)
+        return digest.hexdigest()
 
     @property
     def name(self) -> str:
@@ -77,6 +92,22 @@ class Linted:
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # by document uri
     error: str | None = None  # a rule failed (the other rules' findings are here)
     skipped: str | None = None  # why nothing was linted (a document over max-file-size)
+    # the project's files and folders the findings learned from, as they were read
+    # ([path, digest, mtime_ns, size], as the cache keeps them)
+    learned: tuple[list[object], ...] = ()
+
+    def moved_to(self, snapshot: Snapshot) -> Linted:
+        """These findings for ``snapshot``, a later version of the same texts."""
+        return Linted(snapshot, self.findings, self.error, self.skipped, self.learned)
+
+    def still_valid(self) -> bool:
+        """The files these findings learned from are as they were read (as for a cached
+        result: a folder whose listing changed, a file changed or gone, invalidates)."""
+        return all(_unchanged(*stamp) for stamp in self.learned)  # type: ignore[arg-type]
+
+
+class Superseded(Exception):
+    """Raised by a lint's checkpoint: a newer version of the text is waiting, stop here."""
 
 
 def _position(starts: list[int], offset: int) -> tuple[int, int]:
@@ -88,7 +119,26 @@ def _notebook(snapshot: Snapshot) -> Notebook:
     return Notebook.from_cells(snapshot.path, [(d.index, d.text) for d in snapshot.documents])
 
 
-def lint_snapshot(snapshot: Snapshot, settings: FileSettings) -> Linted:
+def shown_only(settings: FileSettings, snapshot: Snapshot) -> FileSettings:
+    """``settings`` without the preview rules that run only to be counted, for the hint of
+    ``torchlint check`` that ``--preview`` would show more: an editor shows no such hint,
+    and the engine never reports their findings with preview off (a fifth of a lint's CPU
+    with the default rules). Where TL002 judges ``# noqa`` comments and the text has one,
+    they run as ``torchlint check`` runs them: whether a directive is used is the engine's
+    to decide from every report."""
+    if not settings.preview_codes or (UNUSED_NOQA in settings.codes and any(
+            "noqa" in document.text.lower() for document in snapshot.documents)):
+        return settings
+    return replace(settings, preview_codes=frozenset())
+
+
+def lint_snapshot(snapshot: Snapshot, settings: FileSettings,
+                  checkpoint: Callable[[], None] | None = None) -> Linted:
+    """``checkpoint`` is called before the lint starts and, for a Python file, between
+    the screen and libcst (the costly part): it raises :class:`Superseded` to stop."""
+    if checkpoint is not None:
+        checkpoint()
+    settings = shown_only(settings, snapshot)
     linted = Linted(snapshot, {d.uri: [] for d in snapshot.documents})
     if snapshot.notebook:
         notebook = _notebook(snapshot)
@@ -98,6 +148,7 @@ def lint_snapshot(snapshot: Snapshot, settings: FileSettings) -> Linted:
         result = lint_cells(notebook, settings, Mode())
         linted.error = result.outcome.error
         linted.skipped = result.outcome.warning
+        linted.learned = tuple(_stamp(d) for d in result.outcome.dependencies)
         starts = [0] + [m.end() for m in _NEWLINE.finditer(result.program)]
         for diagnostic in result.findings(notebook, settings):
             uri = by_index.get(diagnostic.cell or 0)
@@ -109,9 +160,11 @@ def lint_snapshot(snapshot: Snapshot, settings: FileSettings) -> Linted:
             linted.findings[uri].append(Finding(uri, diagnostic, edits))
         return linted
     (document,) = snapshot.documents
-    outcome = lint_one(SourceFile(path=snapshot.path, text=document.text), settings, Mode())
+    outcome = lint_one(SourceFile(path=snapshot.path, text=document.text), settings, Mode(),
+                       checkpoint)
     linted.error = outcome.error
     linted.skipped = outcome.warning
+    linted.learned = tuple(_stamp(d) for d in outcome.dependencies)
     starts = [0] + [m.end() for m in _NEWLINE.finditer(document.text)]
     for diagnostic in outcome.diagnostics:
         edits = None

@@ -9,6 +9,7 @@ Editor settings (camelCase, all optional)::
     configuration                  a pyproject.toml to use, or an inline [tool.torchlint] table
     configurationPreference        filesystemFirst (default) | editorFirst | editorOnly
     lintOnChange                   lint as you type (default) or only on open and save
+    lintDelay                      seconds of quiet after an edit before linting (0.3)
     severity                       {"TL001": "error", "TL3": "information", ...}
     documentationUrl               a rule's page, with {code} and {name}: links the codes
     args                           options as for ``torchlint check`` (--select, --ignore,
@@ -36,10 +37,13 @@ from torchlint.config.loading import resolve_settings
 from torchlint.config.selectors import validate_selectors
 from torchlint.config.settings import Settings
 
+# seconds of quiet after an edit before linting: typing bursts cost one lint
+LINT_DELAY = 0.3
+MAX_LINT_DELAY = 10.0
 PREFERENCES = ("filesystemFirst", "editorFirst", "editorOnly")
 SEVERITIES = ("error", "warning", "information", "hint")
 KEYS = ("select", "extendSelect", "ignore", "preview", "unsafeFixes", "configuration",
-        "configurationPreference", "lintOnChange", "severity", "documentationUrl", "args")
+        "configurationPreference", "lintOnChange", "lintDelay", "severity", "documentationUrl", "args")
 # the options of ``torchlint check`` that ``args`` may hold, and the settings they set
 ARGS = {"--select": "select", "--extend-select": "extendSelect", "--ignore": "ignore",
         "--config": "configuration"}
@@ -57,6 +61,7 @@ class EditorSettings:
     configuration: str | tuple[tuple[str, Any], ...] | None = None  # a path or a table
     configuration_preference: str = "filesystemFirst"
     lint_on_change: bool = True
+    lint_delay: float = LINT_DELAY
     severity: tuple[tuple[str, str], ...] = ()
     documentation_url: str | None = None
     workspace: str | None = None  # the folder these settings are for (None: global)
@@ -127,6 +132,13 @@ def parse_settings(raw: Any, base: EditorSettings | None = None,
                         "lintOnChange": "lint_on_change"}[key]] = value
             else:
                 problems.append(f"'{key}' must be true or false")
+        elif key == "lintDelay":
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and \
+                    0 <= value <= MAX_LINT_DELAY:
+                values["lint_delay"] = float(value)
+            else:
+                problems.append(f"'lintDelay' must be a number of seconds from 0 to "
+                                f"{MAX_LINT_DELAY:g}")
         elif key == "configuration":
             if isinstance(value, str) and value.strip():
                 values["configuration"] = value

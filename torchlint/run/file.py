@@ -3,6 +3,8 @@ answer from the cache or lint it, and write the fixes back."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.engine.limits import oversize
@@ -15,8 +17,11 @@ from torchlint.source import DecodeError, SourceFile, read_file, write_atomic
 # answered from the cache never loads it.
 
 
-def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutcome:
-    """Lint ``source`` (and with ``mode`` fix it, or diff the fixes). Writes nothing."""
+def lint_one(source: SourceFile, settings: FileSettings, mode: Mode,
+             checkpoint: Callable[[], None] | None = None) -> FileOutcome:
+    """Lint ``source`` (and with ``mode`` fix it, or diff the fixes). Writes nothing.
+    ``checkpoint`` is called once the screen has passed the file, before libcst parses it:
+    it may raise to stop a lint no longer wanted (the language server's stale versions)."""
     path = source.path
     skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
     if skipped is not None:
@@ -25,6 +30,8 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode) -> FileOutc
     codes = screen(source, settings)
     if codes == frozenset():
         return FileOutcome(path, [])
+    if checkpoint is not None:
+        checkpoint()
     from torchlint.engine.lint import lint_source
 
     if codes is None or mode.fix or mode.diff:

@@ -25,6 +25,7 @@ const SERVER_SETTINGS = [
   "configuration",
   "configurationPreference",
   "lintOnChange",
+  "lintDelay",
   "severity",
   "documentationUrl",
   "args",
