@@ -95,7 +95,7 @@ class CompileGraphBreak(Rule):
                 if what is not None:
                     self.report(child, what=what, why="the compiled region is split at it")
             elif isinstance(child, (cst.If, cst.While)) and self._on_values(child.test, tensors):
-                self.report(child.test, what=f"'{ctx.code(child.test)}' tests a tensor's values",
+                self.report(child.test, what=f"testing a tensor's values ('{ctx.code(child.test)}')",
                             why="Python must read the value, so tracing stops here")
 
     def _breaking_call(self, call: cst.Call) -> str | None:
