@@ -175,6 +175,17 @@ def test_tl224_step_leaves_every_frozen_parameter_unchanged() -> None:
     assert ns["losses"][-1] < ns["losses"][0]
 
 
+def test_tl224_freezing_after_the_optimizer_is_built_leaves_it_nothing_to_train() -> None:
+    freeze = "for p in model.parameters():\n    p.requires_grad = False\n"
+    build = "optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n"
+    after = _FROZEN.replace(freeze + build, build + freeze)
+    assert after != _FROZEN
+    assert _codes("TL224", after) == [9]  # at the freezing statement
+    ns = _run(after)
+    assert all(torch.equal(a, b) for a, b in zip(ns["before"], ns["after"]))
+    assert ns["losses"][0] == ns["losses"][-1]
+
+
 # ------------------------------------------------------------------------ TL310
 _UNMOVED = textwrap.dedent("""
     import torch

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.nodes import iter_scope
 from torchlint.analysis.training_objects import (
     FreezeEvent,
     freeze_events,
@@ -24,6 +25,9 @@ class OptimizerOverFrozenParameters(Rule):
     False`, `M.requires_grad_(False)`), when no layer was assigned into `M` in between and
     nothing turns gradients back on: neither the same function nor another function of the
     file that builds no optimizer of its own (a training loop that unfreezes later).
+    The same holds the other way round: the optimizer built first, then every parameter it
+    holds frozen before the same code steps it or hands it on (reported at the freezing); an
+    optimizer that is returned is left alone, since its caller may unfreeze first.
 
     ## Why is this bad?
     Every parameter the optimizer holds has `requires_grad=False`: backward never gives them
@@ -61,6 +65,9 @@ class OptimizerOverFrozenParameters(Rule):
     message = ("every parameter of '{frozen}' was frozen above (requires_grad=False): this "
                "optimizer holds no trainable parameter, step() changes nothing and the loss "
                "stays flat")
+    message_after = ("this freezes every parameter of '{frozen}', which the optimizer built "
+                     "above over {model}.parameters() holds: no gradient reaches them, step() "
+                     "changes nothing and the loss stays flat")
     triggers = ("requires_grad",)
     patterns = (r"\bparameters\(\)",)
     requires = calls_method("parameters", "named_parameters") & calls_under("torch.optim.") & (
@@ -81,6 +88,44 @@ class OptimizerOverFrozenParameters(Rule):
         frozen = self._frozen(events[:index], model)
         if frozen is not None:
             self.report(node, frozen=frozen)
+            return
+        later = self._frozen_later(events[index + 1:], model)
+        if later is not None and self._trained_after(scope, later.node):
+            self.report(later.node, message=self.message_after.format(
+                frozen=later.model, model=model))
+
+    def _trained_after(self, scope: cst.FunctionDef | cst.Module, freeze: cst.CSTNode
+                       ) -> bool:
+        """The optimizer, bound to a name, is stepped or handed to a call after ``freeze``
+        in ``scope``: training starts there with the parameters frozen (an optimizer that is
+        returned may be trained by a caller that unfreezes first)."""
+        parent = self.context.ancestors[-2] if len(self.context.ancestors) > 1 else None
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name = parent.targets[0].target.value
+        seen = False
+        for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+            if node is freeze:
+                seen = True
+            elif seen and isinstance(node, cst.Call) and (
+                    isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+                    and node.func.value.value == name and node.func.attr.value == "step"
+                    or any(isinstance(arg.value, cst.Name) and arg.value.value == name
+                           for arg in node.args)):
+                return True
+        return False
+
+    @staticmethod
+    def _frozen_later(after: list[FreezeEvent], model: str) -> FreezeEvent | None:
+        """The freezing, after the optimizer was built, of every parameter it holds
+        (``model`` or a module holding it), unless ``model`` was rebound first."""
+        for event in after:
+            if event.kind == "freeze" and _within(model, event.model):
+                return event
+            if event.kind == "grow" and _within(model, event.model):
+                return None  # ``model`` (or a module holding it) now names another object
+        return None
 
     @staticmethod
     def _frozen(before: list[FreezeEvent], model: str) -> str | None:

@@ -689,9 +689,9 @@ def _parameters_of(node: cst.BaseExpression | None) -> str | None:
     return None
 
 
-def _frozen_by_loop(loop: cst.For) -> str | None:
+def _frozen_by_loop(loop: cst.For) -> tuple[str, cst.CSTNode] | None:
     """``M`` for ``for p in M.parameters(): p.requires_grad = False`` (the assignment a
-    statement of the loop's own body, not under a condition)."""
+    statement of the loop's own body, not under a condition), and the freezing statement."""
     model = _parameters_of(loop.iter)
     if model is None or not isinstance(loop.body, cst.IndentedBlock):
         return None
@@ -703,12 +703,12 @@ def _frozen_by_loop(loop: cst.For) -> str | None:
                 if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and (
                         call.func.attr.value == "requires_grad_") and call.args and _is_false(
                         call.args[0].value) and text(call.func.value) in names:
-                    return model
+                    return model, small
                 if isinstance(small, cst.Assign) and _is_false(small.value) and any(
                         isinstance(t.target, cst.Attribute) and t.target.attr.value ==
                         "requires_grad" and text(t.target.value) in names
                         for t in small.targets):
-                    return model
+                    return model, small
     return None
 
 
@@ -716,9 +716,9 @@ def _freeze_events(ctx: FileContext, scope: cst.FunctionDef | cst.Module
                    ) -> Iterator[FreezeEvent]:
     for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
         if isinstance(node, cst.For):
-            model = _frozen_by_loop(node)
-            if model is not None:
-                yield FreezeEvent("freeze", model, node)
+            frozen = _frozen_by_loop(node)
+            if frozen is not None:  # located at the freezing statement in the loop
+                yield FreezeEvent("freeze", *frozen)
         elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [
                 node.target]
