@@ -104,6 +104,9 @@ def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
 
     with memoised_children():
         walk(module)
+    # the nested function refers to itself through its closure: a cycle that would keep the
+    # context, and with it the whole tree, alive until the next full garbage collection
+    del walk
     return [(instance, report) for instance in instances if id(instance) not in failed
             for report in instance.reports], context
 
