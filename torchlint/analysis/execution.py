@@ -192,12 +192,14 @@ def _global_instance_method(ctx: FileContext, function: cst.FunctionDef | None,
     if type(func) is not cst.Attribute or type(func.value) is not cst.Name:  # type: ignore[attr-defined]
         return None
     receiver = func.value.value  # type: ignore[attr-defined]
-    if function is not None and (any(p.name.value == receiver for p in parameters(function))
-                                 or binds_anywhere(function.body, receiver)):
-        return None
+    # the module-level binding first: it is looked up once a name, and most receivers are
+    # no global instance, so the function body is rarely searched
     found = global_value(ctx, receiver)
     if found is None or type(found[1]) is not cst.Call or (
             type(found[1].func) is not cst.Name):  # type: ignore[attr-defined]
+        return None
+    if function is not None and (any(p.name.value == receiver for p in parameters(function))
+                                 or binds_anywhere(function.body, receiver)):
         return None
     method = func.attr.value  # type: ignore[attr-defined]
     methods = ctx.cached("execution_class_methods", lambda: _class_methods(ctx))

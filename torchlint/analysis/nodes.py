@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import libcst as cst
 
@@ -65,18 +66,34 @@ def _is_node_type(cls: type) -> bool:
 # the tree again (a function body, a loop) many times. The entry keeps the node alive, so
 # its id cannot be reused by another node while the memo exists.
 _memo: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] | None = None
+# other facts of single nodes, remembered the same way (see ``node_memo``)
+_node_memos: dict[str, dict[int, tuple[cst.CSTNode, Any]]] | None = None
 
 
 @contextmanager
 def memoised_children() -> Iterator[None]:
-    """Remember children lists until the block ends (one file's analysis)."""
-    global _memo
-    previous = _memo
-    _memo = {}
+    """Remember children lists (and ``node_memo`` facts) until the block ends (one file's
+    analysis)."""
+    global _memo, _node_memos
+    previous = _memo, _node_memos
+    _memo, _node_memos = {}, {}
     try:
         yield
     finally:
-        _memo = previous
+        _memo, _node_memos = previous
+
+
+def node_memo(fact: str) -> dict[int, tuple[cst.CSTNode, Any]] | None:
+    """The memo of ``fact`` (a fact of one node, with no other input), kept while one tree is
+    analysed: ``id(node) -> (node, value)``; the entry keeps the node alive, so check that
+    ``entry[0] is node``. None outside ``memoised_children``: compute without remembering."""
+    memos = _node_memos
+    if memos is None:
+        return None
+    memo = memos.get(fact)
+    if memo is None:
+        memo = memos[fact] = {}
+    return memo
 
 
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
