@@ -62,31 +62,29 @@ def _is_node_type(cls: type) -> bool:
     return known
 
 
-# While one tree is analysed, each node's children are computed once: rules walk parts of
-# the tree again (a function body, a loop) many times. The entry keeps the node alive, so
-# its id cannot be reused by another node while the memo exists.
-_memo: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] | None = None
-# other facts of single nodes, remembered the same way (see ``node_memo``)
+# Facts of single nodes that rules ask again and again (the names a function body binds)
+# are remembered while one tree is analysed (see ``node_memo``). Children lists are not:
+# computing them again costs less than remembering every node's (measured on the corpus).
 _node_memos: dict[str, dict[int, tuple[cst.CSTNode, Any]]] | None = None
 
 
 @contextmanager
-def memoised_children() -> Iterator[None]:
-    """Remember children lists (and ``node_memo`` facts) until the block ends (one file's
-    analysis)."""
-    global _memo, _node_memos
-    previous = _memo, _node_memos
-    _memo, _node_memos = {}, {}
+def memoised_node_facts() -> Iterator[None]:
+    """Remember ``node_memo`` facts until the block ends (one file's analysis)."""
+    global _node_memos
+    previous = _node_memos
+    _node_memos = {}
     try:
         yield
     finally:
-        _memo, _node_memos = previous
+        _node_memos = previous
 
 
 def node_memo(fact: str) -> dict[int, tuple[cst.CSTNode, Any]] | None:
     """The memo of ``fact`` (a fact of one node, with no other input), kept while one tree is
-    analysed: ``id(node) -> (node, value)``; the entry keeps the node alive, so check that
-    ``entry[0] is node``. None outside ``memoised_children``: compute without remembering."""
+    analysed: ``id(node) -> (node, value)``; the entry keeps the node alive, so its id
+    cannot be reused by another node while the memo exists, but check ``entry[0] is node``.
+    None outside ``memoised_node_facts``: compute without remembering."""
     memos = _node_memos
     if memos is None:
         return None
@@ -96,20 +94,8 @@ def node_memo(fact: str) -> dict[int, tuple[cst.CSTNode, Any]] | None:
     return memo
 
 
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The semantic children of ``node``; the list is shared: never modify it."""
-    memo = _memo
-    if memo is None:
-        return _compute_children(node)
-    entry = memo.get(id(node))
-    if entry is not None and entry[0] is node:
-        return entry[1]
-    children = _compute_children(node)
-    memo[id(node)] = (node, children)
-    return children
-
-
-def _compute_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The semantic children of ``node``, in source order (a new list each call)."""
     children: list[cst.CSTNode] = []
     is_node = _node_types
     for name in _fields_cache.get(type(node)) or _child_fields(type(node)):
@@ -135,14 +121,10 @@ def _compute_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return children
 
 
-def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The semantic children of ``node`` as a list shared with the walk: never modify it."""
-    return _children(node)
-
 
 def semantic_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Children of ``node`` that carry syntax (no whitespace, comments or punctuation)."""
-    return iter(_children(node))
+    return iter(children_of(node))
 
 
 def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -153,7 +135,7 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = pop()
         yield current
-        children = _children(current)
+        children = children_of(current)
         if children:
             extend(reversed(children))
 
@@ -186,7 +168,7 @@ def iter_compound_statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         if type(current) in _COMPOUND_STATEMENTS or current is node:
             yield current
-        stack.extend(reversed([c for c in _children(current) if type(c) in _BLOCK_PARTS]))
+        stack.extend(reversed([c for c in children_of(current) if type(c) in _BLOCK_PARTS]))
 
 
 # Nodes that open a scope of their own: a scope walk does not enter them.
@@ -199,12 +181,12 @@ def iter_scope(node: cst.CSTNode, *, enter_lambdas: bool = False) -> Iterator[cs
     (nor lambdas, unless ``enter_lambdas``: a lambda's body runs where it is called)."""
     closed = _NAMED_SCOPE_TYPES if enter_lambdas else SCOPE_TYPES
     yield node
-    stack: list[cst.CSTNode] = list(reversed(_children(node)))
+    stack: list[cst.CSTNode] = list(reversed(children_of(node)))
     while stack:
         current = stack.pop()
         yield current
         if type(current) not in closed:
-            stack.extend(reversed(_children(current)))
+            stack.extend(reversed(children_of(current)))
 
 
 # ------------------------------------------------------------------ calls
