@@ -106,9 +106,13 @@ def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
         walk(module)
     # the nested function refers to itself through its closure: a cycle that would keep the
     # context, and with it the whole tree, alive until the next full garbage collection
-    del walk
+    walk = _ended
     return [(instance, report) for instance in instances if id(instance) not in failed
             for report in instance.reports], context
+
+
+def _ended(node: cst.CSTNode) -> None:
+    """What the walk's name is bound to once it has ended (so its closure lets go of it)."""
 
 
 # What the walk does on entering a node, by node class. isinstance against libcst classes
