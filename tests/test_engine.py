@@ -142,3 +142,29 @@ def test_a_noqa_for_a_preview_only_finding_is_not_reported_unused() -> None:
     stale = text + "y = 1  # noqa: TL301\n"
     result = lint_source(SourceFile("setup.py", stale), settings)
     assert [d.code for d in result.diagnostics] == [UNUSED_NOQA]
+
+
+def test_a_walked_tree_is_freed_as_soon_as_it_is_dropped() -> None:
+    """The walk leaves no reference cycle holding the tree: a linted file's nodes are freed
+    by reference counting, not by the next full garbage collection."""
+    import gc
+
+    import libcst as cst
+
+    from torchlint.engine.walk import run_rules
+
+    rules = [all_rules()[code] for code in ("TL101", "TL201", "TL402")]
+    module = cst.parse_module("import torch\n\ndef f(x):\n    return torch.relu(x)\n")
+    gc.collect()
+    gc.disable()
+    try:
+        result = run_rules("x.py", module, rules)
+        del result, module
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, cst.CSTNode)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []

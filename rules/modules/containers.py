@@ -49,7 +49,12 @@ def scope_nodes(ctx: FileContext, function: cst.FunctionDef) -> list[cst.CSTNode
 
 
 def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
-    """Local names that every binding in ``function`` sets to a layer call."""
+    """Local names that every binding in ``function`` sets to a layer call (found once a
+    function: TL101 and TL102 both ask)."""
+    return ctx.cached(("layer_locals", id(function)), lambda: _layer_locals(ctx, function))
+
+
+def _layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
     param_names = {p.name.value for p in parameters(function, stars=False)}
     good: set[str] = set()
     bad: set[str] = set(param_names)
@@ -57,7 +62,7 @@ def layer_locals(ctx: FileContext, function: cst.FunctionDef) -> frozenset[str]:
 
     for node in scope_nodes(ctx, function):
         target = single_target(node)
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if is_layer_call(ctx, assigned_value(node)):
                 good.add(target.value)
             else:
@@ -168,8 +173,9 @@ def _growth(ctx: FileContext, nodes: list[cst.CSTNode], start: int,
     growth = _Growth()
     for index in range(start, len(nodes)):
         node = nodes[index]
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-            _subject_matches(node.func.value, subject)
+        node_kind = type(node)  # exact types: asked of every node after the container's
+        if node_kind is cst.Call and type(node.func) is cst.Attribute and (  # type: ignore[attr-defined]
+            _subject_matches(node.func.value, subject)  # type: ignore[attr-defined]
         ):
             method = node.func.attr.value
             args = [a for a in node.args]
@@ -197,12 +203,12 @@ def _growth(ctx: FileContext, nodes: list[cst.CSTNode], start: int,
                         growth.unknown += 1
             if (growth.layers, growth.unknown, growth.bad) != before:
                 growth.after.append(index)
-        elif kind == "list" and isinstance(node, cst.AugAssign) and isinstance(
-            node.operator, cst.AddAssign
-        ) and _subject_matches(node.target, subject):
+        elif kind == "list" and node_kind is cst.AugAssign and isinstance(
+            node.operator, cst.AddAssign  # type: ignore[attr-defined]
+        ) and _subject_matches(node.target, subject):  # type: ignore[attr-defined]
             growth.sequence(ctx, node.value, layer_names)
             growth.after.append(index)
-        elif kind == "dict" and isinstance(node, cst.Assign):
+        elif kind == "dict" and node_kind is cst.Assign:
             for target in node.targets:
                 sub = target.target
                 if isinstance(sub, cst.Subscript) and _subject_matches(sub.value, subject):
@@ -275,21 +281,28 @@ def _direct(ctx: FileContext, value: cst.BaseExpression, kind: str,
     return None
 
 
+def _self_assigns(nodes: list[cst.CSTNode]) -> tuple[list[tuple[str, int]], set[str]]:
+    """``(attribute, index)`` of each ``self.X = ...`` among a function's ``nodes``, and the
+    names assigned there: ``self.X = name`` can only store a local container (a parameter,
+    the common ``self.dim = dim``, never is one)."""
+    self_assigns: list[tuple[str, int]] = []
+    assigned: set[str] = set()
+    for index, node in enumerate(nodes):
+        target = single_target(node)
+        if type(target) is cst.Name:
+            assigned.add(target.value)  # type: ignore[union-attr]
+        attr = self_attribute(target)
+        if attr is not None:
+            self_assigns.append((attr, index))
+    return self_assigns, assigned
+
+
 def unregistered_containers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
                             kind: str) -> list[Finding]:
     """Plain lists (kind "list") or dicts ("dict") of layers stored on ``self`` in ``function``."""
     nodes = scope_nodes(ctx, function)
-    self_assigns: list[tuple[str, int]] = []
-    # names assigned in the function: ``self.X = name`` can only store a local container
-    # (a parameter, the common ``self.dim = dim``, never is one)
-    assigned: set[str] = set()
-    for index, node in enumerate(nodes):
-        target = single_target(node)
-        if isinstance(target, cst.Name):
-            assigned.add(target.value)
-        attr = self_attribute(target)
-        if attr is not None:
-            self_assigns.append((attr, index))
+    self_assigns, assigned = ctx.cached(("self_assigns", id(function)),
+                                        lambda: _self_assigns(nodes))
 
     def may_hold(value: cst.BaseExpression | None) -> bool:
         if isinstance(value, cst.Name):

@@ -84,16 +84,17 @@ def _save_keys(ctx: FileContext) -> dict[int, str]:
     stack: list[tuple[cst.CSTNode, cst.FunctionDef | None, Handles]] = [(ctx.module, None, {})]
     while stack:
         node, scope, handles = stack.pop()
-        if isinstance(node, cst.FunctionDef):
-            scope = node
-        elif isinstance(node, cst.With):
+        kind = type(node)  # exact types: one pass over every node of the module
+        if kind is cst.FunctionDef:
+            scope = node  # type: ignore[assignment]
+        elif kind is cst.With:
             handles = dict(handles)
             for item in node.items:
                 opened = file_opened(ctx, item.item)
                 if opened is not None and item.asname is not None and isinstance(
                         item.asname.name, cst.Name):
                     handles[item.asname.name.value] = path_key(opened, scope, functions)
-        elif isinstance(node, cst.Call) and ctx.qualified_name(node.func) in SAVE_FUNCTIONS:
+        elif kind is cst.Call and ctx.qualified_name(node.func) in SAVE_FUNCTIONS:  # type: ignore[attr-defined]
             target = get_arg(node, "f", 1)
             if target is not None:
                 expr = target.value
@@ -351,7 +352,7 @@ def under_safe_globals(ctx: FileContext) -> bool:
 def adds_safe_globals(ctx: FileContext) -> bool:
     """The file extends the weights-only allow-list (``add_safe_globals([...])``)."""
     return ctx.cached("serialization-adds-safe-globals", lambda: any(
-        isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _ADD_SAFE_GLOBALS
+        type(node) is cst.Call and ctx.qualified_name(node.func) in _ADD_SAFE_GLOBALS  # type: ignore[attr-defined]
         for node in iter_nodes(ctx.module)))
 
 

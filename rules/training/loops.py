@@ -15,6 +15,7 @@ from torchlint.analysis.nodes import (
     is_literal_false,
     iter_nodes,
     last_name_part,
+    node_types,
     own_callee,
 )
 from torchlint.analysis.torch_facts import AUTOCAST_NAMES
@@ -62,7 +63,7 @@ def is_autocast_item(ctx: FileContext, item: cst.BaseExpression, with_node: cst.
 def optimizer_step(node: cst.CSTNode) -> str | None:
     """``optimizer.step()`` or ``scaler.step(optimizer)``: the call's source, else None."""
 
-    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:  # type: ignore[attr-defined]
         return None
     if node.func.attr.value != "step":
         return None
@@ -104,7 +105,8 @@ def calls_clearing_helper(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 def clears_gradients(node: cst.CSTNode) -> bool:
     """``zero_grad(...)``, ``p.grad = None``, ``p.grad.zero_()``, ``del p.grad``."""
-    if isinstance(node, cst.Call):
+    kind = type(node)  # exact types: asked of every node of many bodies
+    if kind is cst.Call:
         name = last_name_part(node.func)
         if name is not None and name.endswith("zero_grad"):
             return True
@@ -119,9 +121,9 @@ def clears_gradients(node: cst.CSTNode) -> bool:
                     return True
                 receiver = receiver.value
         return False
-    if isinstance(node, cst.Assign):
+    if kind is cst.Assign:
         return any(_is_grad_attribute(t.target) for t in node.targets)
-    if isinstance(node, cst.Del):
+    if kind is cst.Del:
         return any(_is_grad_attribute(n) for n in iter_nodes(node.target))
     return False
 
@@ -183,6 +185,8 @@ def trains(ctx: FileContext, loop: cst.For | cst.While) -> bool:
 # Methods a framework calls once per batch (Lightning's manual optimization steps there)
 _STEP_HOOKS = frozenset({"training_step"})
 _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+# what a function's straight-line code does not enter
+_NOT_STRAIGHT_LINE = node_types(cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
 def function_step(ctx: FileContext, function: cst.FunctionDef) -> str | None:
@@ -193,13 +197,16 @@ def function_step(ctx: FileContext, function: cst.FunctionDef) -> str | None:
     todo: list[cst.CSTNode] = [function.body]
     while todo:
         node = todo.pop()
-        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        kind = type(node)
+        if kind in _NOT_STRAIGHT_LINE:
             continue
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value in _BACKWARD_METHODS) and not (
-                    ctx.qualified_name(node.func) or "").startswith("torch.distributed."):
-            backward = True
-        step = step or optimizer_step(node)
+        if kind is cst.Call:
+            if type(node.func) is cst.Attribute and (  # type: ignore[attr-defined]
+                    node.func.attr.value in _BACKWARD_METHODS) and not (  # type: ignore[attr-defined]
+                        ctx.qualified_name(node.func) or "").startswith(  # type: ignore[attr-defined]
+                            "torch.distributed."):
+                backward = True
+            step = step or optimizer_step(node)
         todo.extend(children_of(node))
     return step if backward else None
 
@@ -225,20 +232,20 @@ def _function_uses(module: cst.Module) -> frozenset[str]:
     found: set[str] = set()
 
     def walk(node: cst.CSTNode, in_loop: bool) -> None:
-        if isinstance(node, cst.Call):
-            name = own_callee(node.func)
+        kind = type(node)
+        if kind is cst.Call:
+            name = own_callee(node.func)  # type: ignore[attr-defined]
             if in_loop and name is not None:
                 found.add(name)
-            for arg in node.args:
+            for arg in node.args:  # type: ignore[attr-defined]
                 passed = own_callee(arg.value)
                 if passed is not None:
                     found.add(passed)
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        elif kind is cst.FunctionDef or kind is cst.Lambda:
             in_loop = False
+        loop = kind is cst.For or kind is cst.While
         for child in children_of(node):
-            inside = in_loop or isinstance(node, (cst.For, cst.While)) and (
-                child is node.body)
-            walk(child, inside)
+            walk(child, in_loop or loop and child is node.body)  # type: ignore[attr-defined]
 
     walk(module, False)
     return frozenset(found)

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, cast
 import libcst as cst
 
 from torchlint.analysis.imports import import_bindings
-from torchlint.analysis.nodes import parameters, semantic_children, target_names
+from torchlint.analysis.nodes import (
+    children_of,
+    node_memo,
+    parameters,
+    semantic_children,
+    target_names,
+)
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
@@ -70,17 +76,34 @@ def bound_names(stmt: cst.CSTNode) -> Iterator[str]:
 
 def binds_anywhere(node: cst.CSTNode, name: str) -> bool:
     """Does ``node`` (a statement or block) bind ``name`` anywhere inside, nested defs aside?"""
+    return name in names_bound_anywhere(node)
+
+
+def names_bound_anywhere(node: cst.CSTNode) -> frozenset[str]:
+    """Every name ``node`` (a statement or block) binds anywhere inside, nested defs aside;
+    found once per node while a file is analysed (rules ask it of one function body for
+    name after name)."""
+    memo = node_memo("names_bound_anywhere")
+    if memo is not None:
+        entry = memo.get(id(node))
+        if entry is not None and entry[0] is node:
+            return entry[1]  # type: ignore[no-any-return]
     binders = _BINDERS
+    scopes = _NEW_SCOPE_TYPES
+    names: set[str] = set()
     stack = [node]
     while stack:
         current = stack.pop()
-        binder = binders.get(type(current))
-        if binder is not None and name in binder(current):
-            return True
-        if type(current) in _NEW_SCOPE_TYPES:
-            continue
-        stack.extend(semantic_children(current))
-    return False
+        kind = type(current)
+        binder = binders.get(kind)
+        if binder is not None:
+            names.update(binder(current))
+        if kind not in scopes:
+            stack.extend(children_of(current))
+    found = frozenset(names)
+    if memo is not None:
+        memo[id(node)] = (node, found)
+    return found
 
 
 def module_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

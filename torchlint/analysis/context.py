@@ -20,7 +20,12 @@ from libcst._nodes.internal import CodegenState
 
 from torchlint.analysis.bindings import Binding, bound_names, last_binding, module_statements
 from torchlint.analysis.imports import AMBIGUOUS, import_bindings, relative_module
-from torchlint.analysis.nodes import dotted_name, iter_compound_statements, parameters
+from torchlint.analysis.nodes import (
+    dotted_name,
+    iter_compound_statements,
+    node_types,
+    parameters,
+)
 from torchlint.analysis.options import Options
 from torchlint.analysis.project import Project
 from torchlint.analysis.torch_facts import canonical
@@ -31,6 +36,9 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 _T = TypeVar("_T")
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+# the same, for a test by exact type (isinstance against libcst's classes goes through ABCMeta)
+_LOOP_TYPES = node_types(*_LOOPS)
+_SCOPE_TYPES = node_types(*_SCOPES)
 
 
 @dataclass
@@ -176,7 +184,8 @@ class FileContext:
         if not self._frames:
             return
         names = self._frames[-1].names
-        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+        kind = type(stmt)
+        if kind is cst.Import or kind is cst.ImportFrom:
             for bound, qual, _ in import_bindings(stmt, self._package):
                 names[bound] = qual
         else:
@@ -425,23 +434,27 @@ class FileContext:
 
     def current_loop(self) -> cst.For | cst.While | None:
         """Innermost loop whose *body* holds the current node, within the current scope."""
-        for i in range(len(self.ancestors) - 2, -1, -1):
-            anc = self.ancestors[i]
-            if isinstance(anc, _SCOPES):
+        ancestors = self.ancestors
+        for i in range(len(ancestors) - 2, -1, -1):
+            anc = ancestors[i]
+            kind = type(anc)
+            if kind in _SCOPE_TYPES:
                 return None
-            if isinstance(anc, _LOOPS) and self.ancestors[i + 1] is anc.body:
-                return anc
+            if kind in _LOOP_TYPES and ancestors[i + 1] is anc.body:  # type: ignore[attr-defined]
+                return anc  # type: ignore[return-value]
         return None
 
     def loops(self) -> list[cst.For | cst.While]:
         """All loops (innermost first) whose bodies hold the current node, in this scope."""
         found: list[cst.For | cst.While] = []
-        for i in range(len(self.ancestors) - 2, -1, -1):
-            anc = self.ancestors[i]
-            if isinstance(anc, _SCOPES):
+        ancestors = self.ancestors
+        for i in range(len(ancestors) - 2, -1, -1):
+            anc = ancestors[i]
+            kind = type(anc)
+            if kind in _SCOPE_TYPES:
                 break
-            if isinstance(anc, _LOOPS) and self.ancestors[i + 1] is anc.body:
-                found.append(anc)
+            if kind in _LOOP_TYPES and ancestors[i + 1] is anc.body:  # type: ignore[attr-defined]
+                found.append(anc)  # type: ignore[arg-type]
         return found
 
     def is_expression_statement(self, node: cst.CSTNode | None = None) -> bool:

@@ -30,11 +30,17 @@ import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere, global_value
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import iter_scope, last_name_part, parameters, semantic_children
+from torchlint.analysis.nodes import (
+    iter_scope,
+    last_name_part,
+    node_types,
+    parameters,
+    semantic_children,
+)
 from torchlint.analysis.torch_facts import is_backward_call
 
-_LOOPS = (cst.For, cst.While)
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_LOOPS = node_types(cst.For, cst.While)
+_COMPREHENSIONS = node_types(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # names (leading underscores aside) of functions that run once per batch, sample or request
 _PER_CALL_NAMES = frozenset({"__call__", "__getitem__", "__getitems__", "__iter__",
                              "__next__", "forward", "step"})
@@ -174,10 +180,10 @@ def _scan_body(ctx: FileContext, root: cst.CSTNode, function: cst.FunctionDef | 
                 if looping:
                     in_loops.add(name)
             trains = trains or is_training_call(ctx, node)
-        if isinstance(node, _LOOPS):
-            stack.extend((child, looping or child is node.body)
+        if kind in _LOOPS:
+            stack.extend((child, looping or child is node.body)  # type: ignore[attr-defined]
                          for child in semantic_children(node))
-        elif isinstance(node, _COMPREHENSIONS):
+        elif kind in _COMPREHENSIONS:
             stack.extend((child, True) for child in semantic_children(node))
         else:
             stack.extend((child, looping) for child in semantic_children(node))
@@ -192,12 +198,14 @@ def _global_instance_method(ctx: FileContext, function: cst.FunctionDef | None,
     if type(func) is not cst.Attribute or type(func.value) is not cst.Name:  # type: ignore[attr-defined]
         return None
     receiver = func.value.value  # type: ignore[attr-defined]
-    if function is not None and (any(p.name.value == receiver for p in parameters(function))
-                                 or binds_anywhere(function.body, receiver)):
-        return None
+    # the module-level binding first: it is looked up once a name, and most receivers are
+    # no global instance, so the function body is rarely searched
     found = global_value(ctx, receiver)
     if found is None or type(found[1]) is not cst.Call or (
             type(found[1].func) is not cst.Name):  # type: ignore[attr-defined]
+        return None
+    if function is not None and (any(p.name.value == receiver for p in parameters(function))
+                                 or binds_anywhere(function.body, receiver)):
         return None
     method = func.attr.value  # type: ignore[attr-defined]
     methods = ctx.cached("execution_class_methods", lambda: _class_methods(ctx))
@@ -291,8 +299,9 @@ def runs_repeatedly(ctx: FileContext, node: cst.CSTNode | None = None) -> bool:
     in_loop = False
     for i in range(index - 1, -1, -1):
         anc = ancestors[i]
-        if isinstance(anc, _LOOPS) and ancestors[i + 1] is anc.body or isinstance(
-                anc, _COMPREHENSIONS):
+        kind = type(anc)
+        if kind in _LOOPS and ancestors[i + 1] is anc.body or (  # type: ignore[attr-defined]
+                kind in _COMPREHENSIONS):
             in_loop = True
         elif isinstance(anc, cst.FunctionDef):
             if function_runs_repeatedly(ctx, anc):
@@ -317,7 +326,7 @@ def in_training_code(ctx: FileContext, node: cst.CSTNode | None = None) -> bool:
             return anc.name.value in training_functions(ctx)
         if isinstance(anc, cst.ClassDef):
             return False
-        if isinstance(anc, _LOOPS) and ctx.cached(("execution_loop_trains", id(anc)),
+        if type(anc) in _LOOPS and ctx.cached(("execution_loop_trains", id(anc)),
                                                   lambda anc=anc: _loop_trains(ctx, anc)):
             return True
     return False

@@ -134,21 +134,22 @@ def _scan_calls(ctx: FileContext) -> CallSites:
     stack: list[tuple[cst.CSTNode, GradOff]] = [(ctx.module, GradOff.NO)]
     while stack:
         node, mode = stack.pop()
-        if isinstance(node, cst.Call):
-            func = node.func
+        kind = type(node)  # exact types: an isinstance against libcst's ABCs is slow here
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
             last = last_name_part(func)
             if last is not None:
                 sites.by_last_part.setdefault(last, []).append(mode)
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            if type(func) is cst.Attribute and type(func.value) is cst.Name and (
                     func.value.value in ("self", "cls")):
                 func = func.attr
-            if isinstance(func, cst.Name):
+            if type(func) is cst.Name:
                 sites.by_name.setdefault(func.value, []).append(mode)
-        if isinstance(node, cst.FunctionDef):
+        elif kind is cst.FunctionDef:
             # a function's body runs in its callers' mode: only its decorators count
-            mode = max((grad_off(ctx, d.decorator) for d in node.decorators),
+            mode = max((grad_off(ctx, d.decorator) for d in node.decorators),  # type: ignore[attr-defined]
                        default=GradOff.NO)
-        if isinstance(node, cst.With):
+        elif kind is cst.With:
             inner = max(mode, with_grad_off(ctx, node))
             stack.extend((item, mode) for item in node.items)
             stack.append((node.body, inner))

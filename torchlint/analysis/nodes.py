@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import libcst as cst
 
@@ -61,38 +62,40 @@ def _is_node_type(cls: type) -> bool:
     return known
 
 
-# While one tree is analysed, each node's children are computed once: rules walk parts of
-# the tree again (a function body, a loop) many times. The entry keeps the node alive, so
-# its id cannot be reused by another node while the memo exists.
-_memo: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] | None = None
+# Facts of single nodes that rules ask again and again (the names a function body binds)
+# are remembered while one tree is analysed (see ``node_memo``). Children lists are not:
+# computing them again costs less than remembering every node's (measured on the corpus).
+_node_memos: dict[str, dict[int, tuple[cst.CSTNode, Any]]] | None = None
 
 
 @contextmanager
-def memoised_children() -> Iterator[None]:
-    """Remember children lists until the block ends (one file's analysis)."""
-    global _memo
-    previous = _memo
-    _memo = {}
+def memoised_node_facts() -> Iterator[None]:
+    """Remember ``node_memo`` facts until the block ends (one file's analysis)."""
+    global _node_memos
+    previous = _node_memos
+    _node_memos = {}
     try:
         yield
     finally:
-        _memo = previous
+        _node_memos = previous
 
 
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The semantic children of ``node``; the list is shared: never modify it."""
-    memo = _memo
+def node_memo(fact: str) -> dict[int, tuple[cst.CSTNode, Any]] | None:
+    """The memo of ``fact`` (a fact of one node, with no other input), kept while one tree is
+    analysed: ``id(node) -> (node, value)``; the entry keeps the node alive, so its id
+    cannot be reused by another node while the memo exists, but check ``entry[0] is node``.
+    None outside ``memoised_node_facts``: compute without remembering."""
+    memos = _node_memos
+    if memos is None:
+        return None
+    memo = memos.get(fact)
     if memo is None:
-        return _compute_children(node)
-    entry = memo.get(id(node))
-    if entry is not None and entry[0] is node:
-        return entry[1]
-    children = _compute_children(node)
-    memo[id(node)] = (node, children)
-    return children
+        memo = memos[fact] = {}
+    return memo
 
 
-def _compute_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The semantic children of ``node``, in source order (a new list each call)."""
     children: list[cst.CSTNode] = []
     is_node = _node_types
     for name in _fields_cache.get(type(node)) or _child_fields(type(node)):
@@ -118,14 +121,10 @@ def _compute_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return children
 
 
-def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The semantic children of ``node`` as a list shared with the walk: never modify it."""
-    return _children(node)
-
 
 def semantic_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Children of ``node`` that carry syntax (no whitespace, comments or punctuation)."""
-    return iter(_children(node))
+    return iter(children_of(node))
 
 
 def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -136,13 +135,28 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = pop()
         yield current
-        children = _children(current)
+        children = children_of(current)
         if children:
             extend(reversed(children))
 
 
-_BLOCK_PARTS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
-                cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
+def node_types(*bases: type) -> frozenset[type]:
+    """The node classes that are one of ``bases`` or derive from one, for a test by exact
+    type (``type(node) in TYPES``): an isinstance against libcst's classes goes through
+    ABCMeta, about 1 us a check, and scans that visit every node make millions."""
+    found: set[type] = set()
+    todo = list(bases)
+    while todo:
+        cls = todo.pop()
+        if cls not in found:
+            found.add(cls)
+            todo.extend(cls.__subclasses__())
+    return frozenset(found)
+
+
+_COMPOUND_STATEMENTS = node_types(cst.BaseCompoundStatement)
+_BLOCK_PARTS = node_types(cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
+                          cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
 
 
 def iter_compound_statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -152,9 +166,9 @@ def iter_compound_statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.BaseCompoundStatement) or current is node:
+        if type(current) in _COMPOUND_STATEMENTS or current is node:
             yield current
-        stack.extend(reversed([c for c in _children(current) if isinstance(c, _BLOCK_PARTS)]))
+        stack.extend(reversed([c for c in children_of(current) if type(c) in _BLOCK_PARTS]))
 
 
 # Nodes that open a scope of their own: a scope walk does not enter them.
@@ -167,12 +181,12 @@ def iter_scope(node: cst.CSTNode, *, enter_lambdas: bool = False) -> Iterator[cs
     (nor lambdas, unless ``enter_lambdas``: a lambda's body runs where it is called)."""
     closed = _NAMED_SCOPE_TYPES if enter_lambdas else SCOPE_TYPES
     yield node
-    stack: list[cst.CSTNode] = list(reversed(_children(node)))
+    stack: list[cst.CSTNode] = list(reversed(children_of(node)))
     while stack:
         current = stack.pop()
         yield current
         if type(current) not in closed:
-            stack.extend(reversed(_children(current)))
+            stack.extend(reversed(children_of(current)))
 
 
 # ------------------------------------------------------------------ calls
@@ -239,10 +253,11 @@ def string_value(node: cst.BaseExpression | None) -> str | None:
 
 
 def last_name_part(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if kind is cst.Attribute:
+        return node.attr.value  # type: ignore[attr-defined,no-any-return]
     return None
 
 
@@ -269,13 +284,14 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 
 def target_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
+    kind = type(target)
+    if kind is cst.Name:
+        yield target.value  # type: ignore[attr-defined]
+    elif kind is cst.Tuple or kind is cst.List:
+        for element in target.elements:  # type: ignore[attr-defined]
             yield from target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
+    elif kind is cst.StarredElement:
+        yield from target_names(target.value)  # type: ignore[attr-defined]
 
 
 def parameters(function: cst.FunctionDef | cst.Lambda, *, stars: bool = True
@@ -314,9 +330,10 @@ def assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
 def own_callee(func: cst.BaseExpression) -> str | None:
     """``f`` for a call of ``f(...)``, ``self.f(...)`` or ``cls.f(...)``: the name of a
     function or method the file itself may define."""
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
-            func.value.value in ("self", "cls")):
-        return func.attr.value
+    kind = type(func)
+    if kind is cst.Name:
+        return func.value  # type: ignore[attr-defined,no-any-return]
+    if kind is cst.Attribute and type(func.value) is cst.Name and (  # type: ignore[attr-defined]
+            func.value.value in ("self", "cls")):  # type: ignore[attr-defined]
+        return func.attr.value  # type: ignore[attr-defined,no-any-return]
     return None

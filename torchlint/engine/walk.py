@@ -9,7 +9,7 @@ from functools import lru_cache
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.nodes import children_of, memoised_children
+from torchlint.analysis.nodes import children_of, memoised_node_facts
 from torchlint.analysis.options import Options
 from torchlint.analysis.project import Project
 from torchlint.rule import Report, Rule
@@ -102,10 +102,17 @@ def run_rules(path: str, module: cst.Module, rules: Sequence[type[Rule]],
             context.leave_function()
         pop()
 
-    with memoised_children():
+    with memoised_node_facts():
         walk(module)
+    # the nested function refers to itself through its closure: a cycle that would keep the
+    # context, and with it the whole tree, alive until the next full garbage collection
+    walk = _ended
     return [(instance, report) for instance in instances if id(instance) not in failed
             for report in instance.reports], context
+
+
+def _ended(node: cst.CSTNode) -> None:
+    """What the walk's name is bound to once it has ended (so its closure lets go of it)."""
 
 
 # What the walk does on entering a node, by node class. isinstance against libcst classes
