@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -49,3 +50,4 @@ class LayerSizeMismatch(SizeChainRule):
     kind = "size"
     triggers = ("Linear", "Conv", "Norm", "RNN", "LSTM", "GRU", "MultiheadAttention",
                 "TransformerEncoderLayer")
+    requires = size_chain("size")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Union
 import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere, bound_names, global_value
+from torchlint.analysis.layer_table import AVG_POOL, LAYERS, MAX_POOL
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -203,51 +204,6 @@ def size_facts(ctx: FileContext) -> SizeFacts:
 
 
 # ----------------------------------------------------------- the layer table
-_CONV = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
-         "groups", "bias", "padding_mode")
-_CONV_T = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
-           "output_padding", "groups", "bias", "dilation", "padding_mode")
-_MAX_POOL = ("kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode")
-_AVG_POOL = ("kernel_size", "stride", "padding", "ceil_mode")
-_RNN = ("input_size", "hidden_size", "num_layers")
-
-# name -> (family, spatial dims, parameter names in positional order)
-LAYERS: dict[str, tuple[str, int, tuple[str, ...]]] = {
-    "Linear": ("linear", 0, ("in_features", "out_features")),
-    "Bilinear": ("bilinear", 0, ("in1_features", "in2_features", "out_features")),
-    "GroupNorm": ("gn", 0, ("num_groups", "num_channels")),
-    "LayerNorm": ("ln", 0, ("normalized_shape",)),
-    "Embedding": ("embed", 0, ("num_embeddings", "embedding_dim")),
-    "EmbeddingBag": ("embed", 0, ("num_embeddings", "embedding_dim")),
-    "RNN": ("rnn", 0, _RNN), "LSTM": ("rnn", 0, _RNN), "GRU": ("rnn", 0, _RNN),
-    "RNNCell": ("cell", 0, ("input_size", "hidden_size")),
-    "GRUCell": ("cell", 0, ("input_size", "hidden_size")),
-    "MultiheadAttention": ("mha", 0, ("embed_dim", "num_heads")),
-    "TransformerEncoderLayer": ("same", 0, ("d_model", "nhead")),
-    "Flatten": ("flatten", 0, ("start_dim", "end_dim")),
-    "Upsample": ("upsample", 0, ("size", "scale_factor", "mode")),
-    "UpsamplingNearest2d": ("upsample", 2, ("size", "scale_factor")),
-    "UpsamplingBilinear2d": ("upsample", 2, ("size", "scale_factor")),
-    "LazyLinear": ("linear", 0, ("out_features",)),
-}
-for _n in (1, 2, 3):
-    LAYERS[f"Conv{_n}d"] = ("conv", _n, _CONV)
-    LAYERS[f"ConvTranspose{_n}d"] = ("convT", _n, _CONV_T)
-    LAYERS[f"LazyConv{_n}d"] = ("conv", _n, _CONV[1:])
-    LAYERS[f"LazyConvTranspose{_n}d"] = ("convT", _n, _CONV_T[1:])
-    LAYERS[f"BatchNorm{_n}d"] = ("bn", _n, ("num_features",))
-    LAYERS[f"LazyBatchNorm{_n}d"] = ("bn", _n, ())
-    LAYERS[f"InstanceNorm{_n}d"] = ("in", _n, ("num_features", "eps", "momentum", "affine",
-                                                "track_running_stats"))
-    LAYERS[f"MaxPool{_n}d"] = ("pool", _n, _MAX_POOL)
-    LAYERS[f"AvgPool{_n}d"] = ("pool", _n, _AVG_POOL)
-    LAYERS[f"AdaptiveAvgPool{_n}d"] = ("adaptive", _n, ("output_size",))
-    LAYERS[f"AdaptiveMaxPool{_n}d"] = ("adaptive", _n, ("output_size",))
-    LAYERS[f"Dropout{_n}d"] = ("dropnd", _n, ())
-    for _pad in ("Zero", "Constant", "Reflection", "Replication", "Circular"):
-        LAYERS[f"{_pad}Pad{_n}d"] = ("pad", _n, ("padding",))
-LAYERS["ZeroPad2d"] = ("pad", 2, ("padding",))
-
 # layers that keep every size of their input
 KEEP = frozenset({
     "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
@@ -1440,9 +1396,9 @@ class _Flow:
             known(base.rank) and len(indices) < base.rank)  # type: ignore[operator]
         if not last_kept or dropped == 0:
             return self.stop_if_flowing(node, [base], "indexing")
-        rank = base.rank - dropped if known(base.rank) else _UNKNOWN  # type: ignore[operator]
-        return Value(rank, base.features if rank == 2 else _UNKNOWN, base.features, None,
-                     base.source)
+        # the features stay; the rank is left unknown (the ast triage of TL512 counts no
+        # indexing among the places a rank comes from)
+        return Value(_UNKNOWN, _UNKNOWN, base.features, None, base.source)
 
     def call(self, call: cst.Call) -> Value | Unknown | None:
         module = self.module_of(call.func)
@@ -1481,7 +1437,7 @@ class _Flow:
         leaf = qual.rsplit(".", 1)[1]
         if not leaf.startswith(("max_pool", "avg_pool")) or any(a.star for a in call.args):
             return None
-        names = ("input",) + (_MAX_POOL if leaf.startswith("max") else _AVG_POOL)
+        names = ("input",) + (MAX_POOL if leaf.startswith("max") else AVG_POOL)
         args: dict[str, object] = {}
         for position, name in enumerate(names[1:], start=1):
             arg = get_arg(call, name, position)
