@@ -51,8 +51,24 @@ def test_constants_arithmetic_and_defaults_used_by_a_construction():
                                 "in_features=64 would make the chain consistent"]
 
 
-def test_parameters_of_a_class_never_constructed_are_unknown():
+def test_a_class_built_nowhere_is_checked_with_its_defaults():
     source = HEADER + """
+    class MLP(nn.Module):
+        def __init__(self, width=64, depth=2):
+            super().__init__()
+            self.fc1 = nn.Linear(8, width)
+            self.fc2 = nn.Linear(32, 10)
+        def forward(self, x):
+            return self.fc2(self.fc1(x))
+    """
+    assert messages(source) == ["Linear(32 -> 10) receives 64 features from Linear(8 -> 64); "
+                                "in_features=64 would make the chain consistent"]
+
+
+def test_a_class_named_elsewhere_in_the_file_has_unknown_parameters():
+    for use in ("model = build(MLP, width=32)\n", "class Wide(MLP): pass\n",
+                "model = MLP(width=WIDTH)\n"):
+        source = HEADER + """
     class MLP(nn.Module):
         def __init__(self, width=64):
             super().__init__()
@@ -60,11 +76,10 @@ def test_parameters_of_a_class_never_constructed_are_unknown():
             self.fc2 = nn.Linear(32, 10)
         def forward(self, x):
             return self.fc2(self.fc1(x))
-    """
-    assert messages(source) == []
-    found, _ = facts(source)
-    (chain,) = found.chains
-    assert chain.checks == 0
+    """ + "    " + use
+        assert messages(source) == [], use
+        found, _ = facts(source)
+        assert all(chain.checks == 0 for chain in found.chains), use
 
 
 def test_two_constructions_give_two_checks():

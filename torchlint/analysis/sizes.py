@@ -29,6 +29,12 @@ import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere, bound_names, global_value
 from torchlint.analysis.layer_table import AVG_POOL, LAYERS, MAX_POOL
+from torchlint.analysis.project_sizes import (
+    NOT_LITERAL,
+    Construction,
+    class_uses,
+    imported_constant,
+)
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -87,7 +93,7 @@ class Layer:
     def label(self) -> str:
         if self.family == "embed":
             return f"{self.name}({_size(self.args.get('num_embeddings'))}, {self.out_size})"
-        if self.family in ("linear", "conv", "convT", "rnn", "cell", "embed", "bilinear"):
+        if self.family in ("linear", "conv", "convT", "rnn", "cell", "embed", "bilinear", "block"):
             return f"{self.name}({self.in_size} -> {self.out_size})"
         if self.family in ("bn", "in", "gn", "ln", "mha", "same"):
             return f"{self.name}({self.in_size})"
@@ -95,6 +101,8 @@ class Layer:
 
     @property
     def unit(self) -> str:
+        if self.family == "block":
+            return str(self.args["gives"])
         return "channels" if self.family in ("conv", "convT", "bn", "in", "gn") else "features"
 
 
@@ -152,6 +160,10 @@ class Chain:
     steps: list[Step] = field(default_factory=list)
     checks: int = 0                 # comparisons of two known sizes or ranks
     mismatches: list[Mismatch] = field(default_factory=list)
+    # the first layer with an input size, when only size-keeping layers come before it
+    entry: Layer | None = None
+    entry_closed: bool = False
+    entry_spatial: bool = False     # a layer changing the last dimension came before it
 
     @property
     def stopped(self) -> str | None:
@@ -246,6 +258,10 @@ _SPATIAL_FUNCTIONS = frozenset(
         "adaptive_max_pool2d", "local_response_norm"))
 
 _MAX_DEPTH = 4
+# families with an input size, and those that keep the channels of what they receive
+_SIZED = frozenset({"linear", "conv", "convT", "bn", "in", "gn", "ln", "rnn", "cell", "mha",
+                    "same", "block"})
+_KEEPERS = frozenset({"keep", "dropnd", "pool", "adaptive", "pad", "upsample"})
 
 
 def _show(value: Value) -> str:
@@ -276,6 +292,8 @@ class _Analysis:
         self.seen: set[tuple[int, str]] = set()
         self.by_node: dict[int, list[Mismatch]] = {}
         self.stated = _stated_inputs(self)
+        # (class, its __init__ arguments) -> what it takes and gives as a layer
+        self.interfaces: dict[tuple[int, tuple[object, ...]], tuple[Layer, Value, str] | None] = {}
 
     def run(self) -> SizeFacts:
         classes = {c.name.value: c for c in self.ctx.definitions()
@@ -290,9 +308,20 @@ class _Analysis:
     def module_constant(self, name: str) -> object:
         found = global_value(self.ctx, name)
         if found is None:
-            return Unknown(f"'{name}' is not a module-level constant")
+            qual = self.ctx.resolve_module_level(cst.Name(name))
+            return self.imported(qual) if qual is not None else Unknown(
+                f"'{name}' is not a module-level constant")
         return self.ctx.cached(("size_constant", name),
                                lambda: _Scope(self, {}, None).eval(found[1], 0))
+
+    def imported(self, qual: str) -> object:
+        """The constant another module of the project defines (``from .config import
+        HIDDEN``, ``config.HIDDEN``)."""
+        if qual.startswith(("torch.", "builtins.")):
+            return Unknown(f"'{qual}'")
+        value = imported_constant(self.ctx, qual)
+        return Unknown(f"'{qual}' is not a literal constant") if value is NOT_LITERAL else (
+            list(value) if isinstance(value, list) else value)
 
     # ---------------------------------------------------------- constructions
     def construction_envs(self, cls: cst.ClassDef) -> list[_Env]:
@@ -304,18 +333,56 @@ class _Analysis:
             return [{}]
         envs: list[_Env] = []
         keys: set[tuple[object, ...]] = set()
-        by_name = self.ctx.cached("size_calls_by_name", lambda: _calls_by_name(self.ctx))
-        for call in by_name.get(cls.name.value, ()):
-            if self.ctx.local_module_class(call.func) is not cls:
-                continue
-            env = self.bind_arguments(init, call)
+
+        def add(env: _Env) -> None:
             key = tuple(sorted((k, repr(v)) for k, v in env.items()))
             if key not in keys:
                 keys.add(key)
                 envs.append(env)
+
+        by_name = self.ctx.cached("size_calls_by_name", lambda: _calls_by_name(self.ctx))
+        built_here = 0
+        for call in by_name.get(cls.name.value, ()):
+            if self.ctx.local_module_class(call.func) is not cls:
+                continue
+            built_here += 1
+            add(self.bind_arguments(init, call))
+        uses = class_uses(self.ctx, cls.name.value)
+        for construction in uses.constructions:
+            add(self.bind_values(init, construction))
+        if not envs and not uses.named_otherwise and not self.named_in_file(
+                cls.name.value, built_here):
+            # built nowhere in the project: its defaults are the sizes it is built with
+            return [self.bind_values(init, Construction((), (), False))]
         if not envs:
             return [{p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}]
         return envs
+
+    def named_in_file(self, name: str, calls: int) -> bool:
+        """Is the class ``name`` named in this file other than by its definition and the
+        ``calls`` constructions found (a subclass, ``build(Net)``, ``partial(Net)``)?"""
+        counts = self.ctx.cached("size_name_counts", lambda: Counter(
+            n.value for n in iter_nodes(self.ctx.module) if type(n) is cst.Name))
+        return counts[name] > 1 + calls
+
+    def bind_values(self, function: cst.FunctionDef, construction: Construction) -> _Env:
+        """The parameters of ``function`` (``__init__``) for a construction in another file
+        (or none: the defaults)."""
+        params = parameters(function, stars=False)[1:]
+        env: _Env = {p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}
+        if construction.starred:
+            return env
+        given: dict[str, object] = dict(construction.keywords)
+        for param, value in zip(function.params.params[1:], construction.positional):
+            given[param.name.value] = value
+        for param in params:
+            name = param.name.value
+            if name in given:
+                value = given[name]
+                env[name] = Unknown(f"parameter '{name}'") if value is NOT_LITERAL else value
+            elif param.default is not None:
+                env[name] = _Scope(self, {}, None).eval(param.default, 0)
+        return env
 
     def bind_arguments(self, function: cst.FunctionDef, call: cst.Call) -> _Env:
         params = parameters(function, stars=False)[1:]
@@ -340,14 +407,113 @@ class _Analysis:
                 env[name] = _Scope(self, {}, None).eval(param.default, 0)
         return env
 
+    # ------------------------------------------------------ classes as layers
+    def block(self, call: cst.Call, function: cst.FunctionDef | None, depth: int) -> object:
+        """A module class of the file used as a layer (``Block(64, 128)``): a :class:`Layer`
+        taking its first layer's input size and giving the size its ``forward`` returns,
+        when both are proven; built with constants only (literals, module constants: what
+        the ``ast`` triage of TL510-TL512 counts), never with a parameter or a local."""
+        assert isinstance(call.func, cst.Name)
+        cls = self.ctx.local_module_class(call.func)
+        if cls is None or not call.func.value[:1].isupper():
+            return None
+        if not all(arg.star == "" and _fixed(self.ctx, arg.value, function)
+                   for arg in call.args):
+            return Unknown(f"{cls.name.value} built with arguments that are no constants")
+        init = _method(cls, "__init__")
+        env = self.bind_arguments(init, call) if init is not None else {}
+        key = (id(cls), tuple(sorted((k, repr(v)) for k, v in env.items())))
+        interface = self.interfaces.get(key)
+        if key not in self.interfaces:
+            self.interfaces[key] = None  # a class built inside itself: unknown
+            interface = self.interfaces[key] = self.interface(cls, env, depth)
+        if interface is None:
+            return Unknown(f"{cls.name.value}: sizes not proven")
+        entry, out, gives = interface
+        in_node: cst.CSTNode = call
+        if isinstance(entry.in_node, cst.Name) and init is not None:
+            names = [p.name.value for p in init.params.params[1:]]
+            param = entry.in_node.value
+            for position, arg in enumerate(a for a in call.args if a.keyword is None):
+                if position < len(names) and names[position] == param:
+                    in_node = arg.value
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == param:
+                    in_node = arg.value
+        out_size = out.channels if gives == "channels" else out.features
+        return Layer(cls.name.value, call, "block", 0, entry.in_size, _size(out_size), in_node,
+                     {"entry": entry, "out": out, "takes": entry.unit, "gives": gives})
+
+    def interface(self, cls: cst.ClassDef, env: _Env, depth: int
+                  ) -> tuple[Layer, Value, str] | None:
+        """The first sized layer of ``cls``'s forward chain and the value it returns,
+        when the chain never stops and both sizes are known."""
+        forward = _method(cls, "forward")
+        if forward is None:
+            return None
+        params = parameters(forward, stars=False)[1:]
+        if not params or any(p.default is None for p in params[1:]):
+            return None
+        scope = self.class_scope(cls, env, depth)
+        chain = Chain(cls.name.value, "forward", forward)
+        local = _Scope(self, {}, cls, forward)
+        local.attrs = scope.attrs
+        flow = _Flow(self, chain, local, {params[0].name.value: Value()})
+        flow.run(forward.body.body)
+        entry = chain.entry
+        if chain.stopped or entry is None or not known(entry.in_size) or (
+                entry.unit == "features" and chain.entry_spatial) or len(flow.returned) != 1:
+            return None
+        out = flow.returned[0]
+        if not isinstance(out, Value):
+            return None
+        if out.rank == 2 or (not known(out.rank) and known(out.features)):
+            gives = "features"
+            out = Value(_UNKNOWN, _UNKNOWN, out.features, None, out.source)
+        else:
+            gives = "channels"
+            out = Value(_UNKNOWN, out.channels, _UNKNOWN, None, out.source)
+        size = out.channels if gives == "channels" else out.features
+        return (entry, out, gives) if known(size) else None
+
     # ------------------------------------------------------------- classes
-    def analyse_class(self, cls: cst.ClassDef, env: _Env) -> None:
+    def class_scope(self, cls: cst.ClassDef, env: _Env, depth: int) -> _Scope:
+        """``__init__`` of ``cls`` run with ``env``: the layers and sizes on ``self``."""
         init = _method(cls, "__init__")
         scope = _Scope(self, dict(env), cls, init)
+        scope.attrs.update(self.class_attributes(cls))
         if init is not None:
-            scope.run(init.body.body, 0)
+            scope.run(init.body.body, depth)
         for name in _assigned_outside_init(cls):
             scope.attrs[name] = Unknown(f"self.{name} is also assigned outside __init__")
+        return scope
+
+    def class_attributes(self, cls: cst.ClassDef) -> _Env:
+        """``hidden = 64`` in the class body, read as ``self.hidden``: Unknown when a
+        subclass may set another value (the class is named elsewhere in the project, or a
+        class of this file derives from it)."""
+        found: _Env = {}
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and (
+                            isinstance(small.targets[0].target, cst.Name)):
+                        name = small.targets[0].target.value
+                        found[name] = Unknown(f"class attribute '{name}' set twice") if (
+                            name in found) else _Scope(self, {}, None).eval(small.value, 0)
+        if not found:
+            return found
+        derived = any(isinstance(c, cst.ClassDef) and any(
+            isinstance(b.value, cst.Name) and b.value.value == cls.name.value
+            for b in c.bases) for c in self.ctx.definitions())
+        if derived or class_uses(self.ctx, cls.name.value).named_otherwise:
+            return {name: Unknown(f"class attribute '{name}' (a subclass may change it)")
+                    for name in found}
+        return found
+
+    def analyse_class(self, cls: cst.ClassDef, env: _Env) -> None:
+        init = _method(cls, "__init__")
+        scope = self.class_scope(cls, env, 0)
         owner = cls.name.value
         walked: set[int] = set()
         for attr, value in list(scope.attrs.items()):
@@ -416,6 +582,13 @@ class _Analysis:
         """``layer`` applied to ``value``: check, record, and give the output (None: a
         tuple or anything the chain cannot follow)."""
         before = _show(value)
+        if not chain.entry_closed:
+            if layer.family in _SIZED:
+                chain.entry, chain.entry_closed = layer, True
+            elif layer.family not in _KEEPERS:
+                chain.entry_closed = True
+            elif layer.family not in ("keep", "dropnd"):
+                chain.entry_spatial = True
         self.check(chain, layer, value)
         out = _output(layer, value)
         step = Step(layer.label, before, _show(out) if out is not None else "?", layer.call)
@@ -434,9 +607,15 @@ class _Analysis:
         expected = layer.in_size
         if not known(expected):
             return
-        if layer.family in ("linear", "ln", "rnn", "cell", "mha", "same"):
+        if layer.family == "block" and layer.args["takes"] == "features" or layer.family in (
+                "linear", "ln", "rnn", "cell", "mha", "same"):
             got = value.features
             unit = "features"
+        elif layer.family == "block":
+            if value.rank == 2:
+                return
+            got = value.channels
+            unit = "channels"
         elif layer.family in ("conv", "convT", "bn", "gn") or (
                 layer.family == "in" and _affine(layer)):
             if value.rank == 2 and layer.family not in ("bn", "gn"):
@@ -451,6 +630,12 @@ class _Analysis:
         if got == expected:
             return
         kind = "flatten" if value.flattened and layer.family == "linear" else "size"
+        if layer.family == "block":
+            entry = layer.args["entry"]
+            text = (f"{layer.label} receives {got} {unit} from {value.source}; its first layer "
+                    f"{entry.label} takes {expected}")
+            chain.mismatches.append(Mismatch(kind, layer.in_node, text))
+            return
         argument = {"linear": "in_features", "conv": "in_channels", "convT": "in_channels",
                     "bn": "num_features", "in": "num_features", "gn": "num_channels",
                     "ln": "normalized_shape", "rnn": "input_size", "cell": "input_size",
@@ -499,6 +684,32 @@ class _Analysis:
         self.finish(chain)
 
 
+def _fixed(ctx: FileContext, node: cst.BaseExpression, function: cst.FunctionDef | None
+           ) -> bool:
+    """Is ``node`` made only of literals, module-level names (constants, imports) and their
+    attributes, which no parameter or local of ``function`` shadows?"""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return True
+        if function is not None and bound_in(ctx, function, node.value):
+            return False
+        return global_value(ctx, node.value) is not None or ctx.resolve_module_level(
+            node) is not None
+    if isinstance(node, cst.Attribute):
+        return isinstance(node.value, (cst.Name, cst.Attribute)) and _fixed(
+            ctx, node.value, function)
+    if isinstance(node, cst.BinaryOperation):
+        return _fixed(ctx, node.left, function) and _fixed(ctx, node.right, function)
+    if isinstance(node, cst.UnaryOperation):
+        return _fixed(ctx, node.expression, function)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _fixed(ctx, e.value, function)
+                   for e in node.elements)
+    return False
+
+
 def _affine(layer: Layer) -> bool:
     affine = layer.args.get("affine")
     tracked = layer.args.get("track_running_stats")
@@ -508,6 +719,8 @@ def _affine(layer: Layer) -> bool:
 def _output(layer: Layer, value: Value) -> Value | None:
     family = layer.family
     label = layer.label
+    if family == "block":
+        return replace(layer.args["out"], source=label)  # type: ignore[type-var]
     if family in ("linear", "bilinear", "same"):
         rank = value.rank if known(value.rank) else 2
         out = layer.out_size if family != "same" else layer.in_size
@@ -825,7 +1038,10 @@ class _Scope:
             attr = self_attribute(node)
             if attr is not None:
                 return self.attrs.get(attr, Unknown(f"self.{attr}"))
-            return Unknown("an attribute")
+            qual = None if self.locals_unknown else qualified(
+                self.analysis.ctx, node, self.function)
+            return self.analysis.imported(qual) if qual is not None else Unknown(
+                "an attribute")
         if isinstance(node, cst.Call):
             return self.call(node, depth)
         return Unknown("an expression")
@@ -865,6 +1081,11 @@ class _Scope:
             helper = _method(self.cls, call.func.attr.value)
             if helper is not None and depth < _MAX_DEPTH:
                 return self.helper(helper, call, depth + 1)
+        if depth < _MAX_DEPTH and isinstance(call.func, cst.Name) and (
+                self.cls is not None or id(call) in index_of(ctx).nested):
+            block = self.analysis.block(call, self.function, depth + 1)
+            if block is not None:
+                return block
         return Unknown("an unknown call")
 
     def layer(self, leaf: str, call: cst.Call, depth: int) -> object:
@@ -1239,6 +1460,7 @@ class _Flow:
         self.chain = chain
         self.scope = scope
         self.values: dict[str, Value | Unknown] = dict(values)
+        self.returned: list[Value | Unknown | None] = []  # what each return gives
 
     def run(self, body: Sequence[cst.BaseStatement]) -> None:
         for stmt in body:
@@ -1292,6 +1514,7 @@ class _Flow:
                 if isinstance(result, Unknown) and flowing:
                     self.chain.steps.append(Step(result.reason, _show(flowing[0]), "?", small,
                                                  stop=result.reason))
+                self.returned.append(result if len(parts) == 1 else None)
         elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
                 small.value is not None):
             self.set(small.target.value, self.eval(small.value), small)
