@@ -36,7 +36,10 @@ def _remember_lines(path: Path) -> Iterator[None]:
     def init(self, *args, **kwargs):
         original(self, *args, **kwargs)
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename != name:
+        # the first line of the fixture outside the module's own __init__ (a module class
+        # of the fixture calls super().__init__() from there)
+        while frame is not None and (frame.f_code.co_filename != name or frame.f_locals.get(
+                "self") is self):
             frame = frame.f_back
         if frame is not None and not hasattr(self, "_built_at"):
             object.__setattr__(self, "_built_at", frame.f_lineno)
@@ -66,9 +69,10 @@ def _target(tree: ast.Module, line: int, namespace: dict[str, object]) -> torch.
 
 
 def _run(model: torch.nn.Module, shape: tuple[int, ...], long: bool
-         ) -> tuple[BaseException | None, int | None]:
-    """Run ``model``; the exception (or warning, raised as one) and the construction line
-    of the innermost module running when it was raised."""
+         ) -> tuple[BaseException | None, list[int | None]]:
+    """Run ``model``; the exception (or warning, raised as one) and the construction lines
+    of the modules running when it was raised, innermost first (a layer inside a module
+    class of the fixture used as a layer, then that module)."""
     stack: list[torch.nn.Module] = []
 
     def enter(module, args):
@@ -86,11 +90,11 @@ def _run(model: torch.nn.Module, shape: tuple[int, ...], long: bool
             warnings.simplefilter("error")
             model(x)
     except Exception as exc:  # noqa: BLE001 - any failure is the outcome under test
-        return exc, getattr(stack[-1], "_built_at", None) if stack else None
+        return exc, [getattr(m, "_built_at", None) for m in reversed(stack)]
     finally:
         before.remove()
         after.remove()
-    return None, None
+    return None, []
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -114,7 +118,11 @@ def _check_runs(path: Path, text: str, reported: set[int]) -> None:
         runs += 1
         shape = tuple(int(s) for s in match["shape"].replace(",", " ").split())
         model = _target(tree, number, namespace)
-        failure, built_at = _run(model, shape, bool(match["long"]))
+        failure, lines = _run(model, shape, bool(match["long"]))
+        # the innermost running module built on a reported line: a layer, or a module
+        # class used as a layer that the rule reports at its construction
+        built_at = next((line for line in lines if line in reported), lines[0] if lines
+                        else None)
         outcome = match["outcome"]
         where = f"{path.name}:{number}"
         if outcome == "clean":

@@ -187,7 +187,7 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
         return None
     package: str | None = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     imports: dict[str, str] = {}
-    assigned: dict[str, list[ast.expr]] = {}
+    assigned: dict[str, list[ast.expr | None]] = {}  # None: unpacked, never a constant
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -207,14 +207,15 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         assigned.setdefault(node.id, []).append(
-                            stmt.value if isinstance(target, ast.Name) else ast.Tuple())
+                            stmt.value if isinstance(target, ast.Name) else None)
     rebound = {n.id for node in ast.walk(tree)
                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                for n in ast.walk(node) if isinstance(n, ast.Name)
                and isinstance(n.ctx, ast.Store) and n.id in assigned}
     constants: dict[str, object] = {}
     for name, values in assigned.items():  # in source order: earlier constants resolve
-        if len(values) == 1 and name not in rebound and name not in imports:
+        if len(values) == 1 and values[0] is not None and name not in rebound and (
+                name not in imports):
             value = _value(values[0], constants)
             if value is not NOT_LITERAL:
                 constants[name] = value
