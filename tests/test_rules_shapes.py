@@ -126,5 +126,8 @@ def test_a_cached_result_is_redone_when_the_file_building_the_class_changes(tmp_
     train = root / "train.py"
     train.write_text(train.read_text().replace("BuiltTwice(32)", "BuiltTwice(64)"))
     second = CliRunner().invoke(main, args)
-    assert ("models/nets.py", 31) not in _reported(second.output, root.resolve())
-    assert ("models/nets.py", 11) in _reported(second.output, root.resolve())
+    nets = (root / "models" / "nets.py").read_text().splitlines()
+    built_twice = nets.index("        self.fc2 = nn.Linear(64, 2)  # error: TL510") + 1
+    assert ("models/nets.py", built_twice) in _reported(first.output, root.resolve())
+    assert _reported(second.output, root.resolve()) == _marked(root.resolve()) - {
+        ("models/nets.py", built_twice)}

@@ -20,6 +20,7 @@ a concatenation, a branch, an unknown call) stops the chain with the reason.
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -295,10 +296,15 @@ class _Analysis:
         # (class, its __init__ arguments) -> what it takes and gives as a layer
         self.interfaces: dict[tuple[int, tuple[object, ...]], tuple[Layer, Value, str] | None] = {}
 
+    @property
+    def classes(self) -> dict[str, cst.ClassDef]:
+        """The module classes of the file, by name."""
+        return self.ctx.cached("size_classes", lambda: {
+            c.name.value: c for c in self.ctx.definitions()
+            if isinstance(c, cst.ClassDef) and self.ctx.is_module_class(c)})
+
     def run(self) -> SizeFacts:
-        classes = {c.name.value: c for c in self.ctx.definitions()
-                   if isinstance(c, cst.ClassDef) and self.ctx.is_module_class(c)}
-        for cls in classes.values():
+        for cls in self.classes.values():
             for env in self.construction_envs(cls):
                 self.analyse_class(cls, env)
         self.analyse_outside_classes()
@@ -384,7 +390,10 @@ class _Analysis:
                 env[name] = _Scope(self, {}, None).eval(param.default, 0)
         return env
 
-    def bind_arguments(self, function: cst.FunctionDef, call: cst.Call) -> _Env:
+    def bind_arguments(self, function: cst.FunctionDef, call: cst.Call,
+                       defaults: _Analysis | None = None) -> _Env:
+        """The parameters of ``function`` for ``call`` of this file; the defaults are read
+        in the file of ``defaults`` (the class's file, when it is another one)."""
         params = parameters(function, stars=False)[1:]
         env: _Env = {p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}
         if any(arg.star for arg in call.args):
@@ -404,7 +413,7 @@ class _Analysis:
             if name in given:
                 env[name] = scope.eval(given[name], 0)
             elif param.default is not None:  # defaults are read at module level
-                env[name] = _Scope(self, {}, None).eval(param.default, 0)
+                env[name] = _Scope(defaults or self, {}, None).eval(param.default, 0)
         return env
 
     # ------------------------------------------------------ classes as layers
@@ -414,19 +423,25 @@ class _Analysis:
         when both are proven; built with constants only (literals, module constants: what
         the ``ast`` triage of TL510-TL512 counts), never with a parameter or a local."""
         assert isinstance(call.func, cst.Name)
-        cls = self.ctx.local_module_class(call.func)
-        if cls is None or not call.func.value[:1].isupper():
+        if not call.func.value[:1].isupper():
             return None
+        home: _Analysis = self
+        cls = self.ctx.local_module_class(call.func)
+        if cls is None:
+            found = self.foreign_class(call.func)
+            if found is None:
+                return None
+            home, cls = found
         if not all(arg.star == "" and _fixed(self.ctx, arg.value, function)
                    for arg in call.args):
             return Unknown(f"{cls.name.value} built with arguments that are no constants")
         init = _method(cls, "__init__")
-        env = self.bind_arguments(init, call) if init is not None else {}
+        env = self.bind_arguments(init, call, home) if init is not None else {}
         key = (id(cls), tuple(sorted((k, repr(v)) for k, v in env.items())))
-        interface = self.interfaces.get(key)
-        if key not in self.interfaces:
-            self.interfaces[key] = None  # a class built inside itself: unknown
-            interface = self.interfaces[key] = self.interface(cls, env, depth)
+        interface = home.interfaces.get(key)
+        if key not in home.interfaces:
+            home.interfaces[key] = None  # a class built inside itself: unknown
+            interface = home.interfaces[key] = home.interface(cls, env, depth)
         if interface is None:
             return Unknown(f"{cls.name.value}: sizes not proven")
         entry, out, gives = interface
@@ -443,6 +458,30 @@ class _Analysis:
         out_size = out.channels if gives == "channels" else out.features
         return Layer(cls.name.value, call, "block", 0, entry.in_size, _size(out_size), in_node,
                      {"entry": entry, "out": out, "takes": entry.unit, "gives": gives})
+
+    def foreign_class(self, func: cst.Name) -> tuple[_Analysis, cst.ClassDef] | None:
+        """The module class another file of the project defines, that ``func`` names
+        through an import, with the analysis of that file (parsed once a run)."""
+        project = self.ctx.project
+        if project is None:
+            return None
+        names = self.ctx.possible_qualified_names(func)
+        if len(names) != 1 or names[0].startswith(("torch.", "builtins.")):
+            return None
+        module, _, name = names[0].rpartition(".")
+        if not module or not project.knows_top_level(module.split(".", 1)[0]):
+            return None
+        path = project.project.find_module(module, project.roots)
+        read = project.project.read(path) if path is not None and os.path.abspath(
+            path) != project.path else None
+        if path is None or read is None:
+            return None
+        data, dependency = read
+        project.learned([dependency])
+        other: _Analysis | None = project.project.derived(
+            "size-analysis", dependency, lambda: _foreign_analysis(self.ctx, path, data))
+        cls = other.classes.get(name) if other is not None else None
+        return (other, cls) if other is not None and cls is not None else None
 
     def interface(self, cls: cst.ClassDef, env: _Env, depth: int
                   ) -> tuple[Layer, Value, str] | None:
@@ -682,6 +721,19 @@ class _Analysis:
             flow = _Flow(self, chain, local, {params[0].name.value: Value()})
             flow.run(forward.body.body)
         self.finish(chain)
+
+
+def _foreign_analysis(ctx: FileContext, path: str, data: bytes) -> _Analysis | None:
+    """The size analysis of another file of the project (its classes used as layers)."""
+    from torchlint.analysis.context import FileContext
+    from torchlint.source import DecodeError, SourceFile
+
+    try:
+        module = cst.parse_module(SourceFile.from_bytes(path, data).text)
+    except (DecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    project = ctx.project.project if ctx.project is not None else None
+    return _Analysis(FileContext(path, module, ctx.options, project))
 
 
 def _fixed(ctx: FileContext, node: cst.BaseExpression, function: cst.FunctionDef | None
@@ -1584,7 +1636,9 @@ class _Flow:
             return self.call(node)
         if isinstance(node, cst.BinaryOperation):
             left, right = self.eval(node.left), self.eval(node.right)
-            if isinstance(left, Value) and (isinstance(right, Value) or _number(node.right)):
+            if isinstance(left, Value) and isinstance(right, Value):
+                return _merged(left, right)
+            if isinstance(left, Value) and _number(node.right):
                 return left
             if isinstance(right, Value) and _number(node.left):
                 return right
@@ -1725,6 +1779,22 @@ def _expressions(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return [c for c in node.children if isinstance(c, cst.BaseExpression)] + [
         e.value for c in node.children if isinstance(c, (cst.Element, cst.Arg))
         for e in (c,)]
+
+
+def _merged(left: Value, right: Value) -> Value:
+    """``x + f(x)``: one value of the sizes either side proves (a residual sum takes the
+    sizes of both; where both are known, the left one's)."""
+    if left.rank == right.rank and left.channels == right.channels and (
+            left.features == right.features) and left.spatial == right.spatial:
+        return left
+    if known(left.rank) and known(right.rank) and left.rank != right.rank:
+        return left
+    pick = right if not known(left.channels) and not known(left.features) else left
+    other = left if pick is right else right
+    return replace(pick, rank=pick.rank if known(pick.rank) else other.rank,
+                   channels=pick.channels if known(pick.channels) else other.channels,
+                   features=pick.features if known(pick.features) else other.features,
+                   spatial=pick.spatial if pick.spatial is not None else other.spatial)
 
 
 def _number(node: cst.BaseExpression) -> bool:
