@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Callable
+from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from torchlint.analysis.project import Dependency, _absolute
 
@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 _SKIPPED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
 _MAX_FILES = 2000
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_T = TypeVar("_T")
+_PLAIN = rb"[\w\s,.=+\-*/'\"]"  # what the arguments of a literal construction are made of
+_ATTRIBUTE = re.compile(rb"\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+                     rb"|import[ \t]+([^\n]*))", re.M)
 
 
 class NotLiteral:
@@ -86,6 +89,10 @@ def imported_constant(ctx: FileContext, qualname: str) -> object:
         path = project.project.find_module(module, project.roots)
         if path is None or os.path.abspath(path) == project.path:
             continue
+        defined, _ = project.project.summary(path, module)  # shared with the other rules
+        if defined is None or name in defined.classes or name in defined.functions or (
+                name in defined.names):
+            continue  # a class, a function or an import: no constant
         summary = _summary_of(ctx, path)
         if summary is not None and name in summary.constants:
             return summary.constants[name]
@@ -96,16 +103,24 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     project = ctx.project
     if project is None or not project.roots or project.module is None:
         return Uses((), False)
-    files = _project_files(ctx)
+    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
     if files is None:
         return Uses((), True)
     wanted = f"{project.module}.{name}"
-    module_word = project.module.rpartition(".")[2].encode()
+    word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
     found: list[Construction] = []
     named = False
-    for path in files:
-        words = _words(ctx, path)
-        if words is None or name.encode() not in words or module_word not in words:
+    for path, (imported, attributes) in files:
+        # a file that imports the class (from its module, or re-exported by a package), or
+        # imports its module and names the class as an attribute of it
+        if word not in imported and not (module_word in imported and word in attributes):
+            continue
+        read = project.project.read(path)
+        if read is None or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
+                word, _PLAIN, _PLAIN), read[0]):
+            # it may name the class, and never builds it with no arguments or with a number
+            # among plain ones: only a file that may is parsed
+            named = True
             continue
         summary = _summary_of(ctx, path)
         if summary is None:
@@ -134,14 +149,53 @@ def _means(ctx: FileContext, summary: _Summary, dotted: str, wanted: str, *,
 
 
 # ------------------------------------------------------------------ the project's files
-def _project_files(ctx: FileContext) -> tuple[str, ...] | None:
-    """The other .py files under the linted file's package root (None: too many)."""
+class _Words:
+    """The identifiers the import statements of each .py file under a folder spell, and
+    those after a dot, kept by modification time and size for the run."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, tuple[int, int, tuple[frozenset[bytes], frozenset[bytes]],
+                                    Dependency]] = {}
+
+
+def _project_words(ctx: FileContext
+                   ) -> list[tuple[str, tuple[frozenset[bytes], frozenset[bytes]]]] | None:
+    """The other .py files under the linted file's package root with the identifiers their
+    import statements spell and those spelled after a dot (None: too many files); every
+    one is recorded as a dependency, since any of them may build the file's classes."""
     project = ctx.project
     assert project is not None
     root = project.roots[0]
+    memo: _Words = project.project.derived("size-words", Dependency(root, ""), _Words)
     files = project.project.derived("size-project-files", Dependency(root, ""),
                                     lambda: _walk(root))
-    return None if files is None else tuple(f for f in files if f != project.path)
+    if files is None:
+        return None
+    found: list[tuple[str, tuple[frozenset[bytes], frozenset[bytes]]]] = []
+    for path in files:
+        if path == project.path:
+            continue
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        known = memo.known.get(path)
+        if known is None or known[:2] != (stat.st_mtime_ns, stat.st_size):
+            read = project.project.read(path)
+            if read is None:
+                continue
+            data, dependency = read
+            known = memo.known[path] = (stat.st_mtime_ns, stat.st_size,
+                                        (_imported_words(data), frozenset(
+                                            _ATTRIBUTE.findall(data))), dependency)
+        project.learned([known[3]])
+        found.append((path, known[2]))
+    return found
+
+
+def _imported_words(data: bytes) -> frozenset[bytes]:
+    return frozenset(word for match in _IMPORT.finditer(data) for group in match.groups()
+                     if group for word in _WORD.findall(group))
 
 
 def _walk(root: str) -> tuple[str, ...] | None:
@@ -155,20 +209,8 @@ def _walk(root: str) -> tuple[str, ...] | None:
     return tuple(files)
 
 
-def _words(ctx: FileContext, path: str) -> frozenset[bytes] | None:
-    """The identifiers the file spells (its text, comments and strings included)."""
-    return _derived(ctx, path, "size-words", lambda data, _: frozenset(_WORD.findall(data)))
-
-
 def _summary_of(ctx: FileContext, path: str) -> _Summary | None:
-    return _derived(ctx, path, "size-summary", lambda data, module: _summarise(
-        data, module, path))
-
-
-def _derived(ctx: FileContext, path: str, kind: str,
-             compute: Callable[[bytes, str], _T | None]) -> _T | None:
-    """A fact of the project file ``path`` (computed from its bytes and module name once
-    a run), the file recorded as a dependency of the linted one."""
+    """The summary of the project file ``path`` (once a run), recorded as a dependency."""
     assert ctx.project is not None
     project = ctx.project.project
     read = project.read(path)
@@ -177,7 +219,8 @@ def _derived(ctx: FileContext, path: str, kind: str,
     data, dependency = read
     ctx.project.learned([dependency])
     _, module = project.roots_and_module(path)
-    return project.derived(kind, dependency, lambda: compute(data, module or ""))
+    return project.derived("size-summary", dependency,
+                           lambda: _summarise(data, module or "", path))
 
 
 def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
@@ -208,10 +251,10 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
                     if isinstance(node, ast.Name):
                         assigned.setdefault(node.id, []).append(
                             stmt.value if isinstance(target, ast.Name) else None)
-    rebound = {n.id for node in ast.walk(tree)
-               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-               for n in ast.walk(node) if isinstance(n, ast.Name)
-               and isinstance(n.ctx, ast.Store) and n.id in assigned}
+    stores = Counter(n.id for n in ast.walk(tree) if type(n) is ast.Name and type(
+        n.ctx) is ast.Store)
+    # a name stored more often than the module's own assignments: rebound somewhere
+    rebound = {name for name, values in assigned.items() if stores[name] > len(values)}
     constants: dict[str, object] = {}
     for name, values in assigned.items():  # in source order: earlier constants resolve
         if len(values) == 1 and values[0] is not None and name not in rebound and (

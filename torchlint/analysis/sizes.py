@@ -356,8 +356,8 @@ class _Analysis:
         uses = class_uses(self.ctx, cls.name.value)
         for construction in uses.constructions:
             add(self.bind_values(init, construction))
-        if not envs and not uses.named_otherwise and not self.named_in_file(
-                cls.name.value, built_here):
+        if not envs and any(p.default is not None for p in params) and (
+                not uses.named_otherwise) and not self.named_in_file(cls.name.value, built_here):
             # built nowhere in the project: its defaults are the sizes it is built with
             return [self.bind_values(init, Construction((), (), False))]
         if not envs:
