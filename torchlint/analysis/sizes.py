@@ -10,9 +10,12 @@ list a helper method of the class assembles) and the value flowing through ``for
 :class:`Value` (rank, channels, last-dimension features, spatial sizes), and every place
 where a provable size or rank disagrees becomes a :class:`Mismatch`.
 
-Sizes come from literals, module-level constants, simple arithmetic and ``__init__``
-parameters where the class is constructed in the file with literal arguments or defaults
-(one evaluation per distinct construction). :class:`Unknown` is a value like any other:
+Sizes come from literals, module-level constants (also those imported from the
+project), class attributes, simple arithmetic and ``__init__`` parameters where the class
+is constructed in the project with literal arguments or defaults (one evaluation per
+distinct construction; the defaults for a class built and named nowhere else; see
+``project_sizes.py``). A module class of the project used as a layer is followed from its
+first layer's input size to the size its ``forward`` returns. :class:`Unknown` is a value like any other:
 an unknown size is never compared, and anything the analysis cannot follow (a reshape,
 a concatenation, a branch, an unknown call) stops the chain with the reason.
 """
