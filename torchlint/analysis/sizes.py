@@ -295,9 +295,13 @@ class _Analysis:
         self.chains: list[Chain] = []
         self.seen: set[tuple[int, str]] = set()
         self.by_node: dict[int, list[Mismatch]] = {}
-        self.stated = _stated_inputs(self)
         # (class, its __init__ arguments) -> what it takes and gives as a layer
         self.interfaces: dict[tuple[int, tuple[object, ...]], tuple[Layer, Value, str] | None] = {}
+
+    @property
+    def stated(self) -> dict[str | int, Value]:
+        """The input sizes the file states for its models (see :func:`_stated_inputs`)."""
+        return self.ctx.cached("size_stated", lambda: _stated_inputs(self))
 
     @property
     def classes(self) -> dict[str, cst.ClassDef]:
@@ -356,23 +360,28 @@ class _Analysis:
                 continue
             built_here += 1
             add(self.bind_arguments(init, call))
+        if envs:  # built in this file: those are its sizes
+            return envs
+        unknown = {p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}
+        if self.named_in_file(cls):  # passed to a builder, subclassed: built out of sight
+            return [unknown]
         uses = class_uses(self.ctx, cls.name.value)
         for construction in uses.constructions:
             add(self.bind_values(init, construction))
         if not envs and any(p.default is not None for p in params) and (
-                not uses.named_otherwise) and not self.named_in_file(cls.name.value, built_here):
+                not uses.named_otherwise):
             # built nowhere in the project: its defaults are the sizes it is built with
             return [self.bind_values(init, Construction((), (), False))]
-        if not envs:
-            return [{p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}]
-        return envs
+        return envs or [unknown]
 
-    def named_in_file(self, name: str, calls: int) -> bool:
-        """Is the class ``name`` named in this file other than by its definition and the
-        ``calls`` constructions found (a subclass, ``build(Net)``, ``partial(Net)``)?"""
-        counts = self.ctx.cached("size_name_counts", lambda: Counter(
-            n.value for n in iter_nodes(self.ctx.module) if type(n) is cst.Name))
-        return counts[name] > 1 + calls
+    def named_in_file(self, cls: cst.ClassDef) -> bool:
+        """Is the class named in this file other than by its definition and calls of it (a
+        subclass, ``build(Net)``, ``partial(Net)``, ``MODELS = {"net": Net}``), or
+        decorated (a registry may build it)?"""
+        if cls.decorators:
+            return True
+        return cls.name.value in self.ctx.cached("size_names_passed", lambda: _names_passed(
+            self.ctx))
 
     def bind_values(self, function: cst.FunctionDef, construction: Construction) -> _Env:
         """The parameters of ``function`` (``__init__``) for a construction in another file
@@ -428,6 +437,9 @@ class _Analysis:
         assert isinstance(call.func, cst.Name)
         if not call.func.value[:1].isupper():
             return None
+        if not all(arg.star == "" and _fixed(self.ctx, arg.value, function)
+                   for arg in call.args):
+            return Unknown(f"{call.func.value} built with arguments that are no constants")
         home: _Analysis = self
         cls = self.ctx.local_module_class(call.func)
         if cls is None:
@@ -435,9 +447,6 @@ class _Analysis:
             if found is None:
                 return None
             home, cls = found
-        if not all(arg.star == "" and _fixed(self.ctx, arg.value, function)
-                   for arg in call.args):
-            return Unknown(f"{cls.name.value} built with arguments that are no constants")
         init = _method(cls, "__init__")
         env = self.bind_arguments(init, call, home) if init is not None else {}
         key = (id(cls), tuple(sorted((k, repr(v)) for k, v in env.items())))
@@ -763,6 +772,34 @@ def _fixed(ctx: FileContext, node: cst.BaseExpression, function: cst.FunctionDef
         return all(isinstance(e, cst.Element) and _fixed(ctx, e.value, function)
                    for e in node.elements)
     return False
+
+
+def _names_passed(ctx: FileContext) -> frozenset[str]:
+    """Names (and last attributes) used as a value in this file: call arguments, assigned
+    values, class bases, returned values, and the elements of containers among them."""
+    found: set[str] = set()
+    index = index_of(ctx)
+    values: list[cst.CSTNode] = [a.value for call in index.calls for a in call.args]
+    values += [a.value for a in index.assigns]
+    for definition in ctx.definitions():
+        if isinstance(definition, cst.ClassDef):
+            values += [b.value for b in (*definition.bases, *definition.keywords)]
+        else:
+            values += [n.value for n in _small_statements(definition)
+                       if isinstance(n, cst.Return) and n.value is not None]
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.Name):
+            found.add(value.value)
+        elif isinstance(value, cst.Attribute):
+            found.add(value.attr.value)
+        elif isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            values += [e.value for e in value.elements]
+        elif isinstance(value, cst.Dict):
+            values += [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(value, (cst.IfExp, cst.BooleanOperation)):
+            values += [c for c in children_of(value) if isinstance(c, cst.BaseExpression)]
+    return frozenset(found)
 
 
 def _affine(layer: Layer) -> bool:
