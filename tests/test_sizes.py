@@ -332,3 +332,44 @@ def test_a_stated_input_belongs_to_the_names_of_one_function():
     wrong = source.replace("model(torch.randn(4, 32))", "model(torch.randn(4, 30))")
     assert messages(wrong) == ["Linear(32 -> 2) receives 30 features from the input (4, 30); "
                                "in_features=30 would make the chain consistent"]
+
+
+def _trigger(source: str, kind: str) -> bool:
+    from torchlint.analysis.options import Options
+    from torchlint.engine.triage import size_chain, triage
+
+    found = triage(textwrap.dedent(source))
+    assert found is not None
+    return size_chain(kind).holds(found, Options())
+
+
+def test_the_ast_trigger_needs_two_calls_a_chain_could_be_proven_from():
+    two_layers = HEADER + "    head = nn.Sequential(nn.Linear(64, 128), nn.Linear(256, 10))\n"
+    assert _trigger(two_layers, "size")
+    # sizes from another object's attributes, subscripts or calls are never proven
+    opaque = HEADER + ("    head = nn.Sequential(nn.Linear(cfg.dim, dims[0]),"
+                       " nn.Linear(make(), 10))\n")
+    assert not _trigger(opaque, "size")
+    # one layer alone has nothing to disagree with, unless an input size is stated
+    one = HEADER + "    fc = nn.Linear(64, 10)\n"
+    assert not _trigger(one, "size")
+    assert _trigger(one + "    y = fc(torch.randn(8, 32))\n", "size")
+    # a project class used as a layer counts when built with constants in a method
+    blocks = HEADER + """
+    from .blocks import Block
+    class Net(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.a = Block(3, 64)
+            self.b = Block(64, 8)
+    """
+    assert _trigger(blocks, "size")
+    assert not _trigger(blocks.replace("Block(3, 64)", "Block(3, width)"), "size")
+
+
+def test_the_ast_trigger_of_ranks_needs_layers_of_two_ranks():
+    same = HEADER + "    m = nn.Sequential(nn.Conv2d(3, c, 3), nn.BatchNorm2d(c), nn.MaxPool2d(2))\n"
+    assert not _trigger(same, "rank")
+    assert _trigger(same.replace("BatchNorm2d", "BatchNorm1d"), "rank")
+    assert _trigger(same + "    n = nn.Linear(c, 10)\n", "rank")
+    assert _trigger(same + "    y = x.view(-1, 64)\n", "rank")

@@ -832,7 +832,7 @@ def _size_sites(walker: _Walker) -> tuple[str, ...]:
                   if q.startswith("torch.nn.") and q.count(".") == 2}
         leaf = next((leaf for leaf in sorted(leaves) if leaf in LAYERS), None)
         if leaf is not None:
-            sites.append(_layer_site(leaf, call))
+            sites.append(_layer_site(leaf, call, fixed_names))
         elif (in_method or id(call) in in_sequential) and word[:1].isupper() and (
                 chain is not None) and not any(
                 q.startswith(("torch.", "torchvision.", "builtins.")) for q in quals) and (
@@ -868,7 +868,7 @@ def _arguments(call: ast.Call) -> Iterator[ast.expr | None]:
     yield from (None if k.arg is None else k.value for k in call.keywords)
 
 
-def _layer_site(leaf: str, call: ast.Call) -> str:
+def _layer_site(leaf: str, call: ast.Call, names: Iterable[str]) -> str:
     family, dims, _ = LAYERS[leaf]
     flags = ""
     starred = any(a is None for a in _arguments(call))
@@ -878,28 +878,32 @@ def _layer_site(leaf: str, call: ast.Call) -> str:
         name, position = parameter
         value = call.args[position] if position < len(call.args) else next(
             (k.value for k in call.keywords if k.arg == name), None)
-        if value is not None and _maybe_size(value):
+        if value is not None and _maybe_size(value, names):
             flags += flag
     return f"layer:{family}:{dims}:{flags}"
 
 
-def _maybe_size(node: ast.expr) -> bool:
-    """Could the size analysis prove the value of ``node``?"""
+def _maybe_size(node: ast.expr, names: Iterable[str]) -> bool:
+    """Could the size analysis prove the value of ``node``? Any name may be a constant, a
+    parameter or a local it knows; an attribute only of ``self`` or of a name bound at
+    module level (a module the project defines constants in)."""
     kind = type(node)
     if kind is ast.Constant or kind is ast.Name:
         return True
     if kind is ast.Attribute:
-        return _chain(node) is not None
+        chain = _chain(node)
+        return chain is not None and (chain[0] == "self" or chain[0] in names)
     if kind is ast.BinOp:
-        return _maybe_size(node.left) and _maybe_size(node.right)  # type: ignore[attr-defined]
+        return _maybe_size(node.left, names) and _maybe_size(  # type: ignore[attr-defined]
+            node.right, names)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp:
-        return _maybe_size(node.operand)  # type: ignore[attr-defined]
+        return _maybe_size(node.operand, names)  # type: ignore[attr-defined]
     if kind in (ast.Tuple, ast.List):
-        return all(_maybe_size(e) for e in node.elts)  # type: ignore[attr-defined]
+        return all(_maybe_size(e, names) for e in node.elts)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
         if type(func) is ast.Name and func.id == "int":
-            return all(_maybe_size(a) for a in node.args)  # type: ignore[attr-defined]
+            return all(_maybe_size(a, names) for a in node.args)  # type: ignore[attr-defined]
         return type(func) is ast.Attribute and type(func.value) is ast.Name and (
             func.value.id == "self")
     return False
