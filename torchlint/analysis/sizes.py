@@ -776,7 +776,7 @@ def _fixed(ctx: FileContext, node: cst.BaseExpression, function: cst.FunctionDef
 
 def _names_passed(ctx: FileContext) -> frozenset[str]:
     """Names (and last attributes) used as a value in this file: call arguments, assigned
-    values, class bases, returned values, and the elements of containers among them."""
+    values, class bases, and the elements of containers among them."""
     found: set[str] = set()
     index = index_of(ctx)
     values: list[cst.CSTNode] = [a.value for call in index.calls for a in call.args]
@@ -784,9 +784,6 @@ def _names_passed(ctx: FileContext) -> frozenset[str]:
     for definition in ctx.definitions():
         if isinstance(definition, cst.ClassDef):
             values += [b.value for b in (*definition.bases, *definition.keywords)]
-        else:
-            values += [n.value for n in _small_statements(definition)
-                       if isinstance(n, cst.Return) and n.value is not None]
     while values:
         value = values.pop()
         if isinstance(value, cst.Name):
