@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # folders never searched for the project's files, and the most files a search reads
 _SKIPPED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
 _MAX_FILES = 2000
+_MAX_BUILDER_BYTES = 40_000  # larger files are not read for literal constructions
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _PLAIN = rb"[\w\s,.=+\-*/'\"]"  # what the arguments of a literal construction are made of
 _ATTRIBUTE = re.compile(rb"\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
@@ -116,10 +117,11 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
         if word not in imported and not (module_word in imported and word in attributes):
             continue
         read = project.project.read(path)
-        if read is None or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
+        if read is None or len(read[0]) > _MAX_BUILDER_BYTES or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
                 word, _PLAIN, _PLAIN), read[0]):
             # it may name the class, and never builds it with no arguments or with a number
-            # among plain ones: only a file that may is parsed
+            # among plain ones (or is a large module of a library, not a script building
+            # a model): only a file that may is parsed
             named = True
             continue
         summary = _summary_of(ctx, path)
