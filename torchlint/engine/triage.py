@@ -796,9 +796,10 @@ def module_class() -> Trigger:
 # ------------------------------------------------------------------ size chains
 # Calls the size analysis (TL510-TL512) may build a chain of, each recorded as a site:
 # "layer:<family>:<dims>:<i><o>" for a torch.nn layer (i: the size it accepts may be
-# provable, o: the size it produces), "block" for a project class built with fixed
-# arguments, "input" for a stated input (a tensor factory, a dataset, a summary, an ONNX
-# export) and "view" for a reshape. A size can be provable only when its argument is
+# provable, o: the size it produces), "block" for a class of this file or an imported one
+# built with fixed arguments (literals, module-level names) in a method or inside an
+# nn.Sequential, "input" for a stated input (a tensor factory given a fixed shape, a
+# dataset, a summary, an ONNX export) and "view" for a reshape to two dimensions. A size can be provable only when its argument is
 # made of literals, names and ``self``/module attributes (never a subscript, an
 # attribute of another object or a call other than ``int()`` or a ``self`` method).
 _SIZE_WORDS = frozenset({"view", "reshape", "flatten", "randn", "rand", "zeros", "ones",
