@@ -597,11 +597,15 @@ class _Analysis:
                 self.finish(chain)
 
     def analyse_outside_classes(self) -> None:
+        self.loose_sequences("<module>", self.ctx.module, {}, None, set())
+        holding = index_of(self.ctx).sequentials.keys()  # functions with a Sequential
+        if not any(key is not None for key in holding):
+            return
         in_classes = {id(n) for c in self.ctx.definitions() if isinstance(c, cst.ClassDef)
                       and self.ctx.is_module_class(c) for n in iter_compound_statements(c)}
-        self.loose_sequences("<module>", self.ctx.module, {}, None, set())
         for definition in self.ctx.definitions():
-            if isinstance(definition, cst.FunctionDef) and id(definition) not in in_classes:
+            if isinstance(definition, cst.FunctionDef) and id(definition) in holding and (
+                    id(definition) not in in_classes):
                 self.loose_sequences("<module>", definition, {}, None, set())
 
     def finish(self, chain: Chain) -> None:
