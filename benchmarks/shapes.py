@@ -7,7 +7,9 @@ For each repository (each folder under the given one) every ``.py`` file is read
 chains inferred (``torchlint.analysis.sizes``), and three numbers printed: chains proved
 consistent (at least one comparison of two known sizes or ranks, and no mismatch),
 chains stopped at an unknown (a reshape, a branch, an unknown call or size), and
-findings (TL510/TL511/TL512). ``--details`` lists every finding. Notebooks are not read.
+findings (TL510/TL511/TL512). ``--details`` lists every finding. The project's other files
+are read as ``torchlint check`` reads them (constructions, constants, classes used as
+layers). Notebooks are not read.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torchlint.analysis.context import FileContext  # noqa: E402
+from torchlint.analysis.project import Project  # noqa: E402
 from torchlint.analysis.sizes import size_facts  # noqa: E402
 from torchlint.engine.parse import parse  # noqa: E402
 from torchlint.source import DecodeError, SourceFile  # noqa: E402
 
 _CODES = {"size": "TL510", "flatten": "TL511", "rank": "TL512"}
 _HINTS = ("Linear", "Conv", "Norm", "LSTM", "GRU", "RNN", "Embedding", "Sequential")
+# the project's other files, as a run of ``torchlint check`` reads them (one per process)
+_PROJECT = Project()
 
 
 def file_counts(path: str) -> tuple[int, int, list[str]]:
@@ -41,7 +46,7 @@ def file_counts(path: str) -> tuple[int, int, list[str]]:
         module = parse(source.text)
     except Exception:  # noqa: BLE001 - a file libcst cannot parse has no chains
         return 0, 0, []
-    facts = size_facts(FileContext(path, module))
+    facts = size_facts(FileContext(path, module, project=_PROJECT))
     proved = sum(1 for c in facts.chains if c.checks and not c.mismatches)
     stopped = sum(1 for c in facts.chains if c.stopped)
     findings = [f"{path}: {_CODES[m.kind]} {m.message}"

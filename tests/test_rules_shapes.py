@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
+from pathlib import Path
 
 from click.testing import CliRunner
+from fixture_support import FIXTURES, expected
 
 from torchlint.cli import main
+
+PROJECT = FIXTURES / "shapes_project"
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -87,3 +92,42 @@ def test_shapes_of_an_unreadable_file(tmp_path):
     result = CliRunner().invoke(main, ["shapes", str(tmp_path / "absent.py")])
     assert result.exit_code == 2
     assert "cannot read" in result.output
+
+
+def _reported(output: str, root) -> set[tuple[str, int]]:
+    found = set()
+    for line in output.splitlines():
+        if ": TL51" in line:
+            path, number = line.split(":")[:2]
+            found.add((str(Path(path).resolve().relative_to(root)), int(number)))
+    return found
+
+
+def _marked(root) -> set[tuple[str, int]]:
+    return {(str(path.relative_to(root)), number) for path in sorted(root.rglob("*.py"))
+            for number, code in expected(path.read_text()) if code.startswith("TL51")}
+
+
+def test_sizes_from_other_files_of_the_project():
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "TL510,TL511,TL512",
+                                       str(PROJECT)])
+    assert result.exit_code == 1, result.output
+    assert _reported(result.output, PROJECT) == _marked(PROJECT)
+    assert "Linear(64 -> 10) receives 128 features from Linear(16 -> 128)" in result.output
+
+
+def test_a_cached_result_is_redone_when_the_file_building_the_class_changes(tmp_path):
+    root = tmp_path / "project"
+    shutil.copytree(PROJECT, root)
+    cache = tmp_path / "cache"
+    args = ["check", "--select", "TL510", "--cache-dir", str(cache), str(root)]
+    first = CliRunner().invoke(main, args)
+    assert _reported(first.output, root.resolve()) == _marked(root.resolve())
+    train = root / "train.py"
+    train.write_text(train.read_text().replace("BuiltTwice(32)", "BuiltTwice(64)"))
+    second = CliRunner().invoke(main, args)
+    nets = (root / "models" / "nets.py").read_text().splitlines()
+    built_twice = nets.index("        self.fc2 = nn.Linear(64, 2)  # error: TL510") + 1
+    assert ("models/nets.py", built_twice) in _reported(first.output, root.resolve())
+    assert _reported(second.output, root.resolve()) == _marked(root.resolve()) - {
+        ("models/nets.py", built_twice)}

@@ -29,17 +29,25 @@ CODES = ("TL510", "TL511", "TL512")
 
 @contextlib.contextmanager
 def _remember_lines(path: Path) -> Iterator[None]:
-    """While active, each module remembers the line of ``path`` that built it."""
+    """While active, each module remembers the line of ``path`` that built it (of a file
+    under ``path`` for a folder: as ``(file, line)``)."""
     original = torch.nn.Module.__init__
     name = str(path)
+    folder = path.is_dir()
 
     def init(self, *args, **kwargs):
         original(self, *args, **kwargs)
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename != name:
+        # the first line of the fixture outside the module's own __init__ (a module class
+        # of the fixture calls super().__init__() from there)
+        while frame is not None and (not (frame.f_code.co_filename.startswith(
+                name + "/") if folder else frame.f_code.co_filename == name) or (
+                frame.f_locals.get("self") is self)):
             frame = frame.f_back
         if frame is not None and not hasattr(self, "_built_at"):
-            object.__setattr__(self, "_built_at", frame.f_lineno)
+            line = frame.f_lineno
+            object.__setattr__(self, "_built_at", (str(Path(frame.f_code.co_filename).relative_to(
+                path)), line) if folder else line)
 
     torch.nn.Module.__init__ = init
     try:
@@ -66,9 +74,10 @@ def _target(tree: ast.Module, line: int, namespace: dict[str, object]) -> torch.
 
 
 def _run(model: torch.nn.Module, shape: tuple[int, ...], long: bool
-         ) -> tuple[BaseException | None, int | None]:
-    """Run ``model``; the exception (or warning, raised as one) and the construction line
-    of the innermost module running when it was raised."""
+         ) -> tuple[BaseException | None, list[int | None]]:
+    """Run ``model``; the exception (or warning, raised as one) and the construction lines
+    of the modules running when it was raised, innermost first (a layer inside a module
+    class of the fixture used as a layer, then that module)."""
     stack: list[torch.nn.Module] = []
 
     def enter(module, args):
@@ -86,11 +95,11 @@ def _run(model: torch.nn.Module, shape: tuple[int, ...], long: bool
             warnings.simplefilter("error")
             model(x)
     except Exception as exc:  # noqa: BLE001 - any failure is the outcome under test
-        return exc, getattr(stack[-1], "_built_at", None) if stack else None
+        return exc, [getattr(m, "_built_at", None) for m in reversed(stack)]
     finally:
         before.remove()
         after.remove()
-    return None, None
+    return None, []
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -114,7 +123,11 @@ def _check_runs(path: Path, text: str, reported: set[int]) -> None:
         runs += 1
         shape = tuple(int(s) for s in match["shape"].replace(",", " ").split())
         model = _target(tree, number, namespace)
-        failure, built_at = _run(model, shape, bool(match["long"]))
+        failure, lines = _run(model, shape, bool(match["long"]))
+        # the innermost running module built on a reported line: a layer, or a module
+        # class used as a layer that the rule reports at its construction
+        built_at = next((line for line in lines if line in reported), lines[0] if lines
+                        else None)
         outcome = match["outcome"]
         where = f"{path.name}:{number}"
         if outcome == "clean":
@@ -128,3 +141,45 @@ def _check_runs(path: Path, text: str, reported: set[int]) -> None:
         proven.add(built_at)
     assert runs > 0
     assert proven == reported, f"reported lines no run proves: {sorted(reported - proven)}"
+
+
+def test_project_findings_are_where_torch_fails(monkeypatch):
+    """The project fixture: sizes from other files. Each ``# run:`` line of train.py builds
+    a model as the project does; a failure must be in a layer a finding reports."""
+    from torchlint.config.file_settings import FileSettings
+    from torchlint.engine.lint import lint_source
+    from torchlint.analysis.project import Project
+    from torchlint.registry import all_rules
+    from torchlint.source import SourceFile
+
+    root = FIXTURES / "shapes_project"
+    rules = [all_rules()[code] for code in CODES]
+    settings = FileSettings(frozenset(CODES), project=Project())
+    reported = set()
+    for path in sorted(root.rglob("*.py")):
+        result = lint_source(SourceFile.read(path), settings)
+        reported |= {(str(path.relative_to(root)), d.line) for d in result.diagnostics}
+    assert reported and len(rules) == 3
+    monkeypatch.syspath_prepend(str(root))
+    for module in [m for m in sys.modules if m == "models" or m.startswith("models.")]:
+        monkeypatch.delitem(sys.modules, module)
+    train = root / "train.py"
+    text = train.read_text()
+    proven = set()
+    with _remember_lines(root):
+        namespace = _load(train)
+        tree = ast.parse(text)
+        for number, line in enumerate(text.splitlines(), start=1):
+            match = _RUN.search(line)
+            if match is None:
+                continue
+            shape = tuple(int(s) for s in match["shape"].replace(",", " ").split())
+            failure, lines = _run(_target(tree, number, namespace), shape, False)
+            if match["outcome"] == "clean":
+                assert failure is None, f"train.py:{number}: the look-alike fails: {failure!r}"
+                continue
+            assert failure is not None, f"train.py:{number}: torch accepts the chain"
+            built_at = next((line for line in lines if line in reported), None)
+            assert built_at is not None, (number, lines, sorted(reported))
+            proven.add(built_at)
+    assert proven == reported

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -11,11 +12,14 @@ class LayerSizeMismatch(SizeChainRule):
     consecutive layers applied to one value in `forward`. Linear to Linear, convolution to
     convolution or normalisation, Linear to `BatchNorm1d`/`LayerNorm`, Embedding to an
     RNN's input, an RNN's output to Linear. Sizes come from literals, module-level
-    constants, simple arithmetic, and `__init__` parameters where the file constructs the
-    class with literal arguments or defaults. An unknown size, a lazy layer, a reshape, a
-    concatenation, an unknown call or a branch between the layers stops the chain:
-    nothing is reported across it. Pooling, padding, dropout and activations keep the
-    channel count, so the chain continues through them.
+    constants (also imported from the project), class attributes, simple arithmetic, and
+    `__init__` parameters where the project constructs the class with literal arguments
+    (one check per construction; the defaults when it is built and named nowhere else). A
+    module class of the project used as a layer (`Block(64, 128)`) passes the chain on
+    when its first layer's input size and its `forward`'s output size are proven. An
+    unknown size, a lazy layer, a reshape, a concatenation, an unknown call or a branch
+    between the layers stops the chain: nothing is reported across it. Pooling, padding,
+    dropout and activations keep the channel count, so the chain continues through them.
 
     ## Why is this bad?
     PyTorch raises at the first batch ("mat1 and mat2 shapes cannot be multiplied
@@ -49,3 +53,4 @@ class LayerSizeMismatch(SizeChainRule):
     kind = "size"
     triggers = ("Linear", "Conv", "Norm", "RNN", "LSTM", "GRU", "MultiheadAttention",
                 "TransformerEncoderLayer")
+    requires = size_chain("size")

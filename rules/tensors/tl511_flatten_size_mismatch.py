@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -65,3 +66,4 @@ class FlattenSizeMismatch(SizeChainRule):
     message = "{detail}"
     kind = "flatten"
     triggers = ("Linear",)
+    requires = size_chain("size")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from torchlint.engine.triage import size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -40,3 +41,4 @@ class LayerRankMismatch(SizeChainRule):
     message = "{detail}"
     kind = "rank"
     triggers = ("BatchNorm", "Conv", "InstanceNorm", "Pool", "Pad", "Dropout")
+    requires = size_chain("rank")

@@ -10,9 +10,12 @@ list a helper method of the class assembles) and the value flowing through ``for
 :class:`Value` (rank, channels, last-dimension features, spatial sizes), and every place
 where a provable size or rank disagrees becomes a :class:`Mismatch`.
 
-Sizes come from literals, module-level constants, simple arithmetic and ``__init__``
-parameters where the class is constructed in the file with literal arguments or defaults
-(one evaluation per distinct construction). :class:`Unknown` is a value like any other:
+Sizes come from literals, module-level constants (also those imported from the
+project), class attributes, simple arithmetic and ``__init__`` parameters where the class
+is constructed in the project with literal arguments or defaults (one evaluation per
+distinct construction; the defaults for a class built and named nowhere else; see
+``project_sizes.py``). A module class of the project used as a layer is followed from its
+first layer's input size to the size its ``forward`` returns. :class:`Unknown` is a value like any other:
 an unknown size is never compared, and anything the analysis cannot follow (a reshape,
 a concatenation, a branch, an unknown call) stops the chain with the reason.
 """
@@ -20,6 +23,7 @@ a concatenation, a branch, an unknown call) stops the chain with the reason.
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +32,13 @@ from typing import TYPE_CHECKING, Union
 import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere, bound_names, global_value
+from torchlint.analysis.layer_table import AVG_POOL, LAYERS, MAX_POOL
+from torchlint.analysis.project_sizes import (
+    NOT_LITERAL,
+    Construction,
+    class_uses,
+    imported_constant,
+)
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -86,7 +97,7 @@ class Layer:
     def label(self) -> str:
         if self.family == "embed":
             return f"{self.name}({_size(self.args.get('num_embeddings'))}, {self.out_size})"
-        if self.family in ("linear", "conv", "convT", "rnn", "cell", "embed", "bilinear"):
+        if self.family in ("linear", "conv", "convT", "rnn", "cell", "embed", "bilinear", "block"):
             return f"{self.name}({self.in_size} -> {self.out_size})"
         if self.family in ("bn", "in", "gn", "ln", "mha", "same"):
             return f"{self.name}({self.in_size})"
@@ -94,6 +105,8 @@ class Layer:
 
     @property
     def unit(self) -> str:
+        if self.family == "block":
+            return str(self.args["gives"])
         return "channels" if self.family in ("conv", "convT", "bn", "in", "gn") else "features"
 
 
@@ -151,6 +164,10 @@ class Chain:
     steps: list[Step] = field(default_factory=list)
     checks: int = 0                 # comparisons of two known sizes or ranks
     mismatches: list[Mismatch] = field(default_factory=list)
+    # the first layer with an input size, when only size-keeping layers come before it
+    entry: Layer | None = None
+    entry_closed: bool = False
+    entry_spatial: bool = False     # a layer changing the last dimension came before it
 
     @property
     def stopped(self) -> str | None:
@@ -203,51 +220,6 @@ def size_facts(ctx: FileContext) -> SizeFacts:
 
 
 # ----------------------------------------------------------- the layer table
-_CONV = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
-         "groups", "bias", "padding_mode")
-_CONV_T = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
-           "output_padding", "groups", "bias", "dilation", "padding_mode")
-_MAX_POOL = ("kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode")
-_AVG_POOL = ("kernel_size", "stride", "padding", "ceil_mode")
-_RNN = ("input_size", "hidden_size", "num_layers")
-
-# name -> (family, spatial dims, parameter names in positional order)
-LAYERS: dict[str, tuple[str, int, tuple[str, ...]]] = {
-    "Linear": ("linear", 0, ("in_features", "out_features")),
-    "Bilinear": ("bilinear", 0, ("in1_features", "in2_features", "out_features")),
-    "GroupNorm": ("gn", 0, ("num_groups", "num_channels")),
-    "LayerNorm": ("ln", 0, ("normalized_shape",)),
-    "Embedding": ("embed", 0, ("num_embeddings", "embedding_dim")),
-    "EmbeddingBag": ("embed", 0, ("num_embeddings", "embedding_dim")),
-    "RNN": ("rnn", 0, _RNN), "LSTM": ("rnn", 0, _RNN), "GRU": ("rnn", 0, _RNN),
-    "RNNCell": ("cell", 0, ("input_size", "hidden_size")),
-    "GRUCell": ("cell", 0, ("input_size", "hidden_size")),
-    "MultiheadAttention": ("mha", 0, ("embed_dim", "num_heads")),
-    "TransformerEncoderLayer": ("same", 0, ("d_model", "nhead")),
-    "Flatten": ("flatten", 0, ("start_dim", "end_dim")),
-    "Upsample": ("upsample", 0, ("size", "scale_factor", "mode")),
-    "UpsamplingNearest2d": ("upsample", 2, ("size", "scale_factor")),
-    "UpsamplingBilinear2d": ("upsample", 2, ("size", "scale_factor")),
-    "LazyLinear": ("linear", 0, ("out_features",)),
-}
-for _n in (1, 2, 3):
-    LAYERS[f"Conv{_n}d"] = ("conv", _n, _CONV)
-    LAYERS[f"ConvTranspose{_n}d"] = ("convT", _n, _CONV_T)
-    LAYERS[f"LazyConv{_n}d"] = ("conv", _n, _CONV[1:])
-    LAYERS[f"LazyConvTranspose{_n}d"] = ("convT", _n, _CONV_T[1:])
-    LAYERS[f"BatchNorm{_n}d"] = ("bn", _n, ("num_features",))
-    LAYERS[f"LazyBatchNorm{_n}d"] = ("bn", _n, ())
-    LAYERS[f"InstanceNorm{_n}d"] = ("in", _n, ("num_features", "eps", "momentum", "affine",
-                                                "track_running_stats"))
-    LAYERS[f"MaxPool{_n}d"] = ("pool", _n, _MAX_POOL)
-    LAYERS[f"AvgPool{_n}d"] = ("pool", _n, _AVG_POOL)
-    LAYERS[f"AdaptiveAvgPool{_n}d"] = ("adaptive", _n, ("output_size",))
-    LAYERS[f"AdaptiveMaxPool{_n}d"] = ("adaptive", _n, ("output_size",))
-    LAYERS[f"Dropout{_n}d"] = ("dropnd", _n, ())
-    for _pad in ("Zero", "Constant", "Reflection", "Replication", "Circular"):
-        LAYERS[f"{_pad}Pad{_n}d"] = ("pad", _n, ("padding",))
-LAYERS["ZeroPad2d"] = ("pad", 2, ("padding",))
-
 # layers that keep every size of their input
 KEEP = frozenset({
     "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
@@ -290,6 +262,10 @@ _SPATIAL_FUNCTIONS = frozenset(
         "adaptive_max_pool2d", "local_response_norm"))
 
 _MAX_DEPTH = 4
+# families with an input size, and those that keep the channels of what they receive
+_SIZED = frozenset({"linear", "conv", "convT", "bn", "in", "gn", "ln", "rnn", "cell", "mha",
+                    "same", "block"})
+_KEEPERS = frozenset({"keep", "dropnd", "pool", "adaptive", "pad", "upsample"})
 
 
 def _show(value: Value) -> str:
@@ -319,12 +295,23 @@ class _Analysis:
         self.chains: list[Chain] = []
         self.seen: set[tuple[int, str]] = set()
         self.by_node: dict[int, list[Mismatch]] = {}
-        self.stated = _stated_inputs(self)
+        # (class, its __init__ arguments) -> what it takes and gives as a layer
+        self.interfaces: dict[tuple[int, tuple[object, ...]], tuple[Layer, Value, str] | None] = {}
+
+    @property
+    def stated(self) -> dict[str | int, Value]:
+        """The input sizes the file states for its models (see :func:`_stated_inputs`)."""
+        return self.ctx.cached("size_stated", lambda: _stated_inputs(self))
+
+    @property
+    def classes(self) -> dict[str, cst.ClassDef]:
+        """The module classes of the file, by name."""
+        return self.ctx.cached("size_classes", lambda: {
+            c.name.value: c for c in self.ctx.definitions()
+            if isinstance(c, cst.ClassDef) and self.ctx.is_module_class(c)})
 
     def run(self) -> SizeFacts:
-        classes = {c.name.value: c for c in self.ctx.definitions()
-                   if isinstance(c, cst.ClassDef) and self.ctx.is_module_class(c)}
-        for cls in classes.values():
+        for cls in self.classes.values():
             for env in self.construction_envs(cls):
                 self.analyse_class(cls, env)
         self.analyse_outside_classes()
@@ -334,9 +321,20 @@ class _Analysis:
     def module_constant(self, name: str) -> object:
         found = global_value(self.ctx, name)
         if found is None:
-            return Unknown(f"'{name}' is not a module-level constant")
+            qual = self.ctx.resolve_module_level(cst.Name(name))
+            return self.imported(qual) if qual is not None else Unknown(
+                f"'{name}' is not a module-level constant")
         return self.ctx.cached(("size_constant", name),
                                lambda: _Scope(self, {}, None).eval(found[1], 0))
+
+    def imported(self, qual: str) -> object:
+        """The constant another module of the project defines (``from .config import
+        HIDDEN``, ``config.HIDDEN``)."""
+        if qual.startswith(("torch.", "builtins.")):
+            return Unknown(f"'{qual}'")
+        value = imported_constant(self.ctx, qual)
+        return Unknown(f"'{qual}' is not a literal constant") if value is NOT_LITERAL else (
+            list(value) if isinstance(value, list) else value)
 
     # ---------------------------------------------------------- constructions
     def construction_envs(self, cls: cst.ClassDef) -> list[_Env]:
@@ -348,20 +346,66 @@ class _Analysis:
             return [{}]
         envs: list[_Env] = []
         keys: set[tuple[object, ...]] = set()
-        by_name = self.ctx.cached("size_calls_by_name", lambda: _calls_by_name(self.ctx))
-        for call in by_name.get(cls.name.value, ()):
-            if self.ctx.local_module_class(call.func) is not cls:
-                continue
-            env = self.bind_arguments(init, call)
+
+        def add(env: _Env) -> None:
             key = tuple(sorted((k, repr(v)) for k, v in env.items()))
             if key not in keys:
                 keys.add(key)
                 envs.append(env)
-        if not envs:
-            return [{p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}]
-        return envs
 
-    def bind_arguments(self, function: cst.FunctionDef, call: cst.Call) -> _Env:
+        by_name = self.ctx.cached("size_calls_by_name", lambda: _calls_by_name(self.ctx))
+        built_here = 0
+        for call in by_name.get(cls.name.value, ()):
+            if self.ctx.local_module_class(call.func) is not cls:
+                continue
+            built_here += 1
+            add(self.bind_arguments(init, call))
+        if envs:  # built in this file: those are its sizes
+            return envs
+        unknown = {p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}
+        if self.named_in_file(cls):  # passed to a builder, subclassed: built out of sight
+            return [unknown]
+        uses = class_uses(self.ctx, cls.name.value)
+        for construction in uses.constructions:
+            add(self.bind_values(init, construction))
+        if not envs and any(p.default is not None for p in params) and (
+                not uses.named_otherwise):
+            # built nowhere in the project: its defaults are the sizes it is built with
+            return [self.bind_values(init, Construction((), (), False))]
+        return envs or [unknown]
+
+    def named_in_file(self, cls: cst.ClassDef) -> bool:
+        """Is the class named in this file other than by its definition and calls of it (a
+        subclass, ``build(Net)``, ``partial(Net)``, ``MODELS = {"net": Net}``), or
+        decorated (a registry may build it)?"""
+        if cls.decorators:
+            return True
+        return cls.name.value in self.ctx.cached("size_names_passed", lambda: _names_passed(
+            self.ctx))
+
+    def bind_values(self, function: cst.FunctionDef, construction: Construction) -> _Env:
+        """The parameters of ``function`` (``__init__``) for a construction in another file
+        (or none: the defaults)."""
+        params = parameters(function, stars=False)[1:]
+        env: _Env = {p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}
+        if construction.starred:
+            return env
+        given: dict[str, object] = dict(construction.keywords)
+        for param, value in zip(function.params.params[1:], construction.positional):
+            given[param.name.value] = value
+        for param in params:
+            name = param.name.value
+            if name in given:
+                value = given[name]
+                env[name] = Unknown(f"parameter '{name}'") if value is NOT_LITERAL else value
+            elif param.default is not None:
+                env[name] = _Scope(self, {}, None).eval(param.default, 0)
+        return env
+
+    def bind_arguments(self, function: cst.FunctionDef, call: cst.Call,
+                       defaults: _Analysis | None = None) -> _Env:
+        """The parameters of ``function`` for ``call`` of this file; the defaults are read
+        in the file of ``defaults`` (the class's file, when it is another one)."""
         params = parameters(function, stars=False)[1:]
         env: _Env = {p.name.value: Unknown(f"parameter '{p.name.value}'") for p in params}
         if any(arg.star for arg in call.args):
@@ -381,17 +425,146 @@ class _Analysis:
             if name in given:
                 env[name] = scope.eval(given[name], 0)
             elif param.default is not None:  # defaults are read at module level
-                env[name] = _Scope(self, {}, None).eval(param.default, 0)
+                env[name] = _Scope(defaults or self, {}, None).eval(param.default, 0)
         return env
 
+    # ------------------------------------------------------ classes as layers
+    def block(self, call: cst.Call, function: cst.FunctionDef | None, depth: int) -> object:
+        """A module class of the file used as a layer (``Block(64, 128)``): a :class:`Layer`
+        taking its first layer's input size and giving the size its ``forward`` returns,
+        when both are proven; built with constants only (literals, module constants: what
+        the ``ast`` triage of TL510-TL512 counts), never with a parameter or a local."""
+        assert isinstance(call.func, cst.Name)
+        if not call.func.value[:1].isupper():
+            return None
+        if not all(arg.star == "" and _fixed(self.ctx, arg.value, function)
+                   for arg in call.args):
+            return Unknown(f"{call.func.value} built with arguments that are no constants")
+        home: _Analysis = self
+        cls = self.ctx.local_module_class(call.func)
+        if cls is None:
+            found = self.foreign_class(call.func)
+            if found is None:
+                return None
+            home, cls = found
+        init = _method(cls, "__init__")
+        env = self.bind_arguments(init, call, home) if init is not None else {}
+        key = (id(cls), tuple(sorted((k, repr(v)) for k, v in env.items())))
+        interface = home.interfaces.get(key)
+        if key not in home.interfaces:
+            home.interfaces[key] = None  # a class built inside itself: unknown
+            interface = home.interfaces[key] = home.interface(cls, env, depth)
+        if interface is None:
+            return Unknown(f"{cls.name.value}: sizes not proven")
+        entry, out, gives = interface
+        in_node: cst.CSTNode = call
+        if isinstance(entry.in_node, cst.Name) and init is not None:
+            names = [p.name.value for p in init.params.params[1:]]
+            param = entry.in_node.value
+            for position, arg in enumerate(a for a in call.args if a.keyword is None):
+                if position < len(names) and names[position] == param:
+                    in_node = arg.value
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == param:
+                    in_node = arg.value
+        out_size = out.channels if gives == "channels" else out.features
+        return Layer(cls.name.value, call, "block", 0, entry.in_size, _size(out_size), in_node,
+                     {"entry": entry, "out": out, "takes": entry.unit, "gives": gives})
+
+    def foreign_class(self, func: cst.Name) -> tuple[_Analysis, cst.ClassDef] | None:
+        """The module class another file of the project defines, that ``func`` names
+        through an import, with the analysis of that file (parsed once a run)."""
+        project = self.ctx.project
+        if project is None:
+            return None
+        names = self.ctx.possible_qualified_names(func)
+        if len(names) != 1 or names[0].startswith(("torch.", "builtins.")):
+            return None
+        module, _, name = names[0].rpartition(".")
+        if not module or not project.knows_top_level(module.split(".", 1)[0]):
+            return None
+        path = project.project.find_module(module, project.roots)
+        read = project.project.read(path) if path is not None and os.path.abspath(
+            path) != project.path else None
+        if path is None or read is None:
+            return None
+        data, dependency = read
+        project.learned([dependency])
+        other: _Analysis | None = project.project.derived(
+            "size-analysis", dependency, lambda: _foreign_analysis(self.ctx, path, data))
+        cls = other.classes.get(name) if other is not None else None
+        return (other, cls) if other is not None and cls is not None else None
+
+    def interface(self, cls: cst.ClassDef, env: _Env, depth: int
+                  ) -> tuple[Layer, Value, str] | None:
+        """The first sized layer of ``cls``'s forward chain and the value it returns,
+        when the chain never stops and both sizes are known."""
+        forward = _method(cls, "forward")
+        if forward is None:
+            return None
+        params = parameters(forward, stars=False)[1:]
+        if not params or any(p.default is None for p in params[1:]):
+            return None
+        scope = self.class_scope(cls, env, depth)
+        chain = Chain(cls.name.value, "forward", forward)
+        local = _Scope(self, {}, cls, forward)
+        local.attrs = scope.attrs
+        flow = _Flow(self, chain, local, {params[0].name.value: Value()})
+        flow.run(forward.body.body)
+        entry = chain.entry
+        if chain.stopped or entry is None or not known(entry.in_size) or (
+                entry.unit == "features" and chain.entry_spatial) or len(flow.returned) != 1:
+            return None
+        out = flow.returned[0]
+        if not isinstance(out, Value):
+            return None
+        if out.rank == 2 or (not known(out.rank) and known(out.features)):
+            gives = "features"
+            out = Value(_UNKNOWN, _UNKNOWN, out.features, None, out.source)
+        else:
+            gives = "channels"
+            out = Value(_UNKNOWN, out.channels, _UNKNOWN, None, out.source)
+        size = out.channels if gives == "channels" else out.features
+        return (entry, out, gives) if known(size) else None
+
     # ------------------------------------------------------------- classes
-    def analyse_class(self, cls: cst.ClassDef, env: _Env) -> None:
+    def class_scope(self, cls: cst.ClassDef, env: _Env, depth: int) -> _Scope:
+        """``__init__`` of ``cls`` run with ``env``: the layers and sizes on ``self``."""
         init = _method(cls, "__init__")
         scope = _Scope(self, dict(env), cls, init)
+        scope.attrs.update(self.class_attributes(cls))
         if init is not None:
-            scope.run(init.body.body, 0)
+            scope.run(init.body.body, depth)
         for name in _assigned_outside_init(cls):
             scope.attrs[name] = Unknown(f"self.{name} is also assigned outside __init__")
+        return scope
+
+    def class_attributes(self, cls: cst.ClassDef) -> _Env:
+        """``hidden = 64`` in the class body, read as ``self.hidden``: Unknown when a
+        subclass may set another value (the class is named elsewhere in the project, or a
+        class of this file derives from it)."""
+        found: _Env = {}
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and (
+                            isinstance(small.targets[0].target, cst.Name)):
+                        name = small.targets[0].target.value
+                        found[name] = Unknown(f"class attribute '{name}' set twice") if (
+                            name in found) else _Scope(self, {}, None).eval(small.value, 0)
+        if not found:
+            return found
+        derived = any(isinstance(c, cst.ClassDef) and any(
+            isinstance(b.value, cst.Name) and b.value.value == cls.name.value
+            for b in c.bases) for c in self.ctx.definitions())
+        if derived or class_uses(self.ctx, cls.name.value).named_otherwise:
+            return {name: Unknown(f"class attribute '{name}' (a subclass may change it)")
+                    for name in found}
+        return found
+
+    def analyse_class(self, cls: cst.ClassDef, env: _Env) -> None:
+        init = _method(cls, "__init__")
+        scope = self.class_scope(cls, env, 0)
         owner = cls.name.value
         walked: set[int] = set()
         for attr, value in list(scope.attrs.items()):
@@ -424,11 +597,15 @@ class _Analysis:
                 self.finish(chain)
 
     def analyse_outside_classes(self) -> None:
+        self.loose_sequences("<module>", self.ctx.module, {}, None, set())
+        holding = index_of(self.ctx).sequentials.keys()  # functions with a Sequential
+        if not any(key is not None for key in holding):
+            return
         in_classes = {id(n) for c in self.ctx.definitions() if isinstance(c, cst.ClassDef)
                       and self.ctx.is_module_class(c) for n in iter_compound_statements(c)}
-        self.loose_sequences("<module>", self.ctx.module, {}, None, set())
         for definition in self.ctx.definitions():
-            if isinstance(definition, cst.FunctionDef) and id(definition) not in in_classes:
+            if isinstance(definition, cst.FunctionDef) and id(definition) in holding and (
+                    id(definition) not in in_classes):
                 self.loose_sequences("<module>", definition, {}, None, set())
 
     def finish(self, chain: Chain) -> None:
@@ -460,6 +637,13 @@ class _Analysis:
         """``layer`` applied to ``value``: check, record, and give the output (None: a
         tuple or anything the chain cannot follow)."""
         before = _show(value)
+        if not chain.entry_closed:
+            if layer.family in _SIZED:
+                chain.entry, chain.entry_closed = layer, True
+            elif layer.family not in _KEEPERS:
+                chain.entry_closed = True
+            elif layer.family not in ("keep", "dropnd"):
+                chain.entry_spatial = True
         self.check(chain, layer, value)
         out = _output(layer, value)
         step = Step(layer.label, before, _show(out) if out is not None else "?", layer.call)
@@ -478,9 +662,15 @@ class _Analysis:
         expected = layer.in_size
         if not known(expected):
             return
-        if layer.family in ("linear", "ln", "rnn", "cell", "mha", "same"):
+        if layer.family == "block" and layer.args["takes"] == "features" or layer.family in (
+                "linear", "ln", "rnn", "cell", "mha", "same"):
             got = value.features
             unit = "features"
+        elif layer.family == "block":
+            if value.rank == 2:
+                return
+            got = value.channels
+            unit = "channels"
         elif layer.family in ("conv", "convT", "bn", "gn") or (
                 layer.family == "in" and _affine(layer)):
             if value.rank == 2 and layer.family not in ("bn", "gn"):
@@ -495,6 +685,12 @@ class _Analysis:
         if got == expected:
             return
         kind = "flatten" if value.flattened and layer.family == "linear" else "size"
+        if layer.family == "block":
+            entry = layer.args["entry"]
+            text = (f"{layer.label} receives {got} {unit} from {value.source}; its first layer "
+                    f"{entry.label} takes {expected}")
+            chain.mismatches.append(Mismatch(kind, layer.in_node, text))
+            return
         argument = {"linear": "in_features", "conv": "in_channels", "convT": "in_channels",
                     "bn": "num_features", "in": "num_features", "gn": "num_channels",
                     "ln": "normalized_shape", "rnn": "input_size", "cell": "input_size",
@@ -543,6 +739,70 @@ class _Analysis:
         self.finish(chain)
 
 
+def _foreign_analysis(ctx: FileContext, path: str, data: bytes) -> _Analysis | None:
+    """The size analysis of another file of the project (its classes used as layers)."""
+    from torchlint.analysis.context import FileContext
+    from torchlint.source import DecodeError, SourceFile
+
+    try:
+        module = cst.parse_module(SourceFile.from_bytes(path, data).text)
+    except (DecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    project = ctx.project.project if ctx.project is not None else None
+    return _Analysis(FileContext(path, module, ctx.options, project))
+
+
+def _fixed(ctx: FileContext, node: cst.BaseExpression, function: cst.FunctionDef | None
+           ) -> bool:
+    """Is ``node`` made only of literals, module-level names (constants, imports) and their
+    attributes, which no parameter or local of ``function`` shadows?"""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return True
+        if function is not None and bound_in(ctx, function, node.value):
+            return False
+        return global_value(ctx, node.value) is not None or ctx.resolve_module_level(
+            node) is not None
+    if isinstance(node, cst.Attribute):
+        return isinstance(node.value, (cst.Name, cst.Attribute)) and _fixed(
+            ctx, node.value, function)
+    if isinstance(node, cst.BinaryOperation):
+        return _fixed(ctx, node.left, function) and _fixed(ctx, node.right, function)
+    if isinstance(node, cst.UnaryOperation):
+        return _fixed(ctx, node.expression, function)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _fixed(ctx, e.value, function)
+                   for e in node.elements)
+    return False
+
+
+def _names_passed(ctx: FileContext) -> frozenset[str]:
+    """Names (and last attributes) used as a value in this file: call arguments, assigned
+    values, class bases, and the elements of containers among them."""
+    found: set[str] = set()
+    index = index_of(ctx)
+    values: list[cst.CSTNode] = [a.value for call in index.calls for a in call.args]
+    values += [a.value for a in index.assigns]
+    for definition in ctx.definitions():
+        if isinstance(definition, cst.ClassDef):
+            values += [b.value for b in (*definition.bases, *definition.keywords)]
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.Name):
+            found.add(value.value)
+        elif isinstance(value, cst.Attribute):
+            found.add(value.attr.value)
+        elif isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            values += [e.value for e in value.elements]
+        elif isinstance(value, cst.Dict):
+            values += [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(value, (cst.IfExp, cst.BooleanOperation)):
+            values += [c for c in children_of(value) if isinstance(c, cst.BaseExpression)]
+    return frozenset(found)
+
+
 def _affine(layer: Layer) -> bool:
     affine = layer.args.get("affine")
     tracked = layer.args.get("track_running_stats")
@@ -552,6 +812,8 @@ def _affine(layer: Layer) -> bool:
 def _output(layer: Layer, value: Value) -> Value | None:
     family = layer.family
     label = layer.label
+    if family == "block":
+        return replace(layer.args["out"], source=label)  # type: ignore[type-var]
     if family in ("linear", "bilinear", "same"):
         rank = value.rank if known(value.rank) else 2
         out = layer.out_size if family != "same" else layer.in_size
@@ -869,7 +1131,10 @@ class _Scope:
             attr = self_attribute(node)
             if attr is not None:
                 return self.attrs.get(attr, Unknown(f"self.{attr}"))
-            return Unknown("an attribute")
+            qual = None if self.locals_unknown else qualified(
+                self.analysis.ctx, node, self.function)
+            return self.analysis.imported(qual) if qual is not None else Unknown(
+                "an attribute")
         if isinstance(node, cst.Call):
             return self.call(node, depth)
         return Unknown("an expression")
@@ -909,6 +1174,11 @@ class _Scope:
             helper = _method(self.cls, call.func.attr.value)
             if helper is not None and depth < _MAX_DEPTH:
                 return self.helper(helper, call, depth + 1)
+        if depth < _MAX_DEPTH and isinstance(call.func, cst.Name) and (
+                self.cls is not None or id(call) in index_of(ctx).nested):
+            block = self.analysis.block(call, self.function, depth + 1)
+            if block is not None:
+                return block
         return Unknown("an unknown call")
 
     def layer(self, leaf: str, call: cst.Call, depth: int) -> object:
@@ -1283,6 +1553,7 @@ class _Flow:
         self.chain = chain
         self.scope = scope
         self.values: dict[str, Value | Unknown] = dict(values)
+        self.returned: list[Value | Unknown | None] = []  # what each return gives
 
     def run(self, body: Sequence[cst.BaseStatement]) -> None:
         for stmt in body:
@@ -1336,6 +1607,7 @@ class _Flow:
                 if isinstance(result, Unknown) and flowing:
                     self.chain.steps.append(Step(result.reason, _show(flowing[0]), "?", small,
                                                  stop=result.reason))
+                self.returned.append(result if len(parts) == 1 else None)
         elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
                 small.value is not None):
             self.set(small.target.value, self.eval(small.value), small)
@@ -1405,7 +1677,9 @@ class _Flow:
             return self.call(node)
         if isinstance(node, cst.BinaryOperation):
             left, right = self.eval(node.left), self.eval(node.right)
-            if isinstance(left, Value) and (isinstance(right, Value) or _number(node.right)):
+            if isinstance(left, Value) and isinstance(right, Value):
+                return _merged(left, right)
+            if isinstance(left, Value) and _number(node.right):
                 return left
             if isinstance(right, Value) and _number(node.left):
                 return right
@@ -1440,9 +1714,9 @@ class _Flow:
             known(base.rank) and len(indices) < base.rank)  # type: ignore[operator]
         if not last_kept or dropped == 0:
             return self.stop_if_flowing(node, [base], "indexing")
-        rank = base.rank - dropped if known(base.rank) else _UNKNOWN  # type: ignore[operator]
-        return Value(rank, base.features if rank == 2 else _UNKNOWN, base.features, None,
-                     base.source)
+        # the features stay; the rank is left unknown (the ast triage of TL512 counts no
+        # indexing among the places a rank comes from)
+        return Value(_UNKNOWN, _UNKNOWN, base.features, None, base.source)
 
     def call(self, call: cst.Call) -> Value | Unknown | None:
         module = self.module_of(call.func)
@@ -1481,7 +1755,7 @@ class _Flow:
         leaf = qual.rsplit(".", 1)[1]
         if not leaf.startswith(("max_pool", "avg_pool")) or any(a.star for a in call.args):
             return None
-        names = ("input",) + (_MAX_POOL if leaf.startswith("max") else _AVG_POOL)
+        names = ("input",) + (MAX_POOL if leaf.startswith("max") else AVG_POOL)
         args: dict[str, object] = {}
         for position, name in enumerate(names[1:], start=1):
             arg = get_arg(call, name, position)
@@ -1546,6 +1820,22 @@ def _expressions(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return [c for c in node.children if isinstance(c, cst.BaseExpression)] + [
         e.value for c in node.children if isinstance(c, (cst.Element, cst.Arg))
         for e in (c,)]
+
+
+def _merged(left: Value, right: Value) -> Value:
+    """``x + f(x)``: one value of the sizes either side proves (a residual sum takes the
+    sizes of both; where both are known, the left one's)."""
+    if left.rank == right.rank and left.channels == right.channels and (
+            left.features == right.features) and left.spatial == right.spatial:
+        return left
+    if known(left.rank) and known(right.rank) and left.rank != right.rank:
+        return left
+    pick = right if not known(left.channels) and not known(left.features) else left
+    other = left if pick is right else right
+    return replace(pick, rank=pick.rank if known(pick.rank) else other.rank,
+                   channels=pick.channels if known(pick.channels) else other.channels,
+                   features=pick.features if known(pick.features) else other.features,
+                   spatial=pick.spatial if pick.spatial is not None else other.spatial)
 
 
 def _number(node: cst.BaseExpression) -> bool:

@@ -32,12 +32,14 @@ def chains_of(path: str, text: str) -> tuple[list[Chain], dict[int, int]]:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from torchlint.analysis.context import FileContext
+    from torchlint.analysis.project import Project
     from torchlint.analysis.sizes import size_facts
     from torchlint.engine.parse import parse
 
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    context = FileContext(path, wrapper.module)
+    # the project's other files: where its classes are built, the constants they define
+    context = FileContext(path, wrapper.module, project=Project())
     facts = size_facts(context)
     lines = {id(node): where.start.line for node, where in positions.items()}
     return facts.chains, lines

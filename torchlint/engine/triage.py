@@ -21,16 +21,18 @@ import ast
 import re
 import warnings
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from torchlint.analysis.layer_table import FLAT, LAYERS, RANKED, size_parameters
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
 
 __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
            "calls_method", "biased_call", "chained_call", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
            "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
-           "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "training_loop_call", "triage"]
+           "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "size_chain",
+           "training_loop_call", "triage"]
 
 
 # ------------------------------------------------------------------ facts
@@ -97,6 +99,8 @@ class FileFacts:
     # may keep a bias: no ``bias`` argument, or a literal True (positional: the 8th, the
     # 7th for a ``Lazy`` class)
     biased_calls: frozenset[str] = frozenset()
+    # the calls a size chain may be made of (see _size_sites)
+    size_sites: tuple[str, ...] = ()
 
     def module_classes(self, options: Options) -> frozenset[str]:
         """Classes that may be module classes: a base that is a module base of ``options``,
@@ -172,6 +176,8 @@ class _Walker:
         self.loop_sums = False
         self.classes: list[tuple[str, list[ast.expr]]] = []
         self.methods: list[_Function] = []
+        # (callee chain, callee word, call, in a method of a class)
+        self.size_calls: list[tuple[tuple[str, str] | None, str, ast.Call, bool]] = []
 
     # the walk keeps the innermost function (lambdas seen through) and the class holding it
     def walk(self, node: ast.AST, function: _Function | None, klass: str | None) -> None:
@@ -214,6 +220,9 @@ class _Walker:
                 lazy, other = _may_keep_bias(node)  # type: ignore[arg-type]
                 if lazy or other:
                     self.biased.append((*chain, lazy, other))
+            if word is not None and (word in _SIZE_WORDS or word[:1].isupper()):
+                self.size_calls.append((chain, word, node, function is not None and (  # type: ignore[arg-type]
+                    function.owner is not None)))
             for kw in node.keywords:  # type: ignore[attr-defined]
                 if kw.arg is not None:
                     self.keywords.add(kw.arg)
@@ -581,7 +590,7 @@ def _branches(value: ast.expr) -> list[ast.expr]:
 def facts_of(tree: ast.Module) -> FileFacts:
     walker = _Walker()
     walker.walk(tree, None, None)
-    return walker.facts()
+    return replace(walker.facts(), size_sites=_size_sites(walker))
 
 
 @lru_cache(maxsize=2)  # the screen and the lint of one file ask for the same text
@@ -902,6 +911,8 @@ def from_data(data: tuple[object, ...]) -> Trigger:
         return _Loops(sums=kind == "loop_sum")
     if kind == "defines_matching":
         return _DefinesMatching(rest[0])  # type: ignore[arg-type]
+    if kind == "size_chain":
+        return _SizeChain(rest[0])  # type: ignore[arg-type]
     if kind == "module_methods":
         methods, callees, words, stores, stored = (
             None if p is None else frozenset(p) for p in rest[:5])  # type: ignore[arg-type]
@@ -960,3 +971,177 @@ def calls_under(*prefixes: str) -> Trigger:
     """A qualified name the file may call starts with one of the prefixes
     (``"torch.optim."``: any optimizer, scheduler or function of that package)."""
     return _CallsUnder(frozenset(prefixes))
+
+# ------------------------------------------------------------------ size chains
+# Calls the size analysis (TL510-TL512) may build a chain of, each recorded as a site:
+# "layer:<family>:<dims>:<i><o>" for a torch.nn layer (i: the size it accepts may be
+# provable, o: the size it produces), "block" for a class of this file or an imported one
+# built with fixed arguments (literals, module-level names) in a method or inside an
+# nn.Sequential, "input" for a stated input (a tensor factory given a fixed shape, a
+# dataset, a summary, an ONNX export) and "view" for a reshape to two dimensions. A size can be provable only when its argument is
+# made of literals, names and ``self``/module attributes (never a subscript, an
+# attribute of another object or a call other than ``int()`` or a ``self`` method).
+_SIZE_WORDS = frozenset({"view", "reshape", "flatten", "randn", "rand", "zeros", "ones",
+                         "empty", "randint", "summary", "export"})
+_STATED = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty",
+                     "torch.randint", "torchsummary.summary", "torchinfo.summary",
+                     "torch.onnx.export"})
+
+
+def _size_sites(walker: _Walker) -> tuple[str, ...]:
+    if not walker.size_calls:
+        return ()
+    fixed_names = walker.aliases.keys() | walker.bindings.keys()
+    local_classes = {cls for cls, _ in walker.classes}
+    in_sequential = {id(inner) for chain, word, call, _ in walker.size_calls
+                     if word == "Sequential" for arg in _arguments(call) if arg is not None
+                     for inner in ast.walk(arg) if type(inner) is ast.Call}
+    sites: list[str] = []
+    for chain, word, call, in_method in walker.size_calls:
+        quals = walker.resolve(*chain) if chain is not None else set()
+        if word in ("view", "reshape", "flatten"):
+            if type(call.func) is ast.Attribute and _flattens(word, call):
+                sites.append("view")
+            continue
+        if any(q.startswith("torchvision.datasets.") or q in _STATED and (
+                q.endswith(("summary", "export")) or _stated_shape(q, call, fixed_names))
+               for q in quals):
+            sites.append("input")
+            continue
+        leaves = {q[len("torch.nn."):] for q in quals
+                  if q.startswith("torch.nn.") and q.count(".") == 2}
+        leaf = next((leaf for leaf in sorted(leaves) if leaf in LAYERS), None)
+        if leaf is not None:
+            sites.append(_layer_site(leaf, call, fixed_names))
+        elif (in_method or id(call) in in_sequential) and word[:1].isupper() and (
+                chain is not None) and not any(
+                q.startswith(("torch.", "torchvision.", "builtins.")) for q in quals) and (
+                (chain[0] in local_classes and not chain[1]) or quals) and all(
+                _fixed(a, fixed_names) for a in _arguments(call)):
+            sites.append("block")
+    return tuple(sites)
+
+
+def _flattens(word: str, call: ast.Call) -> bool:
+    """``x.view(N, K)`` / ``x.reshape(N, K)``, ``x.flatten(1)``, ``torch.flatten(x, 1)``:
+    the reshapes the size analysis follows (to two dimensions)."""
+    if word != "flatten":
+        return len(call.args) == 2 and not call.keywords
+    return any(type(a) is ast.Constant and a.value == 1 for a in _arguments(call))
+
+
+def _stated_shape(qual: str, call: ast.Call, names: Iterable[str]) -> bool:
+    """A tensor factory given a shape of two or more fixed sizes (``torch.randn(1, 3, 32,
+    32)``): what the size analysis reads as a stated input."""
+    args = [a for a in call.args if type(a) is not ast.Starred]
+    if qual == "torch.randint":
+        size = args[2] if len(args) > 2 else next(
+            (k.value for k in call.keywords if k.arg == "size"), None)
+        args = [size] if size is not None else []
+    if len(args) == 1 and type(args[0]) in (ast.Tuple, ast.List):
+        args = args[0].elts  # type: ignore[attr-defined]
+    return len(args) >= 2 and all(_fixed(a, names) for a in args)
+
+
+def _arguments(call: ast.Call) -> Iterator[ast.expr | None]:
+    yield from (None if type(a) is ast.Starred else a for a in call.args)
+    yield from (None if k.arg is None else k.value for k in call.keywords)
+
+
+def _layer_site(leaf: str, call: ast.Call, names: Iterable[str]) -> str:
+    family, dims, _ = LAYERS[leaf]
+    flags = ""
+    starred = any(a is None for a in _arguments(call))
+    for flag, parameter in zip("io", size_parameters(leaf)):
+        if parameter is None or starred:
+            continue
+        name, position = parameter
+        value = call.args[position] if position < len(call.args) else next(
+            (k.value for k in call.keywords if k.arg == name), None)
+        if value is not None and _maybe_size(value, names):
+            flags += flag
+    return f"layer:{family}:{dims}:{flags}"
+
+
+def _maybe_size(node: ast.expr, names: Iterable[str]) -> bool:
+    """Could the size analysis prove the value of ``node``? Any name may be a constant, a
+    parameter or a local it knows; an attribute only of ``self`` or of a name bound at
+    module level (a module the project defines constants in)."""
+    kind = type(node)
+    if kind is ast.Constant or kind is ast.Name:
+        return True
+    if kind is ast.Attribute:
+        chain = _chain(node)
+        return chain is not None and (chain[0] == "self" or chain[0] in names)
+    if kind is ast.BinOp:
+        return _maybe_size(node.left, names) and _maybe_size(  # type: ignore[attr-defined]
+            node.right, names)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return _maybe_size(node.operand, names)  # type: ignore[attr-defined]
+    if kind in (ast.Tuple, ast.List):
+        return all(_maybe_size(e, names) for e in node.elts)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Name and func.id == "int":
+            return all(_maybe_size(a, names) for a in node.args)  # type: ignore[attr-defined]
+        return type(func) is ast.Attribute and type(func.value) is ast.Name and (
+            func.value.id == "self")
+    return False
+
+
+def _fixed(node: ast.expr | None, names: Iterable[str]) -> bool:
+    """Is ``node`` made only of literals, names bound at module level or imported, and
+    attributes of those (what the size analysis accepts as a project class's arguments)?"""
+    kind = type(node)
+    if kind is ast.Constant:
+        return True
+    if kind is ast.Name:
+        return node.id in names or node.id in ("True", "False", "None")  # type: ignore[union-attr]
+    if kind is ast.Attribute:
+        chain = _chain(node)  # type: ignore[arg-type]
+        return chain is not None and chain[0] in names
+    if kind is ast.BinOp:
+        return _fixed(node.left, names) and _fixed(node.right, names)  # type: ignore[union-attr]
+    if kind is ast.UnaryOp:
+        return _fixed(node.operand, names)  # type: ignore[union-attr]
+    if kind in (ast.Tuple, ast.List):
+        return all(_fixed(e, names) for e in node.elts)  # type: ignore[union-attr]
+    return False
+
+
+@dataclass(frozen=True)
+class _SizeChain(Trigger):
+    kind: str  # "size" (TL510, TL511) or "rank" (TL512)
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        sites = facts.size_sites
+        if len(sites) < 2:
+            return False
+        if self.kind == "size":
+            takes = [i for i, s in enumerate(sites) if s == "block" or (
+                s.startswith("layer:") and "i" in s.rsplit(":", 1)[1])]
+            gives = [i for i, s in enumerate(sites) if s in ("block", "input", "view") or (
+                s.startswith("layer:") and "o" in s.rsplit(":", 1)[1])]
+            return any(t != g for t in takes for g in gives)
+        ranked = [(i, int(s.split(":")[2])) for i, s in enumerate(sites)
+                  if s.startswith("layer:") and s.split(":")[1] in RANKED]
+        for i, dims in ranked:
+            for j, site in enumerate(sites):
+                if j == i or site == "block":
+                    continue
+                if site in ("input", "view"):
+                    return True
+                family, other = site.split(":")[1:3]
+                if family in FLAT or (family in RANKED or family == "upsample") and (
+                        int(other) not in (0, dims)):
+                    return True
+        return False
+
+    def data(self) -> tuple[object, ...]:
+        return ("size_chain", self.kind)
+
+
+def size_chain(kind: str) -> Trigger:
+    """The file may hold a size chain of two calls whose sizes (``"size"``) or ranks
+    (``"rank"``) the size analysis could prove to disagree."""
+    return _SizeChain(kind)

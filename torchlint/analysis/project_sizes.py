@@ -1,0 +1,350 @@
+"""What the other files of the project tell the size analysis (``sizes.py``): where a
+module class of the linted file is built (``Net(3, 64)`` in ``train.py`` for ``class Net``
+in ``model.py``), whether it is named anywhere else (a subclass, ``build(Net)``), and the
+value of a module-level constant another module defines (``from .config import HIDDEN``).
+
+Other files are read with CPython's ``ast``, once a run per file content; a file is parsed
+only when its text names the class and the linted module. Every file looked at becomes a
+dependency of the linted file, so that a cached result is redone when one changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from torchlint.analysis.project import Dependency, _absolute
+
+if TYPE_CHECKING:
+    from torchlint.analysis.context import FileContext
+
+# folders never searched for the project's files, and the most files a search reads
+_SKIPPED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
+_MAX_FILES = 2000
+_MAX_BUILDER_BYTES = 40_000  # larger files are not read for literal constructions
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN = rb"[\w\s,.=+\-*/'\"]"  # what the arguments of a literal construction are made of
+_ATTRIBUTE = re.compile(rb"\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+                     rb"|import[ \t]+([^\n]*))", re.M)
+
+
+class NotLiteral:
+    """An argument or constant that is no literal: its value is unknown."""
+
+    def __repr__(self) -> str:
+        return "NotLiteral()"
+
+
+NOT_LITERAL = NotLiteral()
+
+
+@dataclass(frozen=True)
+class Construction:
+    """One call of a class in another file: its arguments' values (``NOT_LITERAL`` where
+    unknown); ``starred`` when ``*args`` or ``**kwargs`` hide some."""
+
+    positional: tuple[object, ...]
+    keywords: tuple[tuple[str, object], ...]
+    starred: bool
+
+
+@dataclass(frozen=True)
+class Uses:
+    """How the project's other files use a class: the constructions found, and whether it
+    is named anywhere else (or the project was too large to search)."""
+
+    constructions: tuple[Construction, ...]
+    named_otherwise: bool
+
+
+@dataclass(frozen=True)
+class _Summary:
+    constants: dict[str, object]
+    imports: dict[str, str]  # module-level import bindings: name -> qualified name
+    # (dotted callee, construction) for every call of a dotted name
+    calls: tuple[tuple[str, Construction], ...]
+    references: tuple[str, ...]  # dotted names used other than as a callee
+
+
+def class_uses(ctx: FileContext, name: str) -> Uses:
+    """How the other files of the project build or name the module class ``name`` of the
+    linted file (none without project knowledge)."""
+    return ctx.cached(("project_size_uses", name), lambda: _class_uses(ctx, name))
+
+
+def imported_constant(ctx: FileContext, qualname: str) -> object:
+    """The value of the module-level constant ``qualname`` (``pkg.config.HIDDEN``) when a
+    module of the project assigns it a literal once; ``NOT_LITERAL`` otherwise."""
+    project = ctx.project
+    if project is None:
+        return NOT_LITERAL
+    for target in project.alias_targets(qualname):
+        module, _, name = target.rpartition(".")
+        if not module or not project.knows_top_level(module.split(".", 1)[0]):
+            continue
+        path = project.project.find_module(module, project.roots)
+        if path is None or os.path.abspath(path) == project.path:
+            continue
+        defined, _ = project.project.summary(path, module)  # shared with the other rules
+        if defined is None or name in defined.classes or name in defined.functions or (
+                name in defined.names):
+            continue  # a class, a function or an import: no constant
+        summary = _summary_of(ctx, path)
+        if summary is not None and name in summary.constants:
+            return summary.constants[name]
+    return NOT_LITERAL
+
+
+def _class_uses(ctx: FileContext, name: str) -> Uses:
+    project = ctx.project
+    if project is None or not project.roots or project.module is None:
+        return Uses((), False)
+    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
+    if files is None:
+        return Uses((), True)
+    wanted = f"{project.module}.{name}"
+    word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
+    found: list[Construction] = []
+    named = False
+    for path, (imported, attributes) in files:
+        # a file that imports the class (from its module, or re-exported by a package), or
+        # imports its module and names the class as an attribute of it
+        if word not in imported and not (module_word in imported and word in attributes):
+            continue
+        read = project.project.read(path)
+        if read is None or len(read[0]) > _MAX_BUILDER_BYTES or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
+                word, _PLAIN, _PLAIN), read[0]):
+            # it may name the class, and never builds it with no arguments or with a number
+            # among plain ones (or is a large module of a library, not a script building
+            # a model): only a file that may is parsed
+            named = True
+            continue
+        summary = _summary_of(ctx, path)
+        if summary is None:
+            named = True
+            continue
+        for callee, construction in summary.calls:
+            if callee.rpartition(".")[2] == name and _means(ctx, summary, callee, wanted,
+                                                            may=False):
+                found.append(construction)
+        named = named or any(r.rpartition(".")[2] == name and _means(
+            ctx, summary, r, wanted, may=True) for r in summary.references)
+    return Uses(tuple(found), named)
+
+
+def _means(ctx: FileContext, summary: _Summary, dotted: str, wanted: str, *,
+           may: bool) -> bool:
+    """Does ``dotted``, spelled in the file ``summary`` describes, name ``wanted``? With
+    ``may``, a dotted name whose head is not imported counts (it may)."""
+    head, _, rest = dotted.partition(".")
+    base = summary.imports.get(head)
+    if base is None:
+        return may and "." in dotted
+    qual = f"{base}.{rest}" if rest else base
+    assert ctx.project is not None
+    return wanted in ctx.project.alias_targets(qual) or qual == wanted
+
+
+# ------------------------------------------------------------------ the project's files
+class _Words:
+    """The identifiers the import statements of each .py file under a folder spell, and
+    those after a dot, kept by modification time and size for the run."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, tuple[int, int, tuple[frozenset[bytes], frozenset[bytes]],
+                                    Dependency]] = {}
+
+
+def _project_words(ctx: FileContext
+                   ) -> list[tuple[str, tuple[frozenset[bytes], frozenset[bytes]]]] | None:
+    """The other .py files under the linted file's package root with the identifiers their
+    import statements spell and those spelled after a dot (None: too many files); every
+    one is recorded as a dependency, since any of them may build the file's classes."""
+    project = ctx.project
+    assert project is not None
+    root = project.roots[0]
+    memo: _Words = project.project.derived("size-words", Dependency(root, ""), _Words)
+    files = project.project.derived("size-project-files", Dependency(root, ""),
+                                    lambda: _walk(root))
+    if files is None:
+        return None
+    found: list[tuple[str, tuple[frozenset[bytes], frozenset[bytes]]]] = []
+    for path in files:
+        if path == project.path:
+            continue
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        known = memo.known.get(path)
+        if known is None or known[:2] != (stat.st_mtime_ns, stat.st_size):
+            read = project.project.read(path)
+            if read is None:
+                continue
+            data, dependency = read
+            known = memo.known[path] = (stat.st_mtime_ns, stat.st_size,
+                                        (_imported_words(data), frozenset(
+                                            _ATTRIBUTE.findall(data))), dependency)
+        project.learned([known[3]])
+        found.append((path, known[2]))
+    return found
+
+
+def _imported_words(data: bytes) -> frozenset[bytes]:
+    return frozenset(word for match in _IMPORT.finditer(data) for group in match.groups()
+                     if group for word in _WORD.findall(group))
+
+
+def _walk(root: str) -> tuple[str, ...] | None:
+    files: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
+        files.extend(os.path.abspath(os.path.join(folder, n)) for n in sorted(names)
+                     if n.endswith(".py"))
+        if len(files) > _MAX_FILES:
+            return None
+    return tuple(files)
+
+
+def _summary_of(ctx: FileContext, path: str) -> _Summary | None:
+    """The summary of the project file ``path`` (once a run), recorded as a dependency."""
+    assert ctx.project is not None
+    project = ctx.project.project
+    read = project.read(path)
+    if read is None:
+        return None
+    data, dependency = read
+    ctx.project.learned([dependency])
+    _, module = project.roots_and_module(path)
+    return project.derived("size-summary", dependency,
+                           lambda: _summarise(data, module or "", path))
+
+
+def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    package: str | None = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    imports: dict[str, str] = {}
+    assigned: dict[str, list[ast.expr | None]] = {}  # None: unpacked, never a constant
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    imports[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    imports[top] = top
+        elif isinstance(stmt, ast.ImportFrom):
+            base = _absolute(stmt.module, stmt.level, package)
+            for alias in stmt.names:
+                if base is not None and alias.name != "*":
+                    imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        assigned.setdefault(node.id, []).append(
+                            stmt.value if isinstance(target, ast.Name) else None)
+    stores = Counter(n.id for n in ast.walk(tree) if type(n) is ast.Name and type(
+        n.ctx) is ast.Store)
+    # a name stored more often than the module's own assignments: rebound somewhere
+    rebound = {name for name, values in assigned.items() if stores[name] > len(values)}
+    constants: dict[str, object] = {}
+    for name, values in assigned.items():  # in source order: earlier constants resolve
+        if len(values) == 1 and values[0] is not None and name not in rebound and (
+                name not in imports):
+            value = _value(values[0], constants)
+            if value is not NOT_LITERAL:
+                constants[name] = value
+    calls: list[tuple[str, Construction]] = []
+    references: list[str] = []
+    _collect(tree, constants, calls, references, False)
+    return _Summary(constants, imports, tuple(calls), tuple(references))
+
+
+def _collect(node: ast.AST, constants: dict[str, object], calls: list[tuple[str, Construction]],
+             references: list[str], in_function: bool) -> None:
+    """Calls and other uses of dotted names, below ``node``; inside a function only
+    literals are read (a local name may shadow a constant)."""
+    for child in ast.iter_child_nodes(node):
+        inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                  ast.Lambda))
+        if isinstance(child, ast.Call):
+            callee = _dotted(child.func)
+            if callee is not None:
+                known = {} if inner else constants
+                starred = any(isinstance(a, ast.Starred) for a in child.args) or any(
+                    k.arg is None for k in child.keywords)
+                calls.append((callee, Construction(
+                    tuple(_value(a, known) for a in child.args if not isinstance(a, ast.Starred)),
+                    tuple((k.arg, _value(k.value, known)) for k in child.keywords if k.arg),
+                    starred)))
+                for part in (*child.args, *child.keywords):
+                    _collect(part, constants, calls, references, inner)
+                if not isinstance(child.func, (ast.Name, ast.Attribute)):
+                    _collect(child.func, constants, calls, references, inner)
+                elif isinstance(child.func, ast.Attribute):
+                    _collect(child.func.value, constants, calls, references, inner)
+                continue
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            dotted = _dotted(child)
+            if dotted is not None:
+                references.append(dotted)
+                continue
+        if isinstance(child, ast.ClassDef):
+            references.extend(d for d in map(_dotted, child.bases) if d is not None)
+        _collect(child, constants, calls, references, inner)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _value(node: ast.expr, constants: dict[str, object]) -> object:
+    """The literal value of ``node`` (numbers, strings, booleans, None, tuples and simple
+    arithmetic, module constants); ``NOT_LITERAL`` for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, (int, float, str, bool, type(None))) \
+            else NOT_LITERAL
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, NOT_LITERAL)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        values = tuple(_value(e, constants) for e in node.elts)
+        return NOT_LITERAL if any(v is NOT_LITERAL for v in values) else values
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _value(node.operand, constants)
+        return -inner if _number(inner) else NOT_LITERAL  # type: ignore[operator]
+    if isinstance(node, ast.BinOp):
+        left, right = _value(node.left, constants), _value(node.right, constants)
+        if not (_number(left) and _number(right)):
+            return NOT_LITERAL
+        try:
+            if isinstance(node.op, ast.Add):
+                return left + right  # type: ignore[operator]
+            if isinstance(node.op, ast.Sub):
+                return left - right  # type: ignore[operator]
+            if isinstance(node.op, ast.Mult):
+                return left * right  # type: ignore[operator]
+            if isinstance(node.op, ast.FloorDiv):
+                return left // right  # type: ignore[operator]
+        except ZeroDivisionError:
+            return NOT_LITERAL
+    return NOT_LITERAL
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
