@@ -51,7 +51,7 @@ def test_constants_arithmetic_and_defaults_used_by_a_construction():
                                 "in_features=64 would make the chain consistent"]
 
 
-def test_a_class_built_nowhere_is_checked_with_its_defaults():
+def test_defaults_count_only_for_a_class_the_project_builds_with_them():
     source = HEADER + """
     class MLP(nn.Module):
         def __init__(self, width=64, depth=2):
@@ -61,8 +61,11 @@ def test_a_class_built_nowhere_is_checked_with_its_defaults():
         def forward(self, x):
             return self.fc2(self.fc1(x))
     """
-    assert messages(source) == ["Linear(32 -> 10) receives 64 features from Linear(8 -> 64); "
-                                "in_features=64 would make the chain consistent"]
+    # built nowhere: a library class, built by its users with sizes of their own
+    assert messages(source) == []
+    assert messages(source + "    model = MLP(depth=3)\n") == [
+        "Linear(32 -> 10) receives 64 features from Linear(8 -> 64); "
+        "in_features=64 would make the chain consistent"]
 
 
 def test_a_class_named_elsewhere_in_the_file_has_unknown_parameters():

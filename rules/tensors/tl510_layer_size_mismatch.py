@@ -14,7 +14,7 @@ class LayerSizeMismatch(SizeChainRule):
     RNN's input, an RNN's output to Linear. Sizes come from literals, module-level
     constants (also imported from the project), class attributes, simple arithmetic, and
     `__init__` parameters where the project constructs the class with literal arguments
-    (one check per construction; the defaults when it is built and named nowhere else). A
+    or its defaults (one check per construction; a class built nowhere is not checked). A
     module class of the project used as a layer (`Block(64, 128)`) passes the chain on
     when its first layer's input size and its `forward`'s output size are proven. An
     unknown size, a lazy layer, a reshape, a concatenation, an unknown call or a branch

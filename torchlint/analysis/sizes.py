@@ -13,8 +13,8 @@ where a provable size or rank disagrees becomes a :class:`Mismatch`.
 Sizes come from literals, module-level constants (also those imported from the
 project), class attributes, simple arithmetic and ``__init__`` parameters where the class
 is constructed in the project with literal arguments or defaults (one evaluation per
-distinct construction; the defaults for a class built and named nowhere else; see
-``project_sizes.py``). A module class of the project used as a layer is followed from its
+distinct construction, see ``project_sizes.py``; a class built nowhere in the project has
+unknown sizes). A module class of the project used as a layer is followed from its
 first layer's input size to the size its ``forward`` returns. :class:`Unknown` is a value like any other:
 an unknown size is never compared, and anything the analysis cannot follow (a reshape,
 a concatenation, a branch, an unknown call) stops the chain with the reason.
@@ -33,12 +33,6 @@ import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere, bound_names, global_value
 from torchlint.analysis.layer_table import AVG_POOL, LAYERS, MAX_POOL
-from torchlint.analysis.project_sizes import (
-    NOT_LITERAL,
-    Construction,
-    class_uses,
-    imported_constant,
-)
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -46,6 +40,12 @@ from torchlint.analysis.nodes import (
     iter_nodes,
     parameters,
     self_attribute,
+)
+from torchlint.analysis.project_sizes import (
+    NOT_LITERAL,
+    Construction,
+    class_uses,
+    imported_constant,
 )
 
 if TYPE_CHECKING:
@@ -368,10 +368,8 @@ class _Analysis:
         uses = class_uses(self.ctx, cls.name.value)
         for construction in uses.constructions:
             add(self.bind_values(init, construction))
-        if not envs and any(p.default is not None for p in params) and (
-                not uses.named_otherwise):
-            # built nowhere in the project: its defaults are the sizes it is built with
-            return [self.bind_values(init, Construction((), (), False))]
+        # built nowhere in the project: its defaults are not known to be its sizes (a
+        # library class is built by its users, who may pass others)
         return envs or [unknown]
 
     def named_in_file(self, cls: cst.ClassDef) -> bool:
