@@ -10,8 +10,8 @@ class FlattenSizeMismatch(SizeChainRule):
     flatten hands it: `x.view(-1, K)` / `x.view(N, K)` / `x.reshape(N, K)`, or
     `torch.flatten(x, 1)` / `x.view(x.size(0), -1)` / `nn.Flatten()` after a conv and
     pool stack whose output size is provable, from adaptive pooling or from an input size
-    the file states (a dummy input such as `model(torch.randn(1, 3, 32, 32))` or an ONNX
-    export). The spatial sizes are followed through convolution, pooling, padding and
+    the project states (a dummy input such as `model(torch.randn(1, 3, 32, 32))` in the file
+    or another file of the project, or an ONNX export). The spatial sizes are followed through convolution, pooling, padding and
     upsampling arithmetic (kernel, stride, padding, dilation, `ceil_mode`). Unknown
     spatial sizes are never guessed.
 

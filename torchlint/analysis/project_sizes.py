@@ -14,6 +14,7 @@ import ast
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,9 @@ class Uses:
 
     constructions: tuple[Construction, ...]
     named_otherwise: bool
+    # the shapes of the dummy inputs other files pass to an instance of the class
+    # (``Net()(torch.randn(1, 3, 32, 32))``, ``m = Net(); m(torch.zeros(2, 8))``)
+    inputs: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class _Summary:
     # (dotted callee, construction) for every call of a dotted name
     calls: tuple[tuple[str, Construction], ...]
     references: tuple[str, ...]  # dotted names used other than as a callee
+    # (dotted callee of a construction, shape of a dummy input given to the instance)
+    inputs: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 def class_uses(ctx: FileContext, name: str) -> Uses:
@@ -110,6 +116,7 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     wanted = f"{project.module}.{name}"
     word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
     found: list[Construction] = []
+    inputs: list[tuple[int, ...]] = []
     named = False
     for path, (imported, attributes) in files:
         # a file that imports the class (from its module, or re-exported by a package), or
@@ -132,9 +139,11 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
             if callee.rpartition(".")[2] == name and _means(ctx, summary, callee, wanted,
                                                             may=False):
                 found.append(construction)
+        inputs += [shape for callee, shape in summary.inputs if callee.rpartition(".")[2] == (
+            name) and _means(ctx, summary, callee, wanted, may=False)]
         named = named or any(r.rpartition(".")[2] == name and _means(
             ctx, summary, r, wanted, may=True) for r in summary.references)
-    return Uses(tuple(found), named)
+    return Uses(tuple(found), named, tuple(inputs))
 
 
 def _means(ctx: FileContext, summary: _Summary, dotted: str, wanted: str, *,
@@ -267,7 +276,92 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
     calls: list[tuple[str, Construction]] = []
     references: list[str] = []
     _collect(tree, constants, calls, references, False)
-    return _Summary(constants, imports, tuple(calls), tuple(references))
+    return _Summary(constants, imports, tuple(calls), tuple(references),
+                    tuple(_dummy_inputs(tree, imports)))
+
+
+_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
+                        "torch.empty"})
+_PASS_THROUGH = frozenset({"to", "cuda", "cpu", "eval", "float"})
+
+
+def _dummy_inputs(tree: ast.Module, imports: dict[str, str]
+                  ) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """(callee, shape) for each dummy input passed to an instance built in the same
+    function (or module-level code): ``Net()(torch.randn(1, 3, 32, 32))`` or ``model =
+    Net().to(dev)`` then ``model(x)`` with ``x = torch.randn(...)`` or the factory call
+    itself. Names assigned more than once in a scope are not followed."""
+    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree)
+                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        nodes = list(_own_nodes(scope))
+        stores = Counter(n.id for n in nodes if type(n) is ast.Name and type(n.ctx) is ast.Store)
+        instances: dict[str, str] = {}
+        tensors: dict[str, tuple[int, ...]] = {}
+        for node in nodes:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], ast.Name) and stores[node.targets[0].id] == 1:
+                built = _built(node.value)
+                if built is not None:
+                    instances[node.targets[0].id] = built
+                shape = _factory_shape(node.value, imports)
+                if shape is not None:
+                    tensors[node.targets[0].id] = shape
+        for node in nodes:
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func = node.func
+            model = instances.get(func.id) if isinstance(func, ast.Name) else _built(func)
+            if model is None:
+                continue
+            arg = node.args[0]
+            shape = tensors.get(arg.id) if isinstance(arg, ast.Name) else _factory_shape(
+                arg, imports)
+            if shape is not None:
+                yield model, shape
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body (or a module's code), not of the functions and
+    classes inside it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _built(node: ast.expr) -> str | None:
+    """The dotted callee of ``Net(...)`` (through ``.to(dev)``, ``.cuda()``, ``.eval()``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+            node.func.attr in _PASS_THROUGH):
+        node = node.func.value
+    return _dotted(node.func) if isinstance(node, ast.Call) else None
+
+
+def _factory_shape(node: ast.expr, imports: dict[str, str]) -> tuple[int, ...] | None:
+    """The shape of ``torch.randn(1, 3, 32, 32)`` / ``torch.zeros((2, 8))`` given in int
+    literals."""
+    if not isinstance(node, ast.Call) or node.keywords and any(
+            k.arg in ("size", None) for k in node.keywords):
+        return None
+    callee = _dotted(node.func)
+    if callee is None:
+        return None
+    head, _, rest = callee.partition(".")
+    qual = f"{imports.get(head, head)}.{rest}" if rest else imports.get(head, head)
+    if qual not in _FACTORIES:
+        return None
+    args = node.args
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        args = args[0].elts
+    values = tuple(a.value for a in args if isinstance(a, ast.Constant))
+    if not values or len(values) != len(args) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        return None
+    return values
 
 
 def _collect(node: ast.AST, constants: dict[str, object], calls: list[tuple[str, Construction]],

@@ -1937,6 +1937,13 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
             channels, height, width = image
             stated[models.pop()] = Value(4, channels, width, (height, width),
                                          "the dataset's images", dataset=True)
+    if ctx.project is not None:  # a dummy input another file of the project passes to it
+        for cls in ctx.definitions():
+            if isinstance(cls, cst.ClassDef) and cls.name.value not in found and (
+                    cls.name.value not in stated) and ctx.is_module_class(cls):
+                inputs = class_uses(ctx, cls.name.value).inputs
+                if inputs:
+                    found[cls.name.value] = set(inputs)
     for model, shapes in found.items():
         if len(shapes) == 1:
             (shape,) = shapes
