@@ -61,9 +61,6 @@ class Uses:
 
     constructions: tuple[Construction, ...]
     named_otherwise: bool
-    # the shapes of the dummy inputs other files pass to an instance of the class
-    # (``Net()(torch.randn(1, 3, 32, 32))``, ``m = Net(); m(torch.zeros(2, 8))``)
-    inputs: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +78,42 @@ def class_uses(ctx: FileContext, name: str) -> Uses:
     """How the other files of the project build or name the module class ``name`` of the
     linted file (none without project knowledge)."""
     return ctx.cached(("project_size_uses", name), lambda: _class_uses(ctx, name))
+
+
+def class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
+    """The shapes of the dummy inputs the other files of the project pass to an instance of
+    the module class ``name`` of the linted file (``Net()(torch.randn(1, 3, 32, 32))``,
+    ``model = Net(); model(torch.zeros(2, 8))``)."""
+    return ctx.cached(("project_size_inputs", name), lambda: _class_inputs(ctx, name))
+
+
+def _class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
+    project = ctx.project
+    if project is None or not project.roots or project.module is None:
+        return ()
+    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
+    if files is None:
+        return ()
+    wanted = f"{project.module}.{name}"
+    word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
+    found: list[tuple[int, ...]] = []
+    for path, (imported, attributes) in files:
+        if word not in imported and not (module_word in imported and word in attributes):
+            continue
+        read = project.project.read(path)
+        # only a file that builds the class and makes a tensor of a literal shape is parsed
+        if read is None or len(read[0]) > _MAX_BUILDER_BYTES or not (
+                re.search(rb"\b%s\(" % word, read[0]) and _FACTORY_CALL.search(read[0])):
+            continue
+        summary = _summary_of(ctx, path)  # records the dependency
+        if summary is None:
+            continue
+        found += [shape for callee, shape in summary.inputs if callee.rpartition(".")[2] == (
+            name) and _means(ctx, summary, callee, wanted, may=False)]
+    return tuple(found)
+
+
+_FACTORY_CALL = re.compile(rb"\b(?:randn|rand|zeros|ones|empty)\(")
 
 
 def imported_constant(ctx: FileContext, qualname: str) -> object:
@@ -116,7 +149,6 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     wanted = f"{project.module}.{name}"
     word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
     found: list[Construction] = []
-    inputs: list[tuple[int, ...]] = []
     named = False
     for path, (imported, attributes) in files:
         # a file that imports the class (from its module, or re-exported by a package), or
@@ -139,11 +171,9 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
             if callee.rpartition(".")[2] == name and _means(ctx, summary, callee, wanted,
                                                             may=False):
                 found.append(construction)
-        inputs += [shape for callee, shape in summary.inputs if callee.rpartition(".")[2] == (
-            name) and _means(ctx, summary, callee, wanted, may=False)]
         named = named or any(r.rpartition(".")[2] == name and _means(
             ctx, summary, r, wanted, may=True) for r in summary.references)
-    return Uses(tuple(found), named, tuple(inputs))
+    return Uses(tuple(found), named)
 
 
 def _means(ctx: FileContext, summary: _Summary, dotted: str, wanted: str, *,
@@ -276,8 +306,8 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
     calls: list[tuple[str, Construction]] = []
     references: list[str] = []
     _collect(tree, constants, calls, references, False)
-    return _Summary(constants, imports, tuple(calls), tuple(references),
-                    tuple(_dummy_inputs(tree, imports)))
+    inputs = tuple(_dummy_inputs(tree, imports)) if _FACTORY_CALL.search(data) else ()
+    return _Summary(constants, imports, tuple(calls), tuple(references), inputs)
 
 
 _FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
@@ -291,46 +321,46 @@ def _dummy_inputs(tree: ast.Module, imports: dict[str, str]
     function (or module-level code): ``Net()(torch.randn(1, 3, 32, 32))`` or ``model =
     Net().to(dev)`` then ``model(x)`` with ``x = torch.randn(...)`` or the factory call
     itself. Names assigned more than once in a scope are not followed."""
-    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree)
-                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
-    for scope in scopes:
-        nodes = list(_own_nodes(scope))
-        stores = Counter(n.id for n in nodes if type(n) is ast.Name and type(n.ctx) is ast.Store)
-        instances: dict[str, str] = {}
-        tensors: dict[str, tuple[int, ...]] = {}
-        for node in nodes:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                    node.targets[0], ast.Name) and stores[node.targets[0].id] == 1:
-                built = _built(node.value)
-                if built is not None:
-                    instances[node.targets[0].id] = built
-                shape = _factory_shape(node.value, imports)
-                if shape is not None:
-                    tensors[node.targets[0].id] = shape
-        for node in nodes:
-            if not isinstance(node, ast.Call) or not node.args:
-                continue
-            func = node.func
-            model = instances.get(func.id) if isinstance(func, ast.Name) else _built(func)
-            if model is None:
-                continue
-            arg = node.args[0]
-            shape = tensors.get(arg.id) if isinstance(arg, ast.Name) else _factory_shape(
-                arg, imports)
-            if shape is not None:
-                yield model, shape
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's body (or a module's code), not of the functions and
-    classes inside it."""
-    stack = list(ast.iter_child_nodes(scope))
+    # per scope (a function, or the module's own code): its assignments to a name, and
+    # the calls given a first argument; one walk of the tree
+    assigned: dict[int, dict[str, list[ast.expr]]] = {}
+    called: list[tuple[int, ast.Call]] = []
+    stack: list[tuple[ast.AST, int]] = [(tree, id(tree))]
     while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                 ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+        node, scope = stack.pop()
+        kind = type(node)
+        if kind is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                for name in ast.walk(target):
+                    if type(name) is ast.Name:
+                        assigned.setdefault(scope, {}).setdefault(name.id, []).append(
+                            node.value if target is name else None)  # type: ignore[attr-defined]
+        elif kind in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr):
+            for name in ast.walk(node.target):  # type: ignore[attr-defined]
+                if type(name) is ast.Name:  # another binding: the name is not followed
+                    assigned.setdefault(scope, {}).setdefault(name.id, []).append(None)
+        elif kind is ast.Call and node.args:  # type: ignore[attr-defined]
+            called.append((scope, node))  # type: ignore[arg-type]
+        inner = id(node) if kind in (ast.FunctionDef, ast.AsyncFunctionDef) else scope
+        if kind not in (ast.ClassDef, ast.Lambda):
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    for scope, call in called:
+        names = assigned.get(scope, {})
+        func = call.func
+        if type(func) is ast.Name:
+            values = names.get(func.id, ())
+            model = _built(values[0]) if len(values) == 1 and values[0] is not None else None
+        else:
+            model = _built(func)
+        if model is None:
+            continue
+        arg = call.args[0]
+        if type(arg) is ast.Name:
+            values = names.get(arg.id, ())
+            arg = values[0] if len(values) == 1 and values[0] is not None else None
+        shape = _factory_shape(arg, imports) if arg is not None else None
+        if shape is not None:
+            yield model, shape
 
 
 def _built(node: ast.expr) -> str | None:

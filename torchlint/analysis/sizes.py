@@ -44,6 +44,7 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.project_sizes import (
     NOT_LITERAL,
     Construction,
+    class_inputs,
     class_uses,
     imported_constant,
 )
@@ -734,6 +735,16 @@ class _Analysis:
             chain = Chain(cls.name.value, "forward", forward)
             flow = _Flow(self, chain, local, {params[0].name.value: Value()})
             flow.run(forward.body.body)
+        elif cls.name.value not in self.stated and self.ctx.project is not None and (
+                _flattens_images(chain)):
+            # the input size may be stated in another file of the project (asked only of
+            # the models that need it: the search reads other files)
+            shapes = set(class_inputs(self.ctx, cls.name.value))
+            value = _input_value(shapes.pop()) if len(shapes) == 1 else None
+            if value is not None:
+                chain = Chain(cls.name.value, "forward", forward)
+                flow = _Flow(self, chain, local, {params[0].name.value: value})
+                flow.run(forward.body.body)
         self.finish(chain)
 
 
@@ -1937,22 +1948,30 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
             channels, height, width = image
             stated[models.pop()] = Value(4, channels, width, (height, width),
                                          "the dataset's images", dataset=True)
-    if ctx.project is not None:  # a dummy input another file of the project passes to it
-        for cls in ctx.definitions():
-            if isinstance(cls, cst.ClassDef) and cls.name.value not in found and (
-                    cls.name.value not in stated) and ctx.is_module_class(cls):
-                inputs = class_uses(ctx, cls.name.value).inputs
-                if inputs:
-                    found[cls.name.value] = set(inputs)
     for model, shapes in found.items():
         if len(shapes) == 1:
             (shape,) = shapes
-            if len(shape) >= 3:
-                stated[model] = Value(len(shape), shape[1], shape[-1], tuple(shape[2:]),
-                                      f"the input {tuple(shape)}")
-            elif len(shape) == 2:
-                stated[model] = Value(2, shape[1], shape[1], None, f"the input {tuple(shape)}")
-    return stated
+            stated[model] = _input_value(shape)
+    return {model: value for model, value in stated.items() if value is not None}
+
+
+def _input_value(shape: tuple[int, ...]) -> Value | None:
+    """What a dummy input of ``shape`` says of a model's input."""
+    if len(shape) >= 3:
+        return Value(len(shape), shape[1], shape[-1], tuple(shape[2:]),
+                     f"the input {tuple(shape)}")
+    if len(shape) == 2:
+        return Value(2, shape[1], shape[1], None, f"the input {tuple(shape)}")
+    return None
+
+
+def _flattens_images(chain: Chain) -> bool:
+    """The chain starts on images (a conv or pool first) and flattens them: the spatial
+    size of its input decides the features its Linear receives."""
+    return bool(chain.steps) and chain.steps[0].label.startswith(
+        ("Conv", "MaxPool", "AvgPool")) and any(
+        word in step.label for step in chain.steps for word in ("flatten", "Flatten", "view",
+                                                                 "reshape"))
 
 
 # torchvision datasets of one known image size: (channels, height, width)
