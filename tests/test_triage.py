@@ -269,3 +269,10 @@ def test_one_file_check_imports_only_the_rules_that_can_fire(tmp_path: Path) -> 
     result = subprocess.run([sys.executable, "-c", probe, str(flagged)], capture_output=True,
                             text=True, cwd=ROOT, timeout=300)
     assert result.stdout.strip().splitlines()[-1] == "['tl704']", result.stderr
+
+
+def test_a_file_only_a_counted_preview_rule_could_flag_is_not_parsed() -> None:
+    # TL206 is a preview rule: with preview off it only counts for the summary's hint
+    source = SourceFile("x.py", "import torch\nx = torch.sqrt(torch.tensor(2.0))\n")
+    assert certainly_clean(source, Settings().for_file("x.py"))
+    assert not certainly_clean(source, Settings(preview=True).for_file("x.py"))

@@ -64,8 +64,10 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
                 continue
         maybe.append(rule)
     codes = {rule.code for rule in firing(maybe, text, options)}  # type: ignore[arg-type]
-    if codes:
+    if codes and not codes <= settings.preview_codes - settings.codes:
         return frozenset(codes)
+    # nothing enabled can fire: the preview rules run only to be counted for the summary's
+    # hint do not get a file parsed by themselves (they are counted where libcst runs anyway)
     parses = facts is not None or compiles(text) or python_syntax_error(text) is None
     return frozenset() if parses else None
 
