@@ -14,14 +14,15 @@ from torchlint.analysis.options import Options
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
-from torchlint.engine.screen import certainly_clean
+from torchlint.engine.prefilter import star_imported
+from torchlint.engine.screen import certainly_clean, screen
 from torchlint.engine.triage import (
     api,
     biased_call,
     calls_method,
     chained_call,
-    loop_sum,
     from_data,
+    loop_sum,
     self_store,
     self_store_call,
     sequence_call,
@@ -276,3 +277,17 @@ def test_a_file_only_a_counted_preview_rule_could_flag_is_not_parsed() -> None:
     source = SourceFile("x.py", "import torch\nx = torch.sqrt(torch.tensor(2.0))\n")
     assert certainly_clean(source, Settings().for_file("x.py"))
     assert not certainly_clean(source, Settings(preview=True).for_file("x.py"))
+
+
+def test_a_star_import_leaves_nothing_to_rule_out(tmp_path: Path) -> None:
+    # the names come from a module of the project, spelled nowhere in the file
+    (tmp_path / "model.py").write_text("import torch\nfrom torch.autograd import Variable\n")
+    train = tmp_path / "train.py"
+    train.write_text("from model import *\n\nx = Variable(torch.ones(3))\n")
+    assert star_imported(train.read_text())
+    assert screen(SourceFile.read(train), Settings(root=str(tmp_path)).for_file(str(train))
+                  ) is None
+    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
+                             str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300)
+    assert "train.py:3:5: TL704" in result.stdout, result.stdout + result.stderr

@@ -99,6 +99,16 @@ def rule_patterns(patterns: tuple[str, ...], model_names: frozenset[str]
     return compiled(tuple(p.replace(MODEL_NAME, names) for p in patterns))
 
 
+_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
+
+
+def star_imported(text: str) -> bool:
+    """``from x import *``: any name of the file may come from elsewhere, spelled nowhere
+    in it (the project knowledge follows such imports), so no trigger, pattern or ``ast``
+    fact can rule a rule out."""
+    return "*" in text and _STAR_IMPORT.search(text) is not None
+
+
 def could_fire(rule: type[Rule], text: str, options: Options | None = None) -> bool:
     """Do ``text`` and the rule's triggers and patterns allow a finding? (On an
     :func:`unusual` text only the cheap patterns are asked.)"""

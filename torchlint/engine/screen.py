@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
-from torchlint.engine.prefilter import firing, triggered
+from torchlint.engine.prefilter import firing, star_imported, triggered
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
     """The codes of the enabled rules that can fire on ``source`` (none: its lint is empty,
     CPython parses it); None when the screen cannot tell (every rule may)."""
     text = source.text
-    if UNUSED_NOQA in settings.codes and "noqa" in text.lower():
+    if UNUSED_NOQA in settings.codes and "noqa" in text.lower() or star_imported(text):
         return None
     rules = _rules(settings)
     if rules is None:
