@@ -26,6 +26,19 @@ _MANAGING_LIBRARIES = ("accelerate", "lightning", "pytorch_lightning", "lightnin
                        "transformers", "composer", "ignite")
 
 
+_EVALUATION_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test",
+                               "testing", "dev"})
+
+
+def _evaluation(name: str | None) -> bool:
+    """``sampler_val``, ``val_loader``, ``test_dl``, ``self.eval_loader``: a name that says
+    the data is evaluated, not trained on."""
+    if not name:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return not _EVALUATION_WORDS.isdisjoint(last.split("_"))
+
+
 class DistributedSamplerWithoutSetEpoch(Rule):
     """## What it does
     Flags a `torch.utils.data.DistributedSampler` that shuffles, passed to a `DataLoader`
@@ -33,7 +46,9 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     the loader passed to a function called in a loop), when no `set_epoch` call can reach
     it (`sampler.set_epoch(epoch)` or `loader.sampler.set_epoch(epoch)` in its function, or
     any `set_epoch` in a function its function calls; for a module-level sampler or an
-    attribute, any `set_epoch` of the file).
+    attribute, any `set_epoch` of the file). A sampler or loader named for evaluation
+    (`sampler_val`, `test_loader`) is left alone: the order of an evaluation pass changes
+    no result.
 
     ## Why is this bad?
     A `DistributedSampler` seeds its shuffle with `seed + epoch`, and the epoch only changes
@@ -91,6 +106,8 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                 loader.target):
             return
         name = self._sampler_name(node)
+        if _evaluation(name) or _evaluation(loader.target):
+            return  # the order of an evaluation pass changes no result
         if self._epoch_set(name, loader.target):
             return
         sampler = f"'{name}'" if name else f"the DistributedSampler of '{loader.target}'"
