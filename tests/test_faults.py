@@ -259,10 +259,16 @@ def test_a_signal_stops_a_fix_run_and_its_workers(tmp_path: Path, signal_name: s
     def fixed() -> set[str]:
         return {name for name in names if (tmp_path / name).read_bytes() != body}
 
+    def default_signals() -> None:
+        # a suite started in the background inherits an ignored SIGINT, which Python
+        # then keeps: the run would rightly not stop on it
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     process = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "--isolated",
                                 "--no-cache", "--fix", "--jobs", "2", str(tmp_path)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=ROOT, env=ENV, start_new_session=True)
+                               cwd=ROOT, env=ENV, start_new_session=True,
+                               preexec_fn=default_signals)
     try:
         while not fixed() and process.poll() is None:  # the workers are writing fixes
             time.sleep(0.02)
