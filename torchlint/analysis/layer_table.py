@@ -80,3 +80,11 @@ def size_parameters(leaf: str) -> tuple[tuple[str, int] | None, tuple[str, int] 
 RANKED = frozenset({"bn", "conv", "convT", "in", "pool", "adaptive", "pad", "dropnd"})
 FLAT = frozenset({"linear", "bilinear", "same", "flatten", "cell", "embed"})
 
+
+
+# a stated input: a tensor of a literal shape made by one of these (torch.randint takes its
+# shape as ``size``, read apart) and passed to a model, seen through these methods of the
+# model (``Net().to(dev)``)
+INPUT_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
+                             "torch.empty"})
+INSTANCE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "float"})

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from torchlint.analysis.layer_table import INPUT_FACTORIES, INSTANCE_METHODS
 from torchlint.analysis.project import Dependency, _absolute
 
 if TYPE_CHECKING:
@@ -88,22 +89,15 @@ def class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
 
 
 def _class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
-    project = ctx.project
-    if project is None or not project.roots or project.module is None:
-        return ()
-    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
+    files = _files_naming(ctx, name)
     if files is None:
         return ()
-    wanted = f"{project.module}.{name}"
-    word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
+    wanted, word = _wanted(ctx, name), name.encode()
     found: list[tuple[int, ...]] = []
-    for path, (imported, attributes) in files:
-        if word not in imported and not (module_word in imported and word in attributes):
-            continue
-        read = project.project.read(path)
+    for path, data in files:
         # only a file that builds the class and makes a tensor of a literal shape is parsed
-        if read is None or len(read[0]) > _MAX_BUILDER_BYTES or not (
-                re.search(rb"\b%s\(" % word, read[0]) and _FACTORY_CALL.search(read[0])):
+        if data is None or not (re.search(rb"\b%s\(" % word, data)
+                                and _FACTORY_CALL.search(data)):
             continue
         summary = _summary_of(ctx, path)  # records the dependency
         if summary is None:
@@ -111,6 +105,35 @@ def _class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
         found += [shape for callee, shape in summary.inputs if callee.rpartition(".")[2] == (
             name) and _means(ctx, summary, callee, wanted, may=False)]
     return tuple(found)
+
+
+def _files_naming(ctx: FileContext, name: str) -> Iterator[tuple[str, bytes | None]] | None:
+    """The project's other files that may name the module class ``name`` of the linted
+    file: those that import it (from its module, or re-exported by a package), or import
+    its module and name it as an attribute; with their bytes (None: unreadable, or a large
+    module of a library, not a script building a model). None when there is no project
+    knowledge or the project is too large to search."""
+    project = ctx.project
+    if project is None or not project.roots or project.module is None:
+        return None
+    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
+    if files is None:
+        return None
+    word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
+
+    def found() -> Iterator[tuple[str, bytes | None]]:
+        for path, (imported, attributes) in files:
+            if word in imported or module_word in imported and word in attributes:
+                read = project.project.read(path)
+                yield path, read[0] if read is not None and len(
+                    read[0]) <= _MAX_BUILDER_BYTES else None
+
+    return found()
+
+
+def _wanted(ctx: FileContext, name: str) -> str:
+    assert ctx.project is not None and ctx.project.module is not None
+    return f"{ctx.project.module}.{name}"
 
 
 _FACTORY_CALL = re.compile(rb"\b(?:randn|rand|zeros|ones|empty)\(")
@@ -143,21 +166,15 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     project = ctx.project
     if project is None or not project.roots or project.module is None:
         return Uses((), False)
-    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
+    files = _files_naming(ctx, name)
     if files is None:
         return Uses((), True)
-    wanted = f"{project.module}.{name}"
-    word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
+    wanted, word = _wanted(ctx, name), name.encode()
     found: list[Construction] = []
     named = False
-    for path, (imported, attributes) in files:
-        # a file that imports the class (from its module, or re-exported by a package), or
-        # imports its module and names the class as an attribute of it
-        if word not in imported and not (module_word in imported and word in attributes):
-            continue
-        read = project.project.read(path)
-        if read is None or len(read[0]) > _MAX_BUILDER_BYTES or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
-                word, _PLAIN, _PLAIN), read[0]):
+    for path, data in files:
+        if data is None or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
+                word, _PLAIN, _PLAIN), data):
             # it may name the class, and never builds it with no arguments or with a number
             # among plain ones (or is a large module of a library, not a script building
             # a model): only a file that may is parsed
@@ -310,11 +327,6 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
     return _Summary(constants, imports, tuple(calls), tuple(references), inputs)
 
 
-_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
-                        "torch.empty"})
-_PASS_THROUGH = frozenset({"to", "cuda", "cpu", "eval", "float"})
-
-
 def _dummy_inputs(tree: ast.Module, imports: dict[str, str]
                   ) -> Iterator[tuple[str, tuple[int, ...]]]:
     """(callee, shape) for each dummy input passed to an instance built in the same
@@ -366,7 +378,7 @@ def _dummy_inputs(tree: ast.Module, imports: dict[str, str]
 def _built(node: ast.expr) -> str | None:
     """The dotted callee of ``Net(...)`` (through ``.to(dev)``, ``.cuda()``, ``.eval()``)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-            node.func.attr in _PASS_THROUGH):
+            node.func.attr in INSTANCE_METHODS):
         node = node.func.value
     return _dotted(node.func) if isinstance(node, ast.Call) else None
 
@@ -382,7 +394,7 @@ def _factory_shape(node: ast.expr, imports: dict[str, str]) -> tuple[int, ...] |
         return None
     head, _, rest = callee.partition(".")
     qual = f"{imports.get(head, head)}.{rest}" if rest else imports.get(head, head)
-    if qual not in _FACTORIES:
+    if qual not in INPUT_FACTORIES:
         return None
     args = node.args
     if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):

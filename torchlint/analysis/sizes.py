@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Union
 import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere, bound_names, global_value
-from torchlint.analysis.layer_table import AVG_POOL, LAYERS, MAX_POOL
+from torchlint.analysis.layer_table import (
+    AVG_POOL,
+    INPUT_FACTORIES,
+    INSTANCE_METHODS,
+    LAYERS,
+    MAX_POOL,
+)
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -1867,8 +1873,7 @@ def _short(qual: str | None) -> str:
 
 # ------------------------------------------------------------ stated inputs
 _SUMMARIES = frozenset({"torchsummary.summary", "torchinfo.summary"})
-_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
-                        "torch.empty", "torch.randint"})
+_FACTORIES = INPUT_FACTORIES | {"torch.randint"}
 
 
 def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
@@ -1892,7 +1897,7 @@ def _stated_inputs(analysis: _Analysis) -> dict[str | int, Value]:
                 continue
             value = node.value
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
-                    value.func.attr.value in ("to", "cuda", "eval", "cpu", "float")):
+                    value.func.attr.value in INSTANCE_METHODS):
                 value = value.func.value
             if isinstance(value, cst.Call):
                 cls = ctx.local_module_class(value.func)
