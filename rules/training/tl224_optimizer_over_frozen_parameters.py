@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.nodes import iter_scope
+from torchlint.analysis.nodes import iter_scope, single_target
 from torchlint.analysis.training_objects import (
     FreezeEvent,
     freeze_events,
@@ -100,10 +100,10 @@ class OptimizerOverFrozenParameters(Rule):
         in ``scope``: training starts there with the parameters frozen (an optimizer that is
         returned may be trained by a caller that unfreezes first)."""
         parent = self.context.ancestors[-2] if len(self.context.ancestors) > 1 else None
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
-                and isinstance(parent.targets[0].target, cst.Name)):
+        target = single_target(parent) if parent is not None else None
+        if not isinstance(target, cst.Name):
             return False
-        name = parent.targets[0].target.value
+        name = target.value
         seen = False
         for node in iter_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
             if node is freeze:
