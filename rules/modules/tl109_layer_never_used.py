@@ -19,7 +19,8 @@ class LayerNeverUsed(Rule):
     nothing reads, in a class that defines `forward`: no method of the class or any other code of the file uses `.X`, no
     string names it (`getattr(self, "X")`), the class does not reach its children another
     way (`self.children()`, `self.named_modules()`, `getattr(self, name)`), and no other
-    file of the project reads an attribute of that name.
+    file of the project reads an attribute of that name. A class with a base other than
+    torch's is left alone: the base's methods may read what it sets (`self.layers`).
 
     ## Why is this bad?
     The layer's parameters are allocated, initialised, saved in every checkpoint and handed
@@ -93,6 +94,9 @@ class LayerNeverUsed(Rule):
         if iterates or not ctx.is_module_class(original_node) or (
                 "forward" not in class_methods(original_node)):
             return  # a class without forward is a base or a container of its subclasses
+        if any(not (ctx.qualified_name(base.value) or "").startswith("torch.")
+               for base in original_node.bases):
+            return  # a base of the project's may read what the class sets (self.layers)
         self._candidates += layer_attributes(ctx, original_node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
