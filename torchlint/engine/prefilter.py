@@ -117,12 +117,13 @@ def could_fire(rule: type[Rule], text: str, options: Options | None = None) -> b
                                                cheap_only=unusual(text))
 
 
-def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None = None
-                 ) -> list[type[Rule]]:
+def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None = None,
+                 *, parsed: bool = False) -> list[type[Rule]]:
     """The rules worth running on ``text``, in their given order; empty when none can fire.
 
     Rules with only cheap patterns are tried first; as soon as one can fire the file will
     be parsed, and the remaining rules are filtered by triggers and cheap patterns only.
+    ``parsed``: the file is parsed anyway, so cheap patterns alone decide from the start.
     """
     memo: dict[str, bool] = {}
     names = (options or Options()).model_names
@@ -131,7 +132,7 @@ def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None
         return []
     chosen: set[type[Rule]] = set()
     # on odd texts the costly patterns could take minutes: there only cheap ones decide
-    parsing = unusual(text)
+    parsing = parsed or unusual(text)
     for rule in sorted(candidates, key=_cost):
         patterns = rule_patterns(rule.patterns, names)
         if _matches(patterns, text, memo, cheap_only=parsing):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
-from torchlint.engine.prefilter import firing, star_imported, triggered
+from torchlint.engine.prefilter import rules_to_run, star_imported, triggered
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
@@ -63,11 +63,17 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
             if not rule.requires.holds(facts, options):
                 continue
         maybe.append(rule)
-    codes = {rule.code for rule in firing(maybe, text, options)}  # type: ignore[arg-type]
-    if codes and not codes <= settings.preview_codes - settings.codes:
-        return frozenset(codes)
-    # nothing enabled can fire: the preview rules run only to be counted for the summary's
-    # hint do not get a file parsed by themselves (they are counted where libcst runs anyway)
+    # as in the engine, once one rule can fire the file is parsed: the others are then
+    # judged by their cheap patterns alone (a costly one only ever spares a rule's walk).
+    # The preview rules run only to be counted for the summary's hint do not get a file
+    # parsed by themselves (they are counted where libcst runs anyway).
+    counted = settings.preview_codes - settings.codes
+    enabled = rules_to_run([r for r in maybe if r.code not in counted], text,  # type: ignore[misc]
+                           options)
+    if enabled:
+        also = rules_to_run([r for r in maybe if r.code in counted], text,  # type: ignore[misc]
+                            options, parsed=True)
+        return frozenset(rule.code for rule in (*enabled, *also))
     parses = facts is not None or compiles(text) or python_syntax_error(text) is None
     return frozenset() if parses else None
 

@@ -18,9 +18,10 @@ module class).
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -29,7 +30,7 @@ from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
 
 __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
-           "calls_method", "biased_call", "chained_call", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
+           "calls_method", "check", "biased_call", "chained_call", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
            "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
            "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "size_chain",
            "training_loop_call", "triage"]
@@ -101,6 +102,26 @@ class FileFacts:
     biased_calls: frozenset[str] = frozenset()
     # the calls a size chain may be made of (see _size_sites)
     size_sites: tuple[str, ...] = ()
+    # the tree itself, and its nodes by class (every node the walk enters: no names,
+    # constants, contexts or operators), for the rules' screening checks (see check)
+    tree: ast.Module | None = field(default=None, compare=False, repr=False)
+    index: dict[type, list[ast.AST]] = field(default_factory=dict, compare=False, repr=False)
+    # imported names -> what they import; module-level ``name = ...`` -> the values
+    bindings: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
+    aliases: dict[str, list[ast.expr]] = field(default_factory=dict, compare=False,
+                                               repr=False)
+
+    def qualnames_of(self, node: ast.AST) -> set[str]:
+        """The qualified names a dotted name (``F.relu``, ``torch.nn.Linear``) may stand for
+        through the file's imports and module-level aliases; empty for a name bound
+        otherwise (a local, a parameter, a class of the file) or for no dotted name."""
+        chain = _chain(node)
+        return set() if chain is None else _resolve(self.bindings, self.aliases, *chain)
+
+    def nodes(self, *kinds: type) -> Iterator[ast.AST]:
+        """The nodes of the classes ``kinds`` (``ast.Call``, ``ast.For``), in no set order."""
+        for kind in kinds:
+            yield from self.index.get(kind, ())
 
     def module_classes(self, options: Options) -> frozenset[str]:
         """Classes that may be module classes: a base that is a module base of ``options``,
@@ -178,10 +199,16 @@ class _Walker:
         self.methods: list[_Function] = []
         # (callee chain, callee word, call, in a method of a class)
         self.size_calls: list[tuple[tuple[str, str] | None, str, ast.Call, bool]] = []
+        self.index: dict[type, list[ast.AST]] = {}
 
     # the walk keeps the innermost function (lambdas seen through) and the class holding it
     def walk(self, node: ast.AST, function: _Function | None, klass: str | None) -> None:
         kind = type(node)
+        found = self.index.get(kind)
+        if found is None:
+            self.index[kind] = [node]
+        else:
+            found.append(node)
         if kind is ast.Name:
             self.names.add(node.id)  # type: ignore[attr-defined]
             return
@@ -346,17 +373,7 @@ class _Walker:
 
     # ------------------------------------------------------------ resolution
     def resolve(self, head: str, rest: str) -> set[str]:
-        return {canonical(base + rest) for base in self._heads(head, 0)}
-
-    def _heads(self, head: str, depth: int) -> set[str]:
-        found = set(self.bindings.get(head, ()))
-        if depth < 4:
-            for value in self.aliases.get(head, ()):
-                for branch in _branches(value):
-                    chain = _chain(branch)
-                    if chain is not None:
-                        found.update(base + chain[1] for base in self._heads(chain[0], depth + 1))
-        return found
+        return _resolve(self.bindings, self.aliases, head, rest)
 
     def facts(self) -> FileFacts:
         qualnames: set[str] = set()
@@ -570,6 +587,26 @@ def _stored_kinds(function: _Function) -> Iterator[str]:
             yield _container_kind(value)
 
 
+def _resolve(bindings: dict[str, set[str]], aliases: dict[str, list[ast.expr]], head: str,
+             rest: str) -> set[str]:
+    """The qualified names the dotted name ``head + rest`` may stand for, through the
+    file's imports (``bindings``) and module-level aliases."""
+    return {canonical(base + rest) for base in _heads(bindings, aliases, head, 0)}
+
+
+def _heads(bindings: dict[str, set[str]], aliases: dict[str, list[ast.expr]], head: str,
+           depth: int) -> set[str]:
+    found = set(bindings.get(head, ()))
+    if depth < 4:
+        for value in aliases.get(head, ()):
+            for branch in _branches(value):
+                chain = _chain(branch)
+                if chain is not None:
+                    found.update(base + chain[1]
+                                 for base in _heads(bindings, aliases, chain[0], depth + 1))
+    return found
+
+
 def _chain(node: ast.AST) -> tuple[str, str] | None:
     """``("a", ".b.c")`` for ``a.b.c``; None for anything but a dotted name."""
     parts: list[str] = []
@@ -590,7 +627,8 @@ def _branches(value: ast.expr) -> list[ast.expr]:
 def facts_of(tree: ast.Module) -> FileFacts:
     walker = _Walker()
     walker.walk(tree, None, None)
-    return replace(walker.facts(), size_sites=_size_sites(walker))
+    return replace(walker.facts(), size_sites=_size_sites(walker), tree=tree,
+                   index=walker.index, bindings=walker.bindings, aliases=walker.aliases)
 
 
 @lru_cache(maxsize=2)  # the screen and the lint of one file ask for the same text
@@ -913,6 +951,8 @@ def from_data(data: tuple[object, ...]) -> Trigger:
         return _DefinesMatching(rest[0])  # type: ignore[arg-type]
     if kind == "size_chain":
         return _SizeChain(rest[0])  # type: ignore[arg-type]
+    if kind == "check":
+        return _Check(rest[0])  # type: ignore[arg-type]
     if kind == "module_methods":
         methods, callees, words, stores, stored = (
             None if p is None else frozenset(p) for p in rest[:5])  # type: ignore[arg-type]
@@ -971,6 +1011,32 @@ def calls_under(*prefixes: str) -> Trigger:
     """A qualified name the file may call starts with one of the prefixes
     (``"torch.optim."``: any optimizer, scheduler or function of that package)."""
     return _CallsUnder(frozenset(prefixes))
+
+@dataclass(frozen=True)
+class _Check(Trigger):
+    target: str  # "package.module:function"
+
+    def holds(self, facts: FileFacts, options: Options) -> bool:
+        return _check_function(self.target)(facts, options)
+
+    def data(self) -> tuple[object, ...]:
+        return ("check", self.target)
+
+
+@lru_cache(maxsize=None)
+def _check_function(target: str) -> Callable[[FileFacts, Options], bool]:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def check(target: str) -> Trigger:
+    """A rule's own screening check, ``"package.module:function"``: a function of the
+    file's facts and options, true on every file the rule can flag. It reads the ``ast``
+    tree (:attr:`FileFacts.tree`, :meth:`FileFacts.nodes`) and so may follow the rule
+    closely; its module imports neither libcst nor a rule. Put it last in an
+    :func:`all_of`, after the facts that are cheaper to test."""
+    return _Check(target)
+
 
 # ------------------------------------------------------------------ size chains
 # Calls the size analysis (TL510-TL512) may build a chain of, each recorded as a site:
