@@ -13,11 +13,34 @@ from torchlint.diagnostic import Diagnostic
 if TYPE_CHECKING:
     import libcst as cst
 
+    from torchlint.engine.reparse import Reparser
+
 # libcst is imported by the functions that need it: telling whether a file parses
 # (compiles, python_syntax_error) must not load it
 
 
+_reparser: Reparser | None = None
+
+
+def remember_parses(count: int) -> Reparser:
+    """From now on, keep the last ``count`` texts parsed and their trees: a text that
+    differs from one of them inside one top-level statement is parsed by parsing that
+    statement alone (see :mod:`torchlint.engine.reparse`). For an editor's successive
+    versions of a file."""
+    from torchlint.engine.reparse import Reparser
+
+    global _reparser
+    _reparser = Reparser(count, _parse_whole)
+    return _reparser
+
+
 def parse(text: str) -> cst.Module:
+    if _reparser is not None:
+        return _reparser.parse(text)
+    return _parse_whole(text)
+
+
+def _parse_whole(text: str) -> cst.Module:
     import libcst as cst
 
     _check_nesting(text)

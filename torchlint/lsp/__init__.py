@@ -34,4 +34,8 @@ def serve() -> None:
             "Install it in this environment: pip install '/path/to/torchlint[lsp]' "
             "(in your clone: pip install '.[lsp]'), then restart the server.")
         return
+    from torchlint.engine.parse import remember_parses
+
+    # typing changes one statement at a time: parse only that statement again
+    remember_parses(2)
     create_server().start_io()
