@@ -26,7 +26,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (1, ("torchlint.analysis",)),
     (2, ("torchlint.rule", "torchlint.fix.edits", "torchlint.fix.resolve",
          "torchlint.engine.prefilter", "torchlint.engine.positions",
-         "torchlint.engine.suppression", "torchlint.engine.parse",
+         "torchlint.engine.suppression", "torchlint.engine.parse", "torchlint.engine.reparse",
          "torchlint.engine.triage")),
     (3, ("torchlint.rules",)),
     (4, ("torchlint.config", "torchlint.engine", "torchlint.fix", "torchlint.registry",
