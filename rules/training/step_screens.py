@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import is_optimizer_word
@@ -24,6 +25,7 @@ from torchlint.engine.triage import FileFacts, _chain
 # (tests/test_screens_steps.py checks each against the set its rule reads)
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 AUTOGRAD_BACKWARD = "torch.autograd.backward"
+_AUTOGRAD_BACKWARD = frozenset({AUTOGRAD_BACKWARD})
 GRAD_MODES = frozenset({  # TL203
     "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
     "torch.autograd.no_grad", "torch.autograd.enable_grad", "torch.autograd.inference_mode",
@@ -191,7 +193,24 @@ def _first_argument(call: ast.Call, keyword: str) -> ast.expr | None:
 
 
 def _means(facts: FileFacts, node: ast.AST, names: frozenset[str]) -> bool:
+    """``node`` may stand for one of the qualified ``names`` (first the cheap tests: an
+    attribute's last part is theirs, a name is bound by an import or a module-level
+    assignment)."""
+    kind = type(node)
+    if kind is ast.Attribute:
+        if node.attr not in _last_parts(names):  # type: ignore[attr-defined]
+            return False
+    elif kind is ast.Name:
+        if node.id not in facts.bindings and node.id not in facts.aliases:  # type: ignore[attr-defined]
+            return False
+    else:
+        return False
     return not names.isdisjoint(facts.qualnames_of(node))
+
+
+@lru_cache(maxsize=None)
+def _last_parts(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(name.rsplit(".", 1)[1] for name in names)
 
 
 def _is_false(node: ast.AST | None) -> bool:
@@ -207,9 +226,9 @@ def _is_backward(facts: FileFacts, call: ast.AST) -> bool:
     if type(call) is not ast.Call:
         return False
     func = call.func  # type: ignore[attr-defined]
-    if type(func) is ast.Attribute:
-        return func.attr in BACKWARD_METHODS or AUTOGRAD_BACKWARD in facts.qualnames_of(func)
-    return type(func) is ast.Name and AUTOGRAD_BACKWARD in facts.qualnames_of(func)
+    if type(func) is ast.Attribute:  # torch.autograd.backward is named "backward" too
+        return func.attr in BACKWARD_METHODS  # type: ignore[no-any-return]
+    return _means(facts, func, _AUTOGRAD_BACKWARD)
 
 
 def _is_optimizer_name(node: ast.AST) -> bool:
@@ -764,7 +783,7 @@ def _cache_emptied(facts: FileFacts, body: list[ast.stmt]) -> bool:
     return False
 
 
-def _leaves(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+def _ends_loop(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
     """A statement of the loop's indented body ends the loop (``return``, ``break``,
     ``raise``); a body on the header's line does not count, as for the rule."""
     header = loop.test if type(loop) is ast.While else loop.iter  # type: ignore[union-attr]
@@ -776,7 +795,7 @@ def _leaves(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
 def may_flag_tl209(facts: FileFacts, options: Options) -> bool:
     """``torch.cuda.empty_cache()`` run on every iteration of a loop whose body does not
     end it unconditionally."""
-    return any(_cache_emptied(facts, loop.body) and not _leaves(loop)  # type: ignore[attr-defined,arg-type]
+    return any(_cache_emptied(facts, loop.body) and not _ends_loop(loop)  # type: ignore[attr-defined,arg-type]
                for loop in facts.nodes(*_LOOPS))
 
 
@@ -899,35 +918,52 @@ def _frozen_by_loop(loop: ast.For) -> str | None:
     return None
 
 
-def _freezes_optimized(facts: FileFacts, body: Iterable[ast.AST]) -> bool:
-    frozen: set[str] = set()
-    optimized: set[str] = set()
-    for node in _scope(body):
-        kind = type(node)
-        if kind is ast.For or kind is ast.AsyncFor:
-            model = _frozen_by_loop(node)  # type: ignore[arg-type]
-            if model is not None:
-                frozen.add(model)
-        elif kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is ast.Attribute and func.attr == "requires_grad_":
-                if _is_false(_first_value(node)):  # type: ignore[arg-type]
-                    frozen.add(_text(func.value))
-            elif any(q.startswith("torch.optim.") and ".lr_scheduler" not in q
-                     and q.rsplit(".", 1)[1][:1].isupper() and not q.endswith(".Optimizer")
-                     for q in facts.qualnames_of(func)):
-                model = _parameters_of(_first_argument(node, "params"))  # type: ignore[arg-type]
-                if model is not None:
-                    optimized.add(model)
-    return any(model == f or model.startswith(f + ".") for model in optimized for f in frozen)
+def _is_optimizer_class(facts: FileFacts, func: ast.AST) -> bool:
+    """``torch.optim.SGD`` and the like (not a scheduler, not ``Optimizer`` itself)."""
+    leaf = _last_name(func)
+    if leaf is None or not leaf[:1].isupper() or leaf == "Optimizer" or type(
+            func) is ast.Name and func.id not in facts.bindings and (  # type: ignore[attr-defined]
+                func.id not in facts.aliases):  # type: ignore[attr-defined]
+        return False
+    return any(q.startswith("torch.optim.") and ".lr_scheduler" not in q
+               and q.rsplit(".", 1)[1][:1].isupper() and not q.endswith(".Optimizer")
+               for q in facts.qualnames_of(func))
+
+
+def _scope_of(closed: list[tuple[Point, Point, int]], point: Point) -> int:
+    """The innermost function, class or lambda (by its index) holding ``point``; -1 for
+    module-level code."""
+    found = -1
+    for start, end, index in closed:
+        if start > point:
+            break
+        if point < end:
+            found = index
+    return found
 
 
 def may_flag_tl224(facts: FileFacts, options: Options) -> bool:
     """In one function's own code (or the module's): an optimizer over ``M.parameters()``
     and the freezing of every parameter of ``M`` or of a module holding it."""
-    tree = facts.tree
-    scopes: list[list[ast.stmt]] = [f.body for f in facts.nodes(*_FUNCTIONS)]  # type: ignore[attr-defined]
-    if tree is not None:
-        scopes.append(tree.body)
-    return any(_freezes_optimized(facts, body) for body in scopes)
-
+    frozen: list[tuple[str, Point]] = []
+    for node in facts.nodes(ast.For, ast.AsyncFor):
+        model = _frozen_by_loop(node)  # type: ignore[arg-type]
+        if model is not None:
+            frozen.append((model, _start(node)))
+    optimized: list[tuple[str, Point]] = []
+    for call in facts.nodes(ast.Call):
+        func = call.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr == "requires_grad_":
+            if _is_false(_first_value(call)):  # type: ignore[arg-type]
+                frozen.append((_text(func.value), _start(call)))
+        elif _is_optimizer_class(facts, func):
+            model = _parameters_of(_first_argument(call, "params"))  # type: ignore[arg-type]
+            if model is not None:
+                optimized.append((model, _start(call)))
+    pairs = [(m, f) for m in optimized for f in frozen
+             if m[0] == f[0] or m[0].startswith(f[0] + ".")]
+    if not pairs:
+        return False
+    closed = sorted((_outer_start(n), _end(n), i) for i, n in enumerate(facts.nodes(
+        *_FUNCTIONS, ast.ClassDef, ast.Lambda)))
+    return any(_scope_of(closed, m[1]) == _scope_of(closed, f[1]) for m, f in pairs)
