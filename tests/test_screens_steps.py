@@ -564,3 +564,23 @@ def test_a_check_reads_a_file_once_for_its_memo() -> None:
     assert step_screens.may_flag_tl205(first, Options())
     assert not step_screens.may_flag_tl205(second, Options())
     assert step_screens.may_flag_tl205(first, Options())
+
+
+@pytest.mark.parametrize(("second_cell", "expected"), [
+    ("for x, y in loader:\n    loss = loss_fn(model(x), y)\n    loss.backward()\n"
+     "    optimizer.step()\n", True),
+    ("for x, y in loader:\n    optimizer.zero_grad()\n    loss_fn(model(x), y).backward()\n"
+     "    optimizer.step()\n", False),
+])
+def test_a_notebooks_program_is_screened_as_one_module(second_cell: str,
+                                                        expected: bool) -> None:
+    """A notebook's training loop spread over cells, with IPython syntax among them."""
+    from torchlint.notebook import Notebook
+
+    notebook = Notebook.from_cells("n.ipynb", [
+        (1, "%matplotlib inline\nimport torch\n!nvidia-smi\n"
+            "optimizer = torch.optim.Adam(model.parameters())\n"),
+        (2, "%%time\n" + second_cell),
+    ])
+    assert _reports("TL205", notebook.program) == expected
+    assert _holds("TL205", notebook.program) == expected

@@ -626,9 +626,8 @@ def _invariant(seed: ast.expr, loops: list[ast.AST]) -> bool:
     for node in ast.walk(seed):
         kind = type(node)
         if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is not ast.Name or func.id not in PURE_BUILTINS:
-                return False
+            if _last_name(node.func) not in PURE_BUILTINS:  # type: ignore[attr-defined]
+                return False  # (``builtins.int`` is one too)
         elif kind in (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom):
             return False
         elif kind is ast.Name:
