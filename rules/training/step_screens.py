@@ -276,6 +276,7 @@ class _FileMemo:
         self._facts = facts
         self._assigned: dict[str, list[ast.expr]] | None = None
         self._clearing: list[Point] | None = None
+        self._helpers: list[Point] | None = None
         self._clearing_calls: list[Point] = []
         self._closed: list[tuple[Point, Point]] | None = None
         self._loop_bodies: list[tuple[Point, Point]] | None = None
@@ -313,12 +314,15 @@ class _FileMemo:
                         direct.append(_start(node))
                         break
             direct.sort()
-            names = {f.name for f in facts.nodes(*_FUNCTIONS)  # type: ignore[attr-defined]
-                     if _holds(direct, _start(f.body[0]), _end(f))}  # type: ignore[attr-defined]
-            helpers = [_start(c) for c in facts.nodes(ast.Call)
-                       if _own_callee(c.func) in names] if names else []  # type: ignore[attr-defined]
-            self._clearing = sorted(direct + helpers)
-        return _holds(self._clearing, start, end)
+            self._clearing = direct
+        if _holds(self._clearing, start, end):
+            return True
+        if self._helpers is None:
+            names = {f.name for f in self._facts.nodes(*_FUNCTIONS)  # type: ignore[attr-defined]
+                     if _holds(self._clearing, _start(f.body[0]), _end(f))}  # type: ignore[attr-defined]
+            self._helpers = sorted(_start(c) for c in self._facts.nodes(ast.Call)
+                                   if _own_callee(c.func) in names) if names else []  # type: ignore[attr-defined]
+        return _holds(self._helpers, start, end)
 
     def training_points(self) -> tuple[list[Point], list[Point], list[Point]] | None:
         """Where the file's optimizer steps, its ``x.backward()`` calls and its
