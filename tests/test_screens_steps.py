@@ -584,3 +584,11 @@ def test_a_notebooks_program_is_screened_as_one_module(second_cell: str,
     ])
     assert _reports("TL205", notebook.program) == expected
     assert _holds("TL205", notebook.program) == expected
+
+
+def test_a_check_holds_on_what_is_too_deep_for_it() -> None:
+    """An expression nested past the recursion limit of ``ast.unparse`` (though not of the
+    triage's walk): the check cannot tell, so the rule may run."""
+    text = ("import torch\ndef f(opt, loss):\n    loss.backward()\n    ("
+            + "+".join(["a"] * 600) + ").zero_grad()\n    opt.step()\n")
+    assert _holds("TL218", text)

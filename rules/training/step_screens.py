@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache, wraps
 
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import is_optimizer_word
@@ -67,6 +67,21 @@ _WITHS = (ast.With, ast.AsyncWith)
 
 
 # ------------------------------------------------------------------ helpers
+Check = Callable[[FileFacts, Options], bool]
+
+
+def _holds_when_too_deep(check: Check) -> Check:
+    """A check holds (the rule may fire) on a file too deeply nested for it to read."""
+    @wraps(check)
+    def guarded(facts: FileFacts, options: Options) -> bool:
+        try:
+            return check(facts, options)
+        except RecursionError:
+            return True
+
+    return guarded
+
+
 def _scope(nodes: Iterable[ast.AST], closed: frozenset[type] = _SCOPES) -> Iterator[ast.AST]:
     """``nodes`` and their descendants in source order, not entering nested functions,
     classes and lambdas (which are yielded themselves)."""
@@ -490,6 +505,7 @@ def _related_clear(facts: FileFacts, memo: _FileMemo, function: ast.AST) -> bool
     return any(_holds(memo.mentions(name), _start(s), _end(s)) for s in top)
 
 
+@_holds_when_too_deep
 def may_flag_tl205(facts: FileFacts, options: Options) -> bool:
     """A loop that backpropagates and steps an optimizer without clearing gradients, or a
     step function run once per batch with no clearing on its path."""
@@ -563,6 +579,7 @@ def _zero_grad_before_step(facts: FileFacts, memo: _FileMemo, body: list[ast.stm
     return False
 
 
+@_holds_when_too_deep
 def may_flag_tl218(facts: FileFacts, options: Options) -> bool:
     """In the straight-line code of a function or loop body: a backward call, then
     ``X.zero_grad()``, then a step of ``X`` (or of an optimizer built over it) before the
@@ -603,6 +620,7 @@ def _steps(statements: list[ast.stmt], optimizer: str) -> bool:
     return False
 
 
+@_holds_when_too_deep
 def may_flag_tl219(facts: FileFacts, options: Options) -> bool:
     """In the straight-line code of a loop body: ``S.step()`` of a scheduler built over an
     optimizer that steps later in the body and not before."""
@@ -660,6 +678,7 @@ def _bound_by(loop: ast.AST) -> set[str]:
     return names
 
 
+@_holds_when_too_deep
 def may_flag_tl221(facts: FileFacts, options: Options) -> bool:
     """A seeding call on its own line, with one argument that may not vary, inside a loop
     (of the same function) whose body backpropagates."""
@@ -694,6 +713,7 @@ def may_flag_tl221(facts: FileFacts, options: Options) -> bool:
 
 
 # ------------------------------------------------------------------ TL222
+@_holds_when_too_deep
 def may_flag_tl222(facts: FileFacts, options: Options) -> bool:
     """A call of the device-neutral autocast with no device type and no star argument."""
     for call in facts.nodes(ast.Call):
@@ -737,6 +757,7 @@ def _may_autocast(facts: FileFacts, memo: _FileMemo, item: ast.expr, depth: int 
     return False
 
 
+@_holds_when_too_deep
 def may_flag_tl204(facts: FileFacts, options: Options) -> bool:
     """``x.backward()`` in the body of a ``with`` block (of the same function) that may
     enter an enabled autocast."""
@@ -752,6 +773,7 @@ def may_flag_tl204(facts: FileFacts, options: Options) -> bool:
 
 
 # ------------------------------------------------------------------ TL203, TL213
+@_holds_when_too_deep
 def may_flag_tl203(facts: FileFacts, options: Options) -> bool:
     """A grad-mode call (``torch.no_grad()``) as a statement of its own."""
     return any(type(stmt.value) is ast.Call and _means(  # type: ignore[attr-defined]
@@ -764,6 +786,7 @@ def _uncalled_grad_mode(facts: FileFacts, expr: ast.expr) -> bool:
     return type(expr) in (ast.Name, ast.Attribute) and _means(facts, expr, GRAD_MODE_CLASSES)
 
 
+@_holds_when_too_deep
 def may_flag_tl213(facts: FileFacts, options: Options) -> bool:
     """A ``with`` item naming a grad-mode class without calling it."""
     return any(_uncalled_grad_mode(facts, item.context_expr)
@@ -795,6 +818,7 @@ def _ends_loop(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
         type(s) in (ast.Return, ast.Break, ast.Raise) for s in body)
 
 
+@_holds_when_too_deep
 def may_flag_tl209(facts: FileFacts, options: Options) -> bool:
     """``torch.cuda.empty_cache()`` run on every iteration of a loop whose body does not
     end it unconditionally."""
@@ -825,6 +849,7 @@ def _tensor_names(expr: ast.expr) -> list[str] | None:
     return _tensor_names(func.value)
 
 
+@_holds_when_too_deep
 def may_flag_tl220(facts: FileFacts, options: Options) -> bool:
     """``loss.backward(retain_graph=True)`` in a loop, the only backward call there, on
     a value made of names."""
@@ -882,6 +907,7 @@ def _clips_scaled(facts: FileFacts, body: Iterable[ast.AST]) -> bool:
     return False
 
 
+@_holds_when_too_deep
 def may_flag_tl223(facts: FileFacts, options: Options) -> bool:
     """In one function's own code (or the module's): a gradient clip after a scaled
     backward of a scaler ``S`` that steps after the clip, with no ``S.unscale_`` before."""
@@ -945,6 +971,7 @@ def _scope_of(closed: list[tuple[Point, Point, int]], point: Point) -> int:
     return found
 
 
+@_holds_when_too_deep
 def may_flag_tl224(facts: FileFacts, options: Options) -> bool:
     """In one function's own code (or the module's): an optimizer over ``M.parameters()``
     and the freezing of every parameter of ``M`` or of a module holding it."""
