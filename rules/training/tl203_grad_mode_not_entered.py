@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import code
+from torchlint.engine.triage import calls, check
 from torchlint.rule import Rule
 
 _GRAD_MODES = frozenset({
@@ -55,6 +56,7 @@ class GradModeNotEntered(Rule):
     patterns = (r"(?:^|(?<=\r))(?![ \t]*@[^\n\r;:]*(?:\r|$))"
                 r"(?![ \t]*(?:async[ \t]+)?with\b[^\n\r;#:]*:[ \t]*(?:#[^\n\r]*)?(?:\r|$))"
                 r"[^\n\r]*(?:no_grad|enable_grad|inference_mode)",)
+    requires = calls(*_GRAD_MODES) & check("torchlint.rules.training.step_screens:may_flag_tl203")
     message = ("{call} on its own line does nothing; use it as `with {call}:` or as a "
                "decorator")
 

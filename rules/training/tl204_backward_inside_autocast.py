@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import method_call
+from torchlint.engine.triage import calls_method, check
 from torchlint.rule import Rule
 from torchlint.rules.training.loops import is_autocast_item
 
@@ -52,6 +53,8 @@ class BackwardInsideAutocast(Rule):
     triggers = ("autocast",)
     # a `.backward()` call inside a `with` block
     patterns = ("backward", r"\bwith\b")
+    requires = calls_method("backward") & check(
+        "torchlint.rules.training.step_screens:may_flag_tl204")
     message = "backward() runs inside an autocast block; call it after the block ends"
 
     def visit_Call(self, node: cst.Call) -> None:

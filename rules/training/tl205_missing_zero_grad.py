@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
-from torchlint.engine.triage import calls_named
+from torchlint.engine.triage import calls_named, check
 from torchlint.rule import Rule
 from torchlint.rules.training.loops import (
     called_repeatedly,
@@ -69,7 +69,8 @@ class MissingZeroGrad(Rule):
     # the loop calls `.step()` on an optimizer-named receiver (or `scaler.step(optimizer)`)
     patterns = (r"\bstep\b", r"(?i)optim|\bopts?\b|\bopt_|_opt\b")
     # a loop or a step function of the file calls both (a step function needs no loop)
-    requires = calls_named("step") & calls_named("backward", "manual_backward")
+    requires = calls_named("step") & calls_named("backward", "manual_backward") & check(
+        "torchlint.rules.training.step_screens:may_flag_tl205")
     message = ("loop calls backward() and {step} but never zero_grad(); gradients pile up "
                "across iterations")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
+from torchlint.engine.triage import calls, check, loops
 from torchlint.rule import Rule
 from torchlint.rules.training.graph import is_model_call, iterates_data
 from torchlint.rules.training.loops import trains
@@ -57,6 +58,8 @@ class EmptyCacheInLoop(Rule):
     triggers = ("empty_cache",)
     # the call sits in a loop body
     patterns = (r"\b(?:for|while)\b",)
+    requires = calls(*_EMPTY_CACHE) & loops() & check(
+        "torchlint.rules.training.step_screens:may_flag_tl209")
     message = ("torch.cuda.empty_cache() runs on every loop iteration; it frees no live "
                "tensor and slows each step: drop it or run it under an if")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api, check
 from torchlint.rule import Rule
 from torchlint.rules.patterns import GAP
 from torchlint.rules.training.steps import GRAD_MODE_CLASSES, expression_text
@@ -49,6 +50,8 @@ class GradModeNotCalled(Rule):
     triggers = ("no_grad", "enable_grad", "inference_mode")
     # a `with` statement, and one of the names not followed by an opening parenthesis
     patterns = (r"\bwith\b", rf"(?:no_grad|enable_grad|inference_mode)(?!\w|{GAP}*\()")
+    requires = api(*GRAD_MODE_CLASSES) & check(
+        "torchlint.rules.training.step_screens:may_flag_tl213")
     message = "'{expr}' is a class, not a context manager; use `with {expr}():`"
     fix_safety = "safe"
     fix_title = "Add () to call it"

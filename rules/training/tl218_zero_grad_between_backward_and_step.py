@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
 from torchlint.analysis.torch_facts import is_backward_call
-from torchlint.engine.triage import calls_method, calls_named, imports
+from torchlint.engine.triage import calls_method, calls_named, check, imports
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import (
     backpropagates,
@@ -68,7 +68,8 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     name = "zero-grad-between-backward-and-step"
     triggers = ("zero_grad",)
     patterns = ("backward", r"\bstep\b")
-    requires = calls_method("zero_grad", "step") & calls_named("backward") & imports("torch")
+    requires = calls_method("zero_grad", "step") & calls_named("backward") & imports(
+        "torch") & check("torchlint.rules.training.step_screens:may_flag_tl218")
     message = "{zero} clears the gradients backward() just computed, before {step} uses them"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import iter_scope
 from torchlint.analysis.torch_releases import SCHEDULER_STEP_AFTER_OPTIMIZER, Releases
+from torchlint.engine.triage import calls_method, check, loops
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import (
     expression_text,
@@ -67,6 +68,8 @@ class SchedulerStepBeforeOptimizerStep(Rule):
     name = "scheduler-step-before-optimizer-step"
     triggers = ("lr_scheduler",)
     patterns = (r"\bstep\b",)
+    requires = calls_method("step") & loops() & check(
+        "torchlint.rules.training.step_screens:may_flag_tl219")
     message = "{scheduler}.step() runs before {optimizer}.step(); step the scheduler after the optimizer"
     applies_to = Releases(SCHEDULER_STEP_AFTER_OPTIMIZER, why="Before 1.1 the scheduler was "
                           "meant to step first; the rule does not fire for an older target.")

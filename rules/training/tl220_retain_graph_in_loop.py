@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.bindings import binds_anywhere
 from torchlint.analysis.nodes import get_arg, is_literal_true, iter_nodes
+from torchlint.engine.triage import calls_method, check, loops
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import backprop_calls, is_backward_method, passes_create_graph
 
@@ -65,6 +66,8 @@ class RetainGraphInLoop(Rule):
     name = "retain-graph-in-loop"
     triggers = ("retain_graph",)
     patterns = ("backward",)
+    requires = calls_method("backward") & loops() & check(
+        "torchlint.rules.training.step_screens:may_flag_tl220")
     message = ("retain_graph=True with one backward() per iteration keeps graph buffers alive "
                "and can hide tensors carried across iterations without .detach()")
 

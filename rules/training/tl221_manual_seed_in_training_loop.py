@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import dotted_name, iter_nodes, iter_scope
 from torchlint.analysis.torch_facts import is_backward_call, is_layer_call
+from torchlint.engine.triage import calls, check, loops
 from torchlint.rule import Rule
 from torchlint.rules.training.steps import loop_binds
 
@@ -66,6 +67,8 @@ class ManualSeedInTrainingLoop(Rule):
     name = "manual-seed-in-training-loop"
     triggers = ("manual_seed",)
     patterns = ("backward",)
+    requires = calls(*_SEEDING) & loops() & check(
+        "torchlint.rules.training.step_screens:may_flag_tl221")
     message = "{call} re-seeds with the same value on every training iteration; seed once before the loop"
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.cuda_use import file_uses_cuda
 from torchlint.analysis.nodes import get_arg, has_star_args
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls, check
 from torchlint.fix.edits import with_first_argument
 from torchlint.rule import Rule
 
@@ -60,6 +61,8 @@ class AutocastWithoutDeviceType(Rule):
     name = "autocast-without-device-type"
     triggers = ("autocast",)
     patterns = (r"\btorch\b",)
+    requires = calls(*NEUTRAL_AUTOCAST) & check(
+        "torchlint.rules.training.step_screens:may_flag_tl222")
     message = "autocast() without device_type raises TypeError; pass device_type=\"{device}\""
     fix_safety = "unsafe"
     fix_title = "Pass device_type"

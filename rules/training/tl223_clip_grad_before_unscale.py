@@ -10,7 +10,7 @@ from torchlint.analysis.training_objects import (
     scaler_events,
 )
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import calls, calls_method
+from torchlint.engine.triage import calls, calls_method, check
 from torchlint.rule import Rule
 
 
@@ -76,7 +76,8 @@ class ClipGradBeforeUnscale(Rule):
     fix_safety = "unsafe"
     triggers = ("clip_grad",)
     patterns = (r"\.scale\(", r"\.step\(")
-    requires = calls(*GRADIENT_CLIPS) & calls_method("scale") & calls_method("step")
+    requires = calls(*GRADIENT_CLIPS) & calls_method("scale") & calls_method("step") & check(
+        "torchlint.rules.training.step_screens:may_flag_tl223")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

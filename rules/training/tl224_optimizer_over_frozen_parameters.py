@@ -9,7 +9,7 @@ from torchlint.analysis.training_objects import (
     is_optimizer_class,
     unfreezes_on_path,
 )
-from torchlint.engine.triage import attribute, calls_method, calls_under
+from torchlint.engine.triage import attribute, calls_method, calls_under, check
 from torchlint.rule import Rule
 
 
@@ -71,7 +71,8 @@ class OptimizerOverFrozenParameters(Rule):
     triggers = ("requires_grad",)
     patterns = (r"\bparameters\(\)",)
     requires = calls_method("parameters", "named_parameters") & calls_under("torch.optim.") & (
-        calls_method("requires_grad_") | attribute("requires_grad"))
+        calls_method("requires_grad_") | attribute("requires_grad")) & check(
+        "torchlint.rules.training.step_screens:may_flag_tl224")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

@@ -37,6 +37,7 @@ from torchlint.analysis.nodes import (
     parameters,
     semantic_children,
 )
+from torchlint.analysis.spelling import is_optimizer_word
 from torchlint.analysis.torch_facts import is_backward_call
 
 _LOOPS = node_types(cst.For, cst.While)
@@ -59,11 +60,7 @@ def is_optimizer_name(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Subscript):
         node = node.value
     name = last_name_part(node)
-    if name is None:
-        return False
-    lowered = name.lower()
-    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
-        "opt_") or lowered.endswith("_opt")
+    return name is not None and is_optimizer_word(name)
 
 
 def is_optimizer_step(node: cst.CSTNode) -> bool:

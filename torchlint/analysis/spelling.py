@@ -22,3 +22,11 @@ def model_names_pattern(model_names: frozenset[str]) -> str:
     callee (for the rules' prefilter patterns)."""
     words = "|".join(sorted(re.escape(w) for w in model_names))
     return rf"\w*(?:model|net)|(?:\b|_)(?:{words})|\b(?:model|net)_\w*"
+
+
+def is_optimizer_word(name: str) -> bool:
+    """A name that reads as an optimizer's: ``optimizer``, ``opt``, ``optimizerD``,
+    ``opt_g``, ``g_opt`` (the last part of an optimizer's expression)."""
+    lowered = name.lower()
+    return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
+        "opt_") or lowered.endswith("_opt")
