@@ -274,9 +274,10 @@ class _File:
         calls = facts.index.get(ast.Call, ())
         evaluations: list[tuple[int, str]] = []
         if "eval" in facts.method_calls or "train" in facts.method_calls:
+            attribute = ast.Attribute
             for call in calls:
                 func = call.func  # type: ignore[attr-defined]
-                if type(func) is ast.Attribute and (
+                if type(func) is attribute and (
                         func.attr == "eval" and not _arity(call)  # type: ignore[arg-type]
                         or func.attr == "train" and _only_false(call)):  # type: ignore[arg-type]
                     target = _dotted(func.value)
@@ -286,11 +287,11 @@ class _File:
         if not words:
             return [], [], evaluations
         chosen: list[tuple[int, str]] = []
+        name, attribute = ast.Name, ast.Attribute
         for call in calls:
             func = call.func  # type: ignore[attr-defined]
             kind = type(func)
-            if kind is ast.Name and func.id in words or (
-                    kind is ast.Attribute and func.attr in words):
+            if kind is attribute and func.attr in words or kind is name and func.id in words:
                 callee = _dotted(func)
                 if callee is not None:
                     chosen.append((call.lineno, callee))  # type: ignore[attr-defined]
@@ -555,8 +556,8 @@ def _script_may_flag_tl401(file: _File, options: Options) -> bool:
 
 def _module_sequence(body: list[ast.stmt], evaluated: set[str],
                      loops: list[ast.For | ast.AsyncFor | ast.While]) -> None:
-    """The statements the rule follows at module level: the bodies of ``if`` and ``with``
-    blocks too (TL401's _module_sequence; every ``with`` is entered here)."""
+    """The statements the rule follows at module level: the bodies of ``if`` blocks too,
+    and of ``with`` blocks that spell no grad-mode word (TL401's _module_sequence)."""
     for stmt in body:
         kind = type(stmt)
         if kind is ast.Expr and type(stmt.value) is ast.Call:  # type: ignore[attr-defined]
@@ -567,7 +568,7 @@ def _module_sequence(body: list[ast.stmt], evaluated: set[str],
                 target = _dotted(call.func.value)
                 if target is not None:
                     evaluated.add(target)
-        elif kind is ast.If or kind in _WITHS:
+        elif kind is ast.If or kind in _WITHS and not _surely_off(stmt.items):  # type: ignore[attr-defined]
             _module_sequence(stmt.body, evaluated, loops)  # type: ignore[attr-defined]
         elif kind in _LOOPS:
             loops.append(stmt)  # type: ignore[arg-type]
