@@ -205,7 +205,7 @@ class _File:
         self._module_classes: set[int] | None = None
         self._globals: set[str] | None = None
         self._turns_off: bool | None = None
-        self._calls: tuple[list[int], list[int]] | None = None
+        self._calls: tuple[list[int], list[str], list[tuple[int, str]]] | None = None
 
     def scan(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Scan:
         found = self._scans.get(id(function))
