@@ -9,7 +9,6 @@ already switched a model to eval mode.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -43,45 +42,20 @@ from torchlint.analysis.torch_facts import (
     is_model_name,
 )
 
-EVAL_NAME = re.compile(
-    r"^(val|valid|validate|validation|eval|evaluate|test|infer|inference|predict)(_|$)"
-    r"|_(eval|test|validate|predict|inference)$"
+# the names of evaluation and inference code live with the screen's checks (no libcst there)
+from torchlint.rules.evaluation.screens import (  # noqa: F401 - the rules ask this module
+    INFERENCE_METHODS,
+    is_eval_name,
+    is_inference_name,
+    is_step_hook,
 )
-# Per-batch hooks (Lightning's validation_step, a trainer's eval_step) run under the
-# caller's no_grad and mode switch: judging them alone would cry wolf.
-_STEP_SUFFIXES = ("_step", "_step_end", "_batch")
+
 _SCOPES = (cst.FunctionDef, cst.ClassDef)
 # calls that need gradients: the function is differentiating, not evaluating
 # (``torch.autograd.Variable(...)`` is only a legacy wrapper, not one of them)
 _GRAD_NEEDING = frozenset({"torch.autograd.grad", "torch.autograd.backward", "torch.enable_grad",
                            "torch.autograd.grad_mode.enable_grad"})
 _GRAD_NEEDING_PREFIXES = ("torch.autograd.functional.", "torch.func.", "torch.autograd.forward_ad.")
-
-
-def is_eval_name(name: str) -> bool:
-    name = name.lstrip("_")
-    return bool(EVAL_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
-
-
-# Functions that run a trained model to produce something: translation, captions,
-# predictions, generated or sampled outputs, style transfer, beam search
-INFERENCE_NAME = re.compile(
-    r"^(translate|stylize)$|^(caption|beam_search)(_|$)|^(predict|generate|sample|infer)")
-# Methods that run a model to produce outputs: ``model.generate(...)``, ``decoder.beam_search``
-INFERENCE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_decode",
-                               "greedy_search", "translate", "caption", "predict", "infer",
-                               "inference"})
-
-
-def is_inference_name(name: str) -> bool:
-    """A function named for running a model to produce outputs (``translate``,
-    ``predict_image``, ``generate_text``, ``sample``, ``beam_search``...)."""
-    name = name.lstrip("_")
-    return bool(INFERENCE_NAME.search(name)) and not name.endswith(_STEP_SUFFIXES)
-
-
-def is_step_hook(name: str) -> bool:
-    return name.lstrip("_").endswith(_STEP_SUFFIXES)
 
 
 def is_pytest_test(ctx: FileContext, function: cst.FunctionDef) -> bool:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
@@ -23,6 +22,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import is_model_name, may_be_torch
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import check, imports
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
@@ -37,6 +37,7 @@ from torchlint.rules.evaluation.functions import (
     model_names,
     scan_function,
 )
+from torchlint.rules.evaluation.screens import EVALUATION_KEYS, EVALUATION_SET
 from torchlint.rules.patterns import MODEL_NAME
 
 
@@ -129,6 +130,8 @@ class InferenceWithoutNoGrad(Rule):
                 r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*"
                 r"(?:forward|" + "|".join(sorted(INFERENCE_METHODS)) + r")\b"
                 r"|^\w+[ \t]*=[ \t]*(?:\w+\.)*[A-Z]\w*\(")
+    # a function or a script's loop of the shapes the rule reports (see screens.py)
+    requires = imports("torch") & check("torchlint.rules.evaluation.screens:may_flag_tl401")
     message = ("evaluation function '{function}' calls '{model}' with autograd on; "
                "decorate it with @torch.no_grad() or wrap the calls in a no_grad block")
     fix_safety = "unsafe"
@@ -269,17 +272,14 @@ def _evaluation_set(iterable: cst.BaseExpression) -> bool:
             words = node.attr.value.lower()
         elif isinstance(node, cst.SimpleString):
             words = node.value.strip("'\"").lower()
-            if words in ("val", "valid", "validation", "test", "eval"):
+            if words in EVALUATION_KEYS:
                 return True
             continue
         else:
             continue
-        if _EVALUATION_SET.search(words):
+        if EVALUATION_SET.search(words):
             return True
     return False
-
-
-_EVALUATION_SET = re.compile(r"(test|val|valid|eval)_?(loader|dl|data|dataset|set|batches|iter)")
 
 
 def _callee_text(call: cst.Call) -> str:

@@ -6,6 +6,7 @@ from torchlint.analysis.execution import file_trains
 from torchlint.analysis.grad_mode import GradOff, called_only_with_grad_off, decorated_no_grad
 from torchlint.analysis.nodes import last_name_part
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import check, defines_matching, imports
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import (
     class_sets_eval,
@@ -16,6 +17,7 @@ from torchlint.rules.evaluation.functions import (
     scan_function,
 )
 from torchlint.rules.evaluation.modes import runs_only_mode_free_models
+from torchlint.rules.evaluation.screens import EVAL_NAME
 from torchlint.rules.patterns import MODEL_NAME
 
 
@@ -92,6 +94,9 @@ class InferenceWithoutEval(Rule):
                 r"\bdef[\s\\]+(?:_*(?:val|valid|validate|validation|eval|evaluate|test|infer"
                 r"|inference|predict)(?:_|\b)|\w*_(?:eval|test|validate|predict|inference)\b)",
                 r"(?:" + MODEL_NAME + r")[\s\\)]*\(|(?:" + MODEL_NAME + r")[\s\\)]*\.[\s\\]*forward\b")
+    # an evaluation function of the shape the rule reports (see screens.py)
+    requires = imports("torch") & defines_matching(EVAL_NAME) & check(
+        "torchlint.rules.evaluation.screens:may_flag_tl402")
     message = ("evaluation function '{function}' runs '{model}' under no_grad but never "
                "calls {model}.eval(); dropout and batch norm stay in training mode")
     fix_safety = "unsafe"

@@ -13,6 +13,7 @@ from torchlint.analysis.nodes import (
     semantic_children,
 )
 from torchlint.analysis.torch_facts import is_backward_call
+from torchlint.engine.triage import calls, calls_method, check
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import file_facts
 from torchlint.rules.evaluation.modes import every_binding_mode_free
@@ -81,6 +82,10 @@ class TrainModeNotRestored(Rule):
     triggers = ("eval",)
     # an X.eval() attribute call; a loop with .backward()/.manual_backward()/autograd.backward
     patterns = (r"\.[\s\\]*eval\b", r"backward")
+    # X.eval() in a loop that backpropagates and runs X (see screens.py)
+    requires = calls_method("eval") & (
+        calls_method("backward", "manual_backward") | calls("torch.autograd.backward")) & check(
+        "torchlint.rules.evaluation.screens:may_flag_tl403")
     message = ("{model}.eval() inside a training loop that never calls {model}.train(); "
                "the following training steps run in eval mode")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import attribute, check
 from torchlint.rule import Rule
 
 _METHODS = frozenset({"eval", "train", "zero_grad"})
@@ -46,6 +47,8 @@ class ModeMethodNotCalled(Rule):
     # an expression statement ending in .eval/.train/.zero_grad: after the name only the
     # end of the line, ";", a comment, ")" (parenthesised) or a line continuation can follow
     patterns = (r"\.[\s\\]*(?:eval|train|zero_grad)(?=[ \t\f]*(?:$|[\r;#)\\]))",)
+    # an expression statement that is only X.eval / X.train / X.zero_grad
+    requires = attribute(*_METHODS) & check("torchlint.rules.evaluation.screens:may_flag_tl404")
     message = "'{expr}' is not called; add () to call it"
     fix_safety = "safe"
     fix_title = "Add () to call it"

@@ -13,15 +13,11 @@ from torchlint.analysis.nodes import (
     semantic_children,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls, check
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.evaluation.functions import self_name
-
-_DROPOUTS = frozenset(
-    f"torch.nn.functional.{name}"
-    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                 "feature_alpha_dropout")
-)
+from torchlint.rules.evaluation.screens import DROPOUTS
 
 
 class FunctionalDropoutTraining(Rule):
@@ -91,6 +87,8 @@ class FunctionalDropoutTraining(Rule):
     patterns = (r"\btorch\b", r"\bfunctional\b",
                 r"(?<!\bself\.)\b(?:feature_)?(?:alpha_)?dropout\w*[\s\\)]*\("
                 r"(?![^()#]*\btraining[\s\\]*=(?!=))|dropout\w*[\s\\]+as\b|\bas[\s\\]+self\b")
+    # a functional dropout called without training= (see screens.py)
+    requires = calls(*DROPOUTS) & check("torchlint.rules.evaluation.screens:may_flag_tl405")
     message = "{function}() without training=: it keeps dropping activations after model.eval()"
     fix_safety = "safe"
     fix_title = "Pass training=self.training"
@@ -98,7 +96,7 @@ class FunctionalDropoutTraining(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
         qual = ctx.qualified_name(node.func)
-        if qual not in _DROPOUTS:
+        if qual not in DROPOUTS:
             return
         if has_keyword(node, "training") or has_star_args(node) or get_arg(node, None, 2):
             return

@@ -18,7 +18,7 @@ def canonical(qualname: str) -> str:
 
 def model_names_pattern(model_names: frozenset[str]) -> str:
     """A regular expression alternative matching every name
-    :func:`~torchlint.analysis.torch_facts.is_model_name` accepts as the last part of a
+    :func:`is_model_name` accepts as the last part of a
     callee (for the rules' prefilter patterns)."""
     words = "|".join(sorted(re.escape(w) for w in model_names))
     return rf"\w*(?:model|net)|(?:\b|_)(?:{words})|\b(?:model|net)_\w*"
@@ -30,3 +30,39 @@ def is_optimizer_word(name: str) -> bool:
     lowered = name.lower()
     return "optim" in lowered or lowered in ("opt", "opts") or lowered.startswith(
         "opt_") or lowered.endswith("_opt")
+
+
+# First words of names that build or handle a model rather than being one (build_model)
+MODEL_HELPER_VERBS = frozenset({
+    "benchmark", "build", "check", "clone", "compile", "configure", "convert", "copy", "count",
+    "create", "describe", "download", "export", "freeze", "get", "init", "inspect",
+    "instantiate", "load", "log", "make", "measure", "plot", "prepare", "print", "profile",
+    "push", "register", "reset", "restore", "resume", "save", "set", "setup", "show",
+    "summarize", "to", "unfreeze", "unwrap", "update", "upload", "validate", "visualize", "wrap",
+    "accepts", "has", "is", "test", "uses",
+})
+# Last words of names that hold something about a model, not the model (model_path)
+NOT_A_MODEL_ENDINGS = frozenset({"fn", "func", "name", "path", "cls", "class"})
+# First words that make the rest of a name a model's name (model_ema, net_g)
+MODEL_PREFIX_WORDS = frozenset({"model", "net"})
+
+
+def is_model_name(name: str, model_names: frozenset[str]) -> bool:
+    """Does ``name`` (a variable, parameter or attribute) name a model?
+
+    ``model``, ``net``, ``generator`` (``model_names``, from the settings); ``ema_model``,
+    ``fake_discriminator`` (ending in one); ``model_ema``, ``net_g``; ``resnet``,
+    ``mymodel``. Not helpers such as ``build_model`` or ``get_net``, not ``model_path`` or
+    ``model_fn``, and not a class (``Generator``: calling it builds a model).
+    """
+    if name[:1].isupper():
+        return False
+    words = [w for w in name.lower().split("_") if w]
+    if not words:
+        return False
+    if len(words) == 1:
+        word = words[0]
+        return word in model_names or word.endswith(("model", "net"))
+    if words[0] in MODEL_HELPER_VERBS or words[-1] in NOT_A_MODEL_ENDINGS:
+        return False
+    return words[-1] in model_names or words[0] in MODEL_PREFIX_WORDS

@@ -10,7 +10,11 @@ import libcst as cst
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import last_name_part, string_value
 from torchlint.analysis.spelling import (  # noqa: F401 - rules ask this module
+    MODEL_HELPER_VERBS,
+    MODEL_PREFIX_WORDS,
+    NOT_A_MODEL_ENDINGS,
     canonical,
+    is_model_name,
     model_names_pattern,
 )
 
@@ -191,43 +195,6 @@ AUTOCAST_NAMES = frozenset({
 })
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                               "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
-
-
-# ------------------------------------------------------------------ models
-# First words of names that build or handle a model rather than being one (build_model)
-MODEL_HELPER_VERBS = frozenset({
-    "benchmark", "build", "check", "clone", "compile", "configure", "convert", "copy", "count",
-    "create", "describe", "download", "export", "freeze", "get", "init", "inspect",
-    "instantiate", "load", "log", "make", "measure", "plot", "prepare", "print", "profile",
-    "push", "register", "reset", "restore", "resume", "save", "set", "setup", "show",
-    "summarize", "to", "unfreeze", "unwrap", "update", "upload", "validate", "visualize", "wrap",
-    "accepts", "has", "is", "test", "uses",
-})
-# Last words of names that hold something about a model, not the model (model_path)
-NOT_A_MODEL_ENDINGS = frozenset({"fn", "func", "name", "path", "cls", "class"})
-# First words that make the rest of a name a model's name (model_ema, net_g)
-MODEL_PREFIX_WORDS = frozenset({"model", "net"})
-
-
-def is_model_name(name: str, model_names: frozenset[str]) -> bool:
-    """Does ``name`` (a variable, parameter or attribute) name a model?
-
-    ``model``, ``net``, ``generator`` (``model_names``, from the settings); ``ema_model``,
-    ``fake_discriminator`` (ending in one); ``model_ema``, ``net_g``; ``resnet``,
-    ``mymodel``. Not helpers such as ``build_model`` or ``get_net``, not ``model_path`` or
-    ``model_fn``, and not a class (``Generator``: calling it builds a model).
-    """
-    if name[:1].isupper():
-        return False
-    words = [w for w in name.lower().split("_") if w]
-    if not words:
-        return False
-    if len(words) == 1:
-        word = words[0]
-        return word in model_names or word.endswith(("model", "net"))
-    if words[0] in MODEL_HELPER_VERBS or words[-1] in NOT_A_MODEL_ENDINGS:
-        return False
-    return words[-1] in model_names or words[0] in MODEL_PREFIX_WORDS
 
 
 # ---------------------------------------------------------------- backward
