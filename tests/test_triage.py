@@ -226,10 +226,13 @@ def test_the_rules_checks_import_neither_libcst_nor_a_rule() -> None:
 
     modules = sorted({t.split(":")[0] for _, _, requires in SCREEN.values()
                       for t in _check_targets(requires)})
+    # an installed torchlint has its rules under torchlint.rules only
+    assert modules and all(m.startswith("torchlint.rules.") for m in modules), modules
     code = ("import importlib, sys\n"
             f"for m in {modules!r}: importlib.import_module(m)\n"
             "bad = [m for m in sys.modules if m == 'libcst' or m.startswith('libcst.')\n"
-            "       or m.rsplit('.', 1)[-1][:2] == 'tl' and m.startswith('rules.')]\n"
+            "       or m.rsplit('.', 1)[-1][:2] == 'tl'\n"
+            "       and m.startswith(('rules.', 'torchlint.rules.'))]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
