@@ -107,7 +107,6 @@ class _File:
         self.options = options
         self.module_classes = _module_classes(facts, options)
         self._methods: list[ast.AST] | None = None
-        self._layer_calls: _Located | None = None
 
     @property
     def methods(self) -> list[ast.AST]:
@@ -118,15 +117,6 @@ class _File:
                              if cls.name in self.module_classes  # type: ignore[attr-defined]
                              for m in _defs_of(cls.body)]  # type: ignore[attr-defined]
         return self._methods
-
-    @property
-    def layer_calls(self) -> _Located:
-        """Calls that may build a layer: a ``torch.nn`` class, a class of the project, or a
-        module class of this file (the analysis's ``is_layer_call``)."""
-        if self._layer_calls is None:
-            self._layer_calls = _Located(c for c in self.facts.nodes(ast.Call)
-                                         if self.builds_layer(c))
-        return self._layer_calls
 
     def builds_layer(self, node: ast.AST) -> bool:
         if type(node) is not ast.Call:
@@ -192,22 +182,63 @@ _NOT_MODULES = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.
                 ast.BoolOp)
 
 
+_LIST_VALUES = (ast.List, ast.ListComp)
+_DICT_VALUES = (ast.Dict, ast.DictComp)
+
+
 class _Containers:
-    """Per file: the ``self.X = ...``/``name = ...`` assignments and the growing calls
-    (``x.append``, ``x.update``...) the container rules read, sorted by position."""
+    """Per file: the assignments of a list or dict (a display, a comprehension, a call of
+    ``list``/``dict``, by its name), then, only where one is, every single-target
+    assignment and the growing calls (``x.append``, ``x.update``...), sorted by position."""
 
     def __init__(self, facts: FileFacts) -> None:
-        stores: list[ast.AST] = []
+        self.facts = facts
+        made: dict[str, list[ast.AST]] = {"list": [], "dict": []}
         for node in facts.nodes(ast.Assign, ast.AnnAssign):
-            target = _single_target(node)
-            if target is not None and type(target) in (ast.Name, ast.Attribute, ast.Subscript):
-                stores.append(node)
-        self.stores = _Located(stores)
-        self.growth = _Located(
-            c for c in facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
-            and c.func.attr in _GROWTH)  # type: ignore[attr-defined]
-        self.sums = _Located(a for a in facts.nodes(ast.AugAssign)
-                             if type(a.op) is ast.Add)  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            kind = type(value)
+            if kind in _LIST_VALUES:
+                made["list"].append(node)
+            elif kind in _DICT_VALUES:
+                made["dict"].append(node)
+            elif kind is ast.Call and _may_be_builtin(facts, value.func):  # type: ignore[attr-defined]
+                # list(...), dict(...), L(...) after ``list as L``: the scan tells which
+                made["list"].append(node)
+                made["dict"].append(node)
+        self.made = {kind: _Located(nodes) for kind, nodes in made.items()}
+        self._stores: _Located | None = None
+        self._growth: _Located | None = None
+        self._sums: _Located | None = None
+
+    @property
+    def stores(self) -> _Located:
+        if self._stores is None:
+            self._stores = _Located(n for n in self.facts.nodes(ast.Assign, ast.AnnAssign)
+                                    if _single_target(n) is not None)
+        return self._stores
+
+    @property
+    def growth(self) -> _Located:
+        if self._growth is None:
+            self._growth = _Located(
+                c for c in self.facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
+                and c.func.attr in _GROWTH)  # type: ignore[attr-defined]
+        return self._growth
+
+    @property
+    def sums(self) -> _Located:
+        if self._sums is None:
+            self._sums = _Located(a for a in self.facts.nodes(ast.AugAssign)
+                                  if type(a.op) is ast.Add)  # type: ignore[attr-defined]
+        return self._sums
+
+
+def _may_be_builtin(facts: FileFacts, func: ast.AST) -> bool:
+    """``list``/``dict``, ``builtins.list``, or a name bound to something else than a
+    local (an import, a module-level alias: ``list as L``)."""
+    word = _last_name(func)
+    return word in ("list", "dict") or type(func) is ast.Name and (
+        word in facts.bindings or word in facts.aliases)
 
 
 _containers_memo: list[object] = [None, None]
@@ -232,43 +263,41 @@ def may_flag_tl102(facts: FileFacts, options: Options) -> bool:
 
 
 def _stores_container(facts: FileFacts, options: Options, kind: str) -> bool:
-    file = _file(facts, options)
-    if not file.methods or not file.layer_calls:
-        return False
     found = _containers(facts)
+    made = found.made[kind]
+    if not made:
+        return False  # every finding stores (or names) a container made in the method
+    file = _file(facts, options)
     for method in file.methods:
-        stores = found.stores.within(method)
-        if not stores:
-            continue
-        layers = file.layer_calls.within(method)
-        if not layers:
-            continue  # every container of layers holds a call building one
-        method_scan = _MethodScan(file, found, method, stores, layers, kind)
-        if method_scan.flags():
+        if made.within(method) and _MethodScan(file, found, method, kind).flags():
             return True
     return False
 
 
 class _MethodScan:
-    def __init__(self, file: _File, found: _Containers, method: ast.AST,
-                 stores: list[ast.AST], layers: list[ast.AST], kind: str) -> None:
+    def __init__(self, file: _File, found: _Containers, method: ast.AST, kind: str) -> None:
         self.file = file
         self.found = found
         self.method = method
-        self.stores = stores
-        self.layer_ids = {id(c) for c in layers}
+        self.stores = found.stores.within(method)
         self.kind = kind
-        # local names assigned a layer call (the analysis's layer locals are a subset)
-        self.layer_names = {s.targets[0].id for s in stores  # type: ignore[attr-defined]
-                            if type(s) is ast.Assign and type(s.targets[0]) is ast.Name
-                            and id(s.value) in self.layer_ids}  # type: ignore[attr-defined]
+        self._layer_names: set[str] | None = None
+
+    @property
+    def layer_names(self) -> set[str]:
+        """Local names assigned a layer call (the analysis's layer locals are a subset)."""
+        if self._layer_names is None:
+            self._layer_names = {t.id for s in self.stores  # type: ignore[attr-defined]
+                                 if type(t := _single_target(s)) is ast.Name
+                                 and self.file.builds_layer(s.value)}  # type: ignore[attr-defined]
+        return self._layer_names
 
     def layerish(self, node: ast.AST | None) -> bool:
         if node is None:
             return False
         if type(node) is ast.Name:
             return node.id in self.layer_names  # type: ignore[attr-defined]
-        return id(node) in self.layer_ids
+        return self.file.builds_layer(node)
 
     def flags(self) -> bool:
         for store in self.stores:
@@ -666,3 +695,282 @@ def _stored_in(function: ast.AST) -> set[str]:
     parameters: the rule knows nothing of those beyond their names)."""
     return {n.id for n in ast.walk(function)  # type: ignore[attr-defined]
             if type(n) is ast.Name and type(n.ctx) is ast.Store}  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ TL106
+_CONV = re.compile(r"(?:Lazy)?(?:Conv|ConvTranspose)([123]d)")
+_NORM = re.compile(r"(?:Lazy)?BatchNorm([123]d)")
+
+
+class _ConvNorm:
+    """Per file, for TL106: the dimensions of the convolutions that may keep their bias
+    and of the batch norms, by call and by the names assigned them."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.calls: dict[int, tuple[str, str]] = {}  # id(call) -> ("conv"|"bn", dim)
+        for call in facts.nodes(ast.Call):
+            found = self._layer(call)  # type: ignore[arg-type]
+            if found is not None:
+                self.calls[id(call)] = found
+        kinds = set(self.calls.values())
+        self.dims = {dim for kind, dim in kinds if kind == "conv" and ("bn", dim) in kinds}
+        self.names: dict[str, set[tuple[str, str]]] = {}
+        self.self_stores: list[tuple[ast.AST, str, str]] = []  # (assignment, kind, dim)
+        if not self.dims:
+            return
+        for node in facts.nodes(ast.Assign, ast.AnnAssign):
+            found = self.calls.get(id(node.value))  # type: ignore[attr-defined]
+            if found is None:
+                continue
+            target = _single_target(node)
+            if type(target) is ast.Name:
+                self.names.setdefault(target.id, set()).add(found)
+            elif _self_attribute(target) is not None:  # type: ignore[arg-type]
+                self.self_stores.append((node, *found))
+
+    def _layer(self, call: ast.Call) -> tuple[str, str] | None:
+        func = call.func
+        word = _last_name(func)
+        if word is None:
+            return None
+        if not word.endswith("d") and not (type(func) is ast.Name and (
+                word in self.facts.bindings or word in self.facts.aliases)):
+            return None
+        for qual in self.facts.qualnames_of(func):
+            if not qual.startswith("torch.nn.") or qual.count(".") != 2:
+                continue
+            leaf = qual[len("torch.nn."):]
+            match = _CONV.fullmatch(leaf)
+            if match is not None and _may_keep_bias(call, ".Lazy" in qual):
+                return "conv", match.group(1)
+            match = _NORM.fullmatch(leaf)
+            if match is not None:
+                return "bn", match.group(1)
+        return None
+
+    def item(self, node: ast.AST | None) -> set[tuple[str, str]]:
+        """What a sequence's item may be: a conv or batch norm call, or a name assigned
+        one (the layer of a ``("name", layer)`` pair)."""
+        if type(node) is ast.Tuple and len(node.elts) == 2 and (  # type: ignore[attr-defined]
+                type(node.elts[0]) is ast.JoinedStr or type(  # type: ignore[attr-defined]
+                node.elts[0]) is ast.Constant and type(node.elts[0].value) is str):  # type: ignore[attr-defined]
+            node = node.elts[1]  # type: ignore[attr-defined]
+        if type(node) is ast.Name:
+            return self.names.get(node.id, set())  # type: ignore[attr-defined]
+        found = self.calls.get(id(node))
+        return {found} if found is not None else set()
+
+    def pair(self, conv: ast.AST | None, bn: ast.AST | None) -> bool:
+        dims = {dim for kind, dim in self.item(conv) if kind == "conv"}
+        return bool(dims) and any(kind == "bn" and dim in dims for kind, dim in self.item(bn))
+
+
+def _may_keep_bias(call: ast.Call, lazy: bool) -> bool:
+    """conv_bias_fix's test: no starred argument, the bias absent or a literal True."""
+    if any(type(a) is ast.Starred for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return False
+    bias = next((k.value for k in call.keywords if k.arg == "bias"), None)
+    position = 6 if lazy else 7
+    if bias is None and len(call.args) > position:
+        bias = call.args[position]
+    return bias is None or type(bias) is ast.Constant and bias.value is True  # type: ignore[attr-defined]
+
+
+_conv_norm_memo: list[object] = [None, None]
+
+
+def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
+    """A conv that may keep its bias directly followed by a batch norm of its dimension:
+    next to each other in a list or ``nn.Sequential``, added to one owner by two
+    statements, or stored on ``self`` in one module class (whose forward may chain
+    them)."""
+    if _conv_norm_memo[0] is not facts.tree:
+        _conv_norm_memo[:] = [facts.tree, _ConvNorm(facts)]
+    found: _ConvNorm = _conv_norm_memo[1]  # type: ignore[assignment]
+    if not found.dims:
+        return False
+    for node in facts.nodes(ast.List):
+        items = [None if type(e) is ast.Starred else e for e in node.elts]  # type: ignore[attr-defined]
+        if any(found.pair(a, b) for a, b in zip(items, items[1:])):
+            return True
+    for call in facts.nodes(ast.Call):
+        word = _last_name(call.func)  # type: ignore[attr-defined]
+        if word is None or word != "Sequential" and not (
+                word in facts.bindings or word in facts.aliases):
+            continue
+        if "torch.nn.Sequential" in facts.qualnames_of(call.func):  # type: ignore[attr-defined]
+            items = [None if type(a) is ast.Starred else a for a in call.args]  # type: ignore[attr-defined]
+            if any(found.pair(a, b) for a, b in zip(items, items[1:])):
+                return True
+    if _added_in_sequence(facts, found):
+        return True
+    if found.self_stores:
+        file = _file(facts, options)
+        stores = _Located(node for node, _, _ in found.self_stores)
+        kinds = {id(node): (kind, dim) for node, kind, dim in found.self_stores}
+        for cls in facts.nodes(ast.ClassDef):
+            if cls.name not in file.module_classes:  # type: ignore[attr-defined]
+                continue
+            held = {kinds[id(n)] for n in stores.within(cls)}
+            if any(kind == "conv" and ("bn", dim) in held for kind, dim in held):
+                return True
+    return False
+
+
+def _added_in_sequence(facts: FileFacts, found: _ConvNorm) -> bool:
+    """``layers.append(conv)`` (or ``layers += [.., conv]``, ``layers = [.., conv]``,
+    ``owner.add_module(name, conv)``) and, by another statement, the batch norm added
+    first to the same owner (the rule wants them one after the other)."""
+    last: dict[str, set[str]] = {}  # owner -> dims of the convs added last
+    first: dict[str, list[ast.AST]] = {}  # owner -> the items added first
+    for stmt in (*facts.nodes(ast.Expr), *facts.nodes(ast.AugAssign),
+                 *facts.nodes(ast.Assign, ast.AnnAssign)):
+        added = _added(stmt)
+        if added is None or not added[1]:
+            continue
+        owner, items = added
+        dims = {dim for kind, dim in found.item(items[-1]) if kind == "conv"}
+        if dims:
+            last.setdefault(owner, set()).update(dims)
+        if type(stmt) not in (ast.Assign, ast.AnnAssign) and items[0] is not None:
+            first.setdefault(owner, []).append(items[0])
+    return any(kind == "bn" and dim in last[owner]
+               for owner, items in first.items() if owner in last
+               for item in items for kind, dim in found.item(item))
+
+
+def _added(stmt: ast.AST) -> tuple[str, list[ast.AST | None]] | None:
+    """(owner, the items it is given) for the statements of :func:`_added_in_sequence`."""
+    kind = type(stmt)
+    if kind is ast.Expr:
+        call = stmt.value  # type: ignore[attr-defined]
+        if type(call) is not ast.Call or type(call.func) is not ast.Attribute or any(
+                type(a) is ast.Starred for a in call.args) or call.keywords:
+            return None
+        method = call.func.attr
+        if method == "add_module" and len(call.args) == 2:
+            owner = _dotted(call.func.value)
+            return None if owner is None else ("add_module:" + owner, [call.args[1]])
+        if method not in ("append", "extend") or len(call.args) != 1:
+            return None
+        if method == "append":
+            owner = _dotted(call.func.value)
+            return None if owner is None else (owner, [call.args[0]])
+        target, items = call.func.value, call.args[0]
+    elif kind is ast.AugAssign:
+        if type(stmt.op) is not ast.Add:  # type: ignore[attr-defined]
+            return None
+        target, items = stmt.target, stmt.value  # type: ignore[attr-defined]
+    else:
+        target, items = _single_target(stmt), stmt.value  # type: ignore[attr-defined]
+    if type(items) not in (ast.List, ast.Tuple):
+        return None
+    owner = _dotted(target)
+    if owner is None:
+        return None
+    return owner, [None if type(e) is ast.Starred else e for e in items.elts]  # type: ignore[union-attr]
+
+
+def _dotted(node: ast.AST | None) -> str | None:
+    """``a.b.c`` for a dotted name, else None."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+# ------------------------------------------------------------------ TL104
+# the calls that make a tensor (torch_facts.TENSOR_FACTORIES and the rule's others)
+_TENSOR_FACTORIES = frozenset(f"torch.{name}" for name in (
+    "tensor", "zeros", "ones", "empty", "full", "eye", "rand", "randn", "randint", "randperm",
+    "arange", "linspace", "logspace", "zeros_like", "ones_like", "empty_like", "full_like",
+    "rand_like", "randn_like", "randint_like", "as_tensor", "range", "from_numpy", "normal",
+    "Tensor", "FloatTensor", "LongTensor", "BoolTensor", "tril_indices", "triu_indices"))
+# methods that keep a tensor a tensor (the rule's _TENSOR_METHODS), and those that reshape
+_TENSOR_METHODS = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "bool", "view", "reshape",
+    "unsqueeze", "squeeze", "t", "transpose", "permute", "expand", "repeat", "flatten",
+    "contiguous", "clone", "cuda", "to", "cpu", "mul", "add", "div", "sub", "sqrt", "exp",
+    "log", "triu", "tril", "neg", "abs", "reciprocal", "unfold", "flip", "__neg__"})
+_SEQUENCE_DATA = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Set, ast.Call,
+                  ast.Name)
+
+
+def may_flag_tl104(facts: FileFacts, options: Options) -> bool:
+    """``__init__`` of a module class stores on ``self.X`` a tensor made by a factory
+    (through tensor methods, or a local assigned one) with no ``device=``, that is not
+    surely a 0-d constant, not registered by name in the class, and read by another method
+    of the class."""
+    file = _file(facts, options)
+    stores = _containers(facts).stores
+    for method in file.methods:
+        if method.name != "__init__":  # type: ignore[attr-defined]
+            continue
+        found = stores.within(method)
+        factories = {t.id for s in found  # type: ignore[attr-defined]
+                     if type(t := _single_target(s)) is ast.Name
+                     and _unregistered_tensor(facts, s.value)}  # type: ignore[attr-defined]
+        for store in found:
+            attr = _self_attribute(_single_target(store))  # type: ignore[arg-type]
+            if attr is None or attr == "example_input_array":
+                continue
+            value = store.value  # type: ignore[attr-defined]
+            if type(value) is ast.Name and value.id in factories or _unregistered_tensor(
+                    facts, value):
+                cls = _class_of(facts, method)
+                if cls is not None and _read_elsewhere(cls, method, attr):
+                    return True
+    return False
+
+
+def _unregistered_tensor(facts: FileFacts, value: ast.AST) -> bool:
+    """A factory call (through tensor methods) without ``device=``, whose data is not
+    surely one number (``torch.tensor(dim ** -0.5)``)."""
+    reshaped = False
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and (  # type: ignore[attr-defined]
+            value.func.attr in _TENSOR_METHODS) and not _tensor_factory(facts, value):  # type: ignore[attr-defined]
+        reshaped |= value.func.attr in ("view", "reshape", "unsqueeze", "expand", "repeat",  # type: ignore[attr-defined]
+                                        "flatten", "permute", "transpose", "t", "unfold")
+        value = value.func.value  # type: ignore[attr-defined]
+    if type(value) is not ast.Call or not _tensor_factory(facts, value):
+        return False
+    if any(k.arg == "device" for k in value.keywords):  # type: ignore[attr-defined]
+        return False
+    if not reshaped and facts.qualnames_of(value.func) <= {  # type: ignore[attr-defined]
+            "torch.tensor", "torch.as_tensor"}:
+        data = next((a for a in value.args if type(a) is not ast.Starred), None)  # type: ignore[attr-defined]
+        if data is not None and type(data) not in _SEQUENCE_DATA:
+            return False  # may be one number: a 0-d tensor works on any device
+    return True
+
+
+def _tensor_factory(facts: FileFacts, call: ast.AST) -> bool:
+    return not facts.qualnames_of(call.func).isdisjoint(_TENSOR_FACTORIES)  # type: ignore[attr-defined]
+
+
+def _class_of(facts: FileFacts, method: ast.AST) -> ast.AST | None:
+    return next((c for c in facts.nodes(ast.ClassDef) if method in c.body  # type: ignore[attr-defined]
+                 or _start(c) < _start(method) <= _end(c) and any(
+                     m is method for m in _defs_of(c.body))), None)  # type: ignore[attr-defined]
+
+
+def _read_elsewhere(cls: ast.AST, init: ast.AST, attr: str) -> bool:
+    """``self.<attr>`` in a method of ``cls`` other than ``__init__`` (a superset of the
+    methods forward runs), and no ``register_buffer("<attr>", ...)``/
+    ``register_parameter`` in the class."""
+    read = False
+    for node in ast.walk(cls):
+        kind = type(node)
+        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in (  # type: ignore[attr-defined]
+                "register_buffer", "register_parameter") and node.args and type(  # type: ignore[attr-defined]
+                node.args[0]) is ast.Constant and node.args[0].value == attr:  # type: ignore[attr-defined]
+            return False
+        if not read and kind in _FUNCTIONS and node is not init:
+            read = any(_self_attribute(n) == attr for n in ast.walk(node))
+    return read
