@@ -71,6 +71,8 @@ FLAGGED = {
         "from torch.nn import Sequential as S, Linear\nx = S([Linear(2, 2), Linear(2, 2)])\n",
         "from torch import nn\nrows = nn.ModuleList()\nrows.append([nn.Linear(2, 2)])\n",
         "from torch import nn\nrows = nn.ModuleList()\nrows.extend([[nn.Linear(2, 2)]])\n",
+        MODULE + "    def __init__(self):\n        self.rows = nn.ModuleList()\n"
+                 "        self.rows.append((nn.Linear(2, 2), nn.ReLU()))\n",
     ],
     "TL104": [
         MODULE + "    def __init__(self):\n        self.m = torch.tensor([1.0, 2.0]).view(2, 1)\n"
@@ -148,6 +150,8 @@ CLEAN = {
         "from torch import nn\nx = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])\n",
         "from torch import nn\nx = nn.Sequential(nn.Linear(2, 2), *[nn.ReLU()])\n",
         "from torch import nn\nx = nn.ModuleList()\nx.append(nn.Linear(2, 2))\n",
+        # pairs for an OrderedDict, grown on a plain list
+        "from torch import nn\nstages = []\nstages.append(('s', nn.Linear(2, 2)))\n",
     ],
     "TL104": [
         # a buffer, a device given, a scalar constant, never read outside __init__

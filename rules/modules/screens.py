@@ -411,7 +411,7 @@ _CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential")
 def may_flag_tl103(facts: FileFacts, options: Options) -> bool:
     """A call of ``nn.ModuleList`` whose list holds a list or tuple of layers, of
     ``nn.Sequential`` given one, or ``x.append``/``insert``/``extend`` of one on a name or
-    ``self`` attribute (which may be a ModuleList)."""
+    ``self`` attribute the file assigns an ``nn.ModuleList``."""
     file = None
     for call in facts.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
@@ -428,7 +428,8 @@ def may_flag_tl103(facts: FileFacts, options: Options) -> bool:
             value = args[-1]
             items = [value] if word != "extend" else _sequence_items(value)
             file = file or _file(facts, options)
-            if any(_holds_layers(file, item) for item in items):
+            if any(_holds_layers(file, item) for item in items) and (
+                    _receiver(receiver) in _module_lists(facts)):
                 return True
             continue
         if word not in ("ModuleList", "Sequential") and not (
@@ -447,6 +448,32 @@ def may_flag_tl103(facts: FileFacts, options: Options) -> bool:
             if any(_holds_layers(file, arg) for arg in args):
                 return True
     return False
+
+
+def _receiver(node: ast.AST) -> tuple[str, str]:
+    attr = _self_attribute(node)
+    return ("self", attr) if attr is not None else ("name", node.id)  # type: ignore[attr-defined]
+
+
+_module_lists_memo: list[object] = [None, None]
+
+
+def _module_lists(facts: FileFacts) -> set[tuple[str, str]]:
+    """The names and ``self`` attributes the file assigns an ``nn.ModuleList(...)`` (the
+    rule grows only those it finds bound to one)."""
+    if _module_lists_memo[0] is not facts.tree:
+        found = set()
+        for node in facts.nodes(ast.Assign, ast.AnnAssign):
+            value, target = node.value, _single_target(node)  # type: ignore[attr-defined]
+            if type(value) is not ast.Call or target is None or (
+                    type(target) is not ast.Name and _self_attribute(target) is None):
+                continue
+            word = _last_name(value.func)
+            if (word == "ModuleList" or word in facts.bindings or word in facts.aliases) and (
+                    "torch.nn.ModuleList" in facts.qualnames_of(value.func)):
+                found.add(_receiver(target))
+        _module_lists_memo[:] = [facts.tree, found]
+    return _module_lists_memo[1]  # type: ignore[return-value]
 
 
 def _sequence_items(value: ast.AST) -> list[ast.AST]:
