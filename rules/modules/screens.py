@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from operator import attrgetter
+from typing import TypeVar
 
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import model_names_pattern
 from torchlint.engine.triage import FileFacts
+
+T = TypeVar("T")
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
@@ -29,12 +34,8 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 
 
 # ------------------------------------------------------------------ positions
-def _start(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+_start = attrgetter("lineno", "col_offset")
+_end = attrgetter("end_lineno", "end_col_offset")
 
 
 class _Located:
@@ -42,7 +43,7 @@ class _Located:
 
     def __init__(self, nodes: Iterable[ast.AST]) -> None:
         self.nodes = sorted(nodes, key=_start)
-        self.starts = [_start(n) for n in self.nodes]
+        self.starts = list(map(_start, self.nodes))
 
     def within(self, outer: ast.AST) -> list[ast.AST]:
         """The nodes that start inside ``outer`` (so lie inside it: spans nest)."""
@@ -103,7 +104,7 @@ class _File:
     """What several checks ask of one file, computed once (see :func:`_file`)."""
 
     def __init__(self, facts: FileFacts, options: Options) -> None:
-        self.facts = facts
+        self.facts = weakref.proxy(facts)
         self.options = options
         self.module_classes = _module_classes(facts, options)
         self._methods: list[ast.AST] | None = None
@@ -165,13 +166,30 @@ def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     return frozenset(found)
 
 
-_memo: list[object] = [None, None, None]
+# what the checks compute once per file, dropped when the file's facts die (so the file's
+# tree is freed with them, not at the next file's check)
+_cache: dict[object, object] = {}
+_cached_for: list[weakref.ref[FileFacts] | None] = [None]
+
+
+def _per_file(facts: FileFacts, key: object, make: Callable[[], T]) -> T:
+    ref = _cached_for[0]
+    if ref is None or ref() is not facts:
+        _cache.clear()
+        _cached_for[0] = weakref.ref(facts, _forget)
+    if key not in _cache:
+        _cache[key] = make()
+    return _cache[key]  # type: ignore[return-value]
+
+
+def _forget(ref: weakref.ref[FileFacts]) -> None:
+    if _cached_for[0] is ref:
+        _cache.clear()
+        _cached_for[0] = None
 
 
 def _file(facts: FileFacts, options: Options) -> _File:
-    if _memo[0] is not facts.tree or _memo[1] is not options:
-        _memo[:] = [facts.tree, options, _File(facts, options)]
-    return _memo[2]  # type: ignore[return-value]
+    return _per_file(facts, ("file", options), lambda: _File(facts, options))
 
 
 # ------------------------------------------------------------------ TL101, TL102
@@ -192,7 +210,7 @@ class _Containers:
     assignment and the growing calls (``x.append``, ``x.update``...), sorted by position."""
 
     def __init__(self, facts: FileFacts) -> None:
-        self.facts = facts
+        self.facts = weakref.proxy(facts)
         made: dict[str, list[ast.AST]] = {"list": [], "dict": []}
         for node in facts.nodes(ast.Assign, ast.AnnAssign):
             value = node.value  # type: ignore[attr-defined]
@@ -241,13 +259,8 @@ def _may_be_builtin(facts: FileFacts, func: ast.AST) -> bool:
         word in facts.bindings or word in facts.aliases)
 
 
-_containers_memo: list[object] = [None, None]
-
-
 def _containers(facts: FileFacts) -> _Containers:
-    if _containers_memo[0] is not facts.tree:
-        _containers_memo[:] = [facts.tree, _Containers(facts)]
-    return _containers_memo[1]  # type: ignore[return-value]
+    return _per_file(facts, "containers", lambda: _Containers(facts))
 
 
 def may_flag_tl101(facts: FileFacts, options: Options) -> bool:
@@ -455,25 +468,24 @@ def _receiver(node: ast.AST) -> tuple[str, str]:
     return ("self", attr) if attr is not None else ("name", node.id)  # type: ignore[attr-defined]
 
 
-_module_lists_memo: list[object] = [None, None]
-
-
 def _module_lists(facts: FileFacts) -> set[tuple[str, str]]:
     """The names and ``self`` attributes the file assigns an ``nn.ModuleList(...)`` (the
     rule grows only those it finds bound to one)."""
-    if _module_lists_memo[0] is not facts.tree:
-        found = set()
-        for node in facts.nodes(ast.Assign, ast.AnnAssign):
-            value, target = node.value, _single_target(node)  # type: ignore[attr-defined]
-            if type(value) is not ast.Call or target is None or (
-                    type(target) is not ast.Name and _self_attribute(target) is None):
-                continue
-            word = _last_name(value.func)
-            if (word == "ModuleList" or word in facts.bindings or word in facts.aliases) and (
-                    "torch.nn.ModuleList" in facts.qualnames_of(value.func)):
-                found.add(_receiver(target))
-        _module_lists_memo[:] = [facts.tree, found]
-    return _module_lists_memo[1]  # type: ignore[return-value]
+    return _per_file(facts, "module lists", lambda: _assigned_module_lists(facts))
+
+
+def _assigned_module_lists(facts: FileFacts) -> set[tuple[str, str]]:
+    found = set()
+    for node in facts.nodes(ast.Assign, ast.AnnAssign):
+        value, target = node.value, _single_target(node)  # type: ignore[attr-defined]
+        if type(value) is not ast.Call or target is None or (
+                type(target) is not ast.Name and _self_attribute(target) is None):
+            continue
+        word = _last_name(value.func)
+        if (word == "ModuleList" or word in facts.bindings or word in facts.aliases) and (
+                "torch.nn.ModuleList" in facts.qualnames_of(value.func)):
+            found.add(_receiver(target))
+    return found
 
 
 def _sequence_items(value: ast.AST) -> list[ast.AST]:
@@ -521,7 +533,8 @@ def may_flag_tl107(facts: FileFacts, options: Options) -> bool:
             q == "torch" or q.startswith("torch.") for quals in facts.bindings.values()
             for q in quals):
         return False
-    return any(_forward_may_bypass(file, call) for call in calls)
+    scopes = _scopes(facts)
+    return any(_forward_may_bypass(file, scopes, call) for call in calls)
 
 
 class _Scopes:
@@ -548,16 +561,11 @@ class _Scopes:
         return [n for n in located.nodes[:high] if _end(n) >= _end(node) and n is not node]
 
 
-_scopes_memo: list[object] = [None, None]
-
-
 def _scopes(facts: FileFacts) -> _Scopes:
-    if _scopes_memo[0] is not facts.tree:
-        _scopes_memo[:] = [facts.tree, _Scopes(facts)]
-    return _scopes_memo[1]  # type: ignore[return-value]
+    return _per_file(facts, "scopes", lambda: _Scopes(facts))
 
 
-def _forward_may_bypass(file: _File, call: ast.Call) -> bool:
+def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
     target = call.func.value  # type: ignore[attr-defined]
     if type(target) is ast.Call and _last_name(target.func) in ("super", "type"):
         return False  # super().forward(x): how a subclass extends its parent
@@ -569,7 +577,6 @@ def _forward_may_bypass(file: _File, call: ast.Call) -> bool:
         return False
     if word is not None and word[:1].isupper() and not word.isupper():
         return False  # Base.forward(self, x): a class's function
-    scopes = _scopes(file.facts)
     # as the rule's Place: the functions up to the innermost class around the call, and
     # that class when one of them is its method
     classes = scopes.around(scopes.classes, call)
@@ -734,7 +741,7 @@ class _ConvNorm:
     and of the batch norms, by call and by the names assigned them."""
 
     def __init__(self, facts: FileFacts) -> None:
-        self.facts = facts
+        self.facts = weakref.proxy(facts)
         self.calls: dict[int, tuple[str, str]] = {}  # id(call) -> ("conv"|"bn", dim)
         for call in facts.nodes(ast.Call):
             found = self._layer(call)  # type: ignore[arg-type]
@@ -805,17 +812,12 @@ def _may_keep_bias(call: ast.Call, lazy: bool) -> bool:
     return bias is None or type(bias) is ast.Constant and bias.value is True  # type: ignore[attr-defined]
 
 
-_conv_norm_memo: list[object] = [None, None]
-
-
 def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
     """A conv that may keep its bias directly followed by a batch norm of its dimension:
     next to each other in a list or ``nn.Sequential``, added to one owner by two
     statements, or stored on ``self`` in one module class (whose forward may chain
     them)."""
-    if _conv_norm_memo[0] is not facts.tree:
-        _conv_norm_memo[:] = [facts.tree, _ConvNorm(facts)]
-    found: _ConvNorm = _conv_norm_memo[1]  # type: ignore[assignment]
+    found = _per_file(facts, "conv norm", lambda: _ConvNorm(facts))
     if not found.dims:
         return False
     for node in facts.nodes(ast.List):
