@@ -200,10 +200,6 @@ _NOT_MODULES = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.
                 ast.BoolOp)
 
 
-_LIST_VALUES = (ast.List, ast.ListComp)
-_DICT_VALUES = (ast.Dict, ast.DictComp)
-
-
 class _Containers:
     """Per file: the assignments of a list or dict (a display, a comprehension, a call of
     ``list``/``dict``, by its name), then, only where one is, every single-target
@@ -212,17 +208,19 @@ class _Containers:
     def __init__(self, facts: FileFacts) -> None:
         self.facts = weakref.proxy(facts)
         made: dict[str, list[ast.AST]] = {"list": [], "dict": []}
+        builtins = _builtin_names(facts)
+        lists, dicts = made["list"], made["dict"]
         for node in facts.nodes(ast.Assign, ast.AnnAssign):
             value = node.value  # type: ignore[attr-defined]
             kind = type(value)
-            if kind in _LIST_VALUES:
-                made["list"].append(node)
-            elif kind in _DICT_VALUES:
-                made["dict"].append(node)
-            elif kind is ast.Call and _may_be_builtin(facts, value.func):  # type: ignore[attr-defined]
+            if kind is ast.List or kind is ast.ListComp:
+                lists.append(node)
+            elif kind is ast.Dict or kind is ast.DictComp:
+                dicts.append(node)
+            elif kind is ast.Call and _last_name(value.func) in builtins:  # type: ignore[attr-defined]
                 # list(...), dict(...), L(...) after ``list as L``: the scan tells which
-                made["list"].append(node)
-                made["dict"].append(node)
+                lists.append(node)
+                dicts.append(node)
         self.made = {kind: _Located(nodes) for kind, nodes in made.items()}
         self._stores: _Located | None = None
         self._growth: _Located | None = None
@@ -231,8 +229,7 @@ class _Containers:
     @property
     def stores(self) -> _Located:
         if self._stores is None:
-            self._stores = _Located(n for n in self.facts.nodes(ast.Assign, ast.AnnAssign)
-                                    if _single_target(n) is not None)
+            self._stores = _Located(self.facts.nodes(ast.Assign, ast.AnnAssign))
         return self._stores
 
     @property
@@ -240,7 +237,8 @@ class _Containers:
         if self._growth is None:
             self._growth = _Located(
                 c for c in self.facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
-                and c.func.attr in _GROWTH)  # type: ignore[attr-defined]
+                and c.func.attr in _GROWTH) if not _GROWTH.isdisjoint(  # type: ignore[attr-defined]
+                self.facts.method_calls) else _Located(())
         return self._growth
 
     @property
@@ -251,12 +249,17 @@ class _Containers:
         return self._sums
 
 
-def _may_be_builtin(facts: FileFacts, func: ast.AST) -> bool:
-    """``list``/``dict``, ``builtins.list``, or a name bound to something else than a
-    local (an import, a module-level alias: ``list as L``)."""
-    word = _last_name(func)
-    return word in ("list", "dict") or type(func) is ast.Name and (
-        word in facts.bindings or word in facts.aliases)
+def _builtin_names(facts: FileFacts) -> set[str]:
+    """The names ``list``/``dict`` may be called by: themselves (also ``builtins.list``),
+    and the names an import or a module-level alias binds to them (``list as L``)."""
+    names = {"list", "dict"}
+    for name, quals in facts.bindings.items():
+        if "builtins.list" in quals or "builtins.dict" in quals:
+            names.add(name)
+    for name, values in facts.aliases.items():
+        if any(_last_name(v) in ("list", "dict") for v in values):
+            names.add(name)
+    return names
 
 
 def _containers(facts: FileFacts) -> _Containers:
@@ -524,10 +527,10 @@ def may_flag_tl107(facts: FileFacts, options: Options) -> bool:
     and code that replaces ``forward``, not on a dummy input, on a receiver that may be a
     module (``self`` in a module class, a ``self`` attribute, a name that says model or is
     bound in its function, an item or attribute of one of those)."""
+    if "forward" not in facts.method_calls:
+        return False
     calls = [c for c in facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
              and c.func.attr == "forward"]  # type: ignore[attr-defined]
-    if not calls:
-        return False
     file = _file(facts, options)
     if not file.module_classes and not any(
             q == "torch" or q.startswith("torch.") for quals in facts.bindings.values()
