@@ -316,31 +316,31 @@ class _MethodScan:
         return self.file.builds_layer(node)
 
     def flags(self) -> bool:
-        for store in self.stores:
+        # the lists (dicts) made in the method: stored on self at once, or kept in a local
+        locals_made: dict[str, list[ast.AST]] = {}
+        for store in self.found.made[self.kind].within(self.method):
             target = _single_target(store)
-            if _self_attribute(target) is None:  # type: ignore[arg-type]
-                continue
-            value = store.value  # type: ignore[attr-defined]
-            if self.direct(value):
+            if type(target) is ast.Name:
+                locals_made.setdefault(target.id, []).append(store)
+            elif _self_attribute(target) is not None and self.made_with_layers(  # type: ignore[arg-type]
+                    store.value, lambda e, a=target.attr: _self_attribute(e) == a):  # type: ignore[attr-defined,union-attr,misc]
                 return True
-            if self.empty(value) and self.grown(lambda e: _self_attribute(e) == (
-                    target.attr)):  # type: ignore[union-attr]
-                return True
-            if type(value) is ast.Name and self.local(value.id):
+        if not locals_made:
+            return False
+        # self.X = name, name a local container of layers
+        for store in self.stores:
+            value = getattr(store, "value", None)
+            if type(value) is ast.Name and value.id in locals_made and _self_attribute(  # type: ignore[attr-defined]
+                    _single_target(store)) is not None and any(  # type: ignore[arg-type]
+                    self.made_with_layers(m.value, lambda e, n=value.id: type(  # type: ignore[attr-defined,misc]
+                        e) is ast.Name and e.id == n) for m in locals_made[value.id]):  # type: ignore[attr-defined]
                 return True
         return False
 
-    def local(self, name: str) -> bool:
-        """``self.X = name``, ``name`` a local container of layers."""
-        for store in self.stores:
-            target = _single_target(store)
-            if type(target) is not ast.Name or target.id != name:
-                continue
-            value = store.value  # type: ignore[attr-defined]
-            if self.direct(value) or self.empty(value) and self.grown(
-                    lambda e: type(e) is ast.Name and e.id == name):
-                return True
-        return False
+    def made_with_layers(self, value: ast.AST, is_subject: Callable[[ast.AST], bool]) -> bool:
+        """``value`` holds a layer, or is empty and the container ``is_subject`` tells is
+        grown with one."""
+        return self.direct(value) or self.empty(value) and self.grown(is_subject)
 
     def _builtin(self, func: ast.expr) -> bool:
         return type(func) is ast.Name and func.id == self.kind or (
@@ -382,12 +382,11 @@ class _MethodScan:
             return self.items_ok([k.value for k in value.keywords])  # type: ignore[attr-defined]
         return False
 
-    def grown(self, subject: object) -> bool:
-        """A layer added to the container ``subject`` (a test of the receiver) later on."""
-        is_subject = subject  # type: ignore[assignment]
+    def grown(self, is_subject: Callable[[ast.AST], bool]) -> bool:
+        """A layer added to the container ``is_subject`` tells (a test of the receiver)."""
         for call in self.found.growth.within(self.method):
             func = call.func  # type: ignore[attr-defined]
-            if not is_subject(func.value):  # type: ignore[operator]
+            if not is_subject(func.value):
                 continue
             method, args = func.attr, call.args  # type: ignore[attr-defined]
             keywords = call.keywords  # type: ignore[attr-defined]
