@@ -54,6 +54,8 @@ FLAGGED = {
         # a method defined under an if of the class body
         "from torch import nn\n\n\nclass Net(nn.Module):\n    if True:\n"
         "        def __init__(self):\n            self.a = [nn.Linear(2, 2)]\n",
+        "from torch import nn\n\n\nclass Net(nn.Module):\n    if False:\n        pass\n"
+        "    elif True:\n        def __init__(self):\n            self.a = [nn.Linear(2, 2)]\n",
     ],
     "TL102": [
         MODULE + "    def __init__(self):\n        self.a = {'x': nn.Linear(2, 2)}\n",
@@ -98,6 +100,9 @@ FLAGGED = {
         "from torch import nn\nencoder = nn.Linear(16, 8)\n\n\ndef embed(b):\n"
         "    return encoder.forward(b)\n",
         "import torch\n\n\ndef run(model, x):\n    return model.forward(x)\n",
+        # imported in another function: a global here, the rule does not see the import
+        "import torch\n\n\ndef load():\n    import net\n\n\ndef run(x):\n"
+        "    return net.forward(x)\n",
         MODULE + "    def forward(self, x):\n        return self.body.forward(x)\n",
         MODULE + "    def run(self, x):\n        return self.forward(x)\n",
         MODULE + "    def forward(self, x):\n        for m in self.blocks:\n"

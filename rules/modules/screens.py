@@ -142,11 +142,10 @@ def _defs_of(body: list[ast.stmt]) -> Iterator[ast.AST]:
             yield stmt
         elif kind in _COMPOUND:
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                for inner in getattr(stmt, name, ()) or ():
-                    if type(inner) in _FUNCTIONS:
-                        yield inner
-                    else:
-                        yield from _defs_of(getattr(inner, "body", None) or [inner])
+                inner = getattr(stmt, name, None) or []
+                # statements, or except handlers and match cases (whose body holds them)
+                yield from _defs_of([b for i in inner for b in (
+                    [i] if isinstance(i, ast.stmt) else i.body)])
 
 
 def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
@@ -551,6 +550,7 @@ class _Scopes:
                       if _last_name(call.func) in _HOOK_REGISTRATION  # type: ignore[attr-defined]
                       for arg in call.args  # type: ignore[attr-defined]
                       if (name := _last_name(arg)) is not None}
+        self.imported = _module_imports(facts.tree.body) - facts.aliases.keys()  # type: ignore[union-attr]
         self.forward_stores = _Located(
             a for a in facts.nodes(ast.Assign) if any(
                 type(t) is ast.Attribute and t.attr == "forward"
@@ -561,6 +561,24 @@ class _Scopes:
         here = _start(node)
         high = bisect_right(located.starts, here)
         return [n for n in located.nodes[:high] if _end(n) >= _end(node) and n is not node]
+
+
+def _module_imports(body: list[ast.stmt]) -> set[str]:
+    """The names the module's own imports bind (under its if/try/with blocks too, not in
+    its functions and classes)."""
+    names: set[str] = set()
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.Import:
+            names.update(a.asname or a.name.split(".", 1)[0] for a in stmt.names)  # type: ignore[attr-defined]
+        elif kind is ast.ImportFrom:
+            names.update(a.asname or a.name for a in stmt.names)  # type: ignore[attr-defined]
+        elif kind in _COMPOUND:
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(stmt, name, None) or []
+                names |= _module_imports([b for i in inner for b in (
+                    [i] if isinstance(i, ast.stmt) else i.body)])
+    return names
 
 
 def _scopes(facts: FileFacts) -> _Scopes:
@@ -594,7 +612,7 @@ def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
             return False  # a hook, or code that wraps or replaces forward
     if _dummy(file, call.args[0] if call.args else None):
         return False
-    if _imported(file.facts, target) and not _rebound(
+    if _imported(scopes, target) and not _rebound(
             target, scopes.around(scopes.functions, call)):
         return False  # an imported module: a C++/CUDA extension's forward function
     own = word == "self" and type(target) is ast.Name or _self_attribute(target) is not None
@@ -613,12 +631,12 @@ def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
     return _may_be_module(file, target, cls, functions, 0)
 
 
-def _imported(facts: FileFacts, target: ast.AST) -> bool:
-    """A dotted name whose head only an import binds (at module level: no assignment)."""
+def _imported(scopes: _Scopes, target: ast.AST) -> bool:
+    """A dotted name whose head only a module-level import binds (no module-level
+    assignment: the rule then knows it as the import)."""
     while type(target) is ast.Attribute:
         target = target.value  # type: ignore[attr-defined]
-    return type(target) is ast.Name and target.id in facts.bindings and (  # type: ignore[attr-defined]
-        target.id not in facts.aliases)  # type: ignore[attr-defined]
+    return type(target) is ast.Name and target.id in scopes.imported  # type: ignore[attr-defined]
 
 
 def _rebound(target: ast.AST, functions: list[ast.AST]) -> bool:
