@@ -48,6 +48,8 @@ FLAGGED = {
         MODULE + "    def __init__(self):\n        blocks = []\n        blocks.append(nn.Linear(2, 2))\n"
                  "        self.a = blocks\n",
         MODULE + "    def __init__(self):\n        lin = nn.Linear(2, 2)\n        self.a = [lin]\n",
+        "from torch.nn import Module, Linear as linear\n\n\nclass Net(Module):\n"
+        "    def __init__(self):\n        self.a = [linear(2, 2)]\n",
         # a module class of the file, an aliased torch.nn
         "import torch.nn as tnn\n\n\nclass Block(tnn.Module):\n    pass\n\n\n"
         "class Net(tnn.Module):\n    def __init__(self):\n        self.a = [Block() for _ in 'ab']\n",
@@ -118,6 +120,9 @@ WITH_THE_PROJECT = {
     "TL101": [
         "from torch import nn\nfrom .blocks import Block\n\n\nclass Net(nn.Module):\n"
         "    def __init__(self):\n        self.a = [Block(), Block()]\n",
+        # a module class of the project spelt in lower case, torch.nn's under an alias
+        "from torch import nn\nfrom unet.parts import double_conv\n\n\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        self.a = [double_conv(3, 8)]\n",
         "from torch import nn\nfrom .base import BaseModel\n\n\nclass Net(BaseModel):\n"
         "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
     ],
@@ -145,6 +150,8 @@ CLEAN = {
         MODULE + "    def __init__(self):\n        self.a = []\n        self.fc = nn.Linear(2, 2)\n"
                  "        self.a.append(3)\n",
         MODULE + "    def __init__(self):\n        self.fc = nn.ModuleList([nn.Linear(2, 2)])\n",
+        "import os\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        "    def __init__(self, d):\n        self.paths = [os.path.join(d, 'a')]\n",
     ],
     "TL102": [
         MODULE + "    def __init__(self):\n        self.cfg = {'a': 1}\n        self.fc = nn.Linear(2, 2)\n",

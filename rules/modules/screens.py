@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
@@ -77,10 +78,14 @@ def _is_layer_name(qual: str) -> bool:
 
 
 def _project_class(qual: str) -> bool:
-    """A class another module of the project (or a package) defines: the project
-    knowledge may find it derives from a module class."""
+    """A name from another module than torch's or the standard library's: a class of the
+    project there may derive from a module class (the project knowledge follows it),
+    whatever its spelling."""
     return "." in qual and not qual.startswith(("torch.", "builtins.")) and (
-        qual.rsplit(".", 1)[1][:1].isupper())
+        qual.split(".", 1)[0] not in _STANDARD_LIBRARY)
+
+
+_STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ()))
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -128,8 +133,6 @@ class _File:
             return False
         if type(func) is ast.Name and word in self.module_classes:
             return True
-        if not word[:1].isupper():  # torch.nn's and the project's classes are capitalised
-            return False
         return any(_is_layer_name(q) or _project_class(q)
                    for q in self.facts.qualnames_of(func))
 
