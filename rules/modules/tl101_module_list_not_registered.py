@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.engine.triage import self_store
+from torchlint.engine.triage import check, self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -69,7 +69,8 @@ class ModuleListNotRegistered(UnregisteredContainerRule):
     patterns = (r"\bself\b",
                 container_pattern("[", "list"))
     # a list stored on self by a method that may construct a layer (the list holds one)
-    requires = self_store("list", layers=True)
+    requires = self_store("list", layers=True) & check(
+        "torchlint.rules.modules.screens:may_flag_tl101")
     message = ("layers held in a plain list `self.{attr}` are not registered with the module; "
                "use nn.ModuleList")
     fix_safety = "safe"

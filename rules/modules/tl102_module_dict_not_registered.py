@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.engine.triage import self_store
+from torchlint.engine.triage import check, self_store
 from torchlint.rules.modules.container_rule import UnregisteredContainerRule, container_pattern
 
 
@@ -61,7 +61,7 @@ class ModuleDictNotRegistered(UnregisteredContainerRule):
     # (or `= ({...})`), by `= dict(...)`/`= builtins.dict(...)`, or by an alias `dict as D`
     patterns = (r"\bself\b",
                 container_pattern("{", "dict"))
-    requires = self_store("dict")
+    requires = self_store("dict") & check("torchlint.rules.modules.screens:may_flag_tl102")
     message = ("layers held in a plain dict `self.{attr}` are not registered with the module; "
                "use nn.ModuleDict")
     fix_safety = "safe"

@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.analysis.nodes import get_arg, iter_nodes, method_call, self_attribute
 from torchlint.analysis.torch_facts import is_layer_call, is_torch_nn
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import api, sequence_call
+from torchlint.engine.triage import api, check, sequence_call
 from torchlint.fix.edits import reference
 from torchlint.rule import Rule
 
@@ -59,7 +59,8 @@ class NestedPlainListInContainer(Rule):
     patterns = (r"\bnn\b", r"\b(?:ModuleList|Sequential)\b")
     requires = api("torch.nn.ModuleList", "torch.nn.Sequential") & (
         sequence_call("torch.nn.Sequential") | sequence_call("torch.nn.ModuleList", nested=True)
-        | sequence_call("append", "insert", "extend"))
+        | sequence_call("append", "insert", "extend")) & check(
+        "torchlint.rules.modules.screens:may_flag_tl103")
     message = "plain {kind} of layers inside nn.{container}: its layers are not registered"
     fix_safety = "safe"
     fix_title = "Register the inner layers in the container"

@@ -13,7 +13,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES, is_tensor_factory
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import self_store_call
+from torchlint.engine.triage import check, self_store_call
 from torchlint.rule import Rule
 from torchlint.rules.modules.module_classes import is_module_class
 from torchlint.rules.modules.tensor_attributes import (
@@ -119,7 +119,8 @@ class TensorAttributeNotRegistered(Rule):
     patterns = (r"\bself\b", r"\bdef[\s\\]+__init__\b", r"\btorch\b",
                 ASSIGNED + DOTTED + r"(?:" + _FACTORY_NAMES + r")\b"
                 r"|\b(?:" + _FACTORY_NAMES + r")" + GAP + r"+as\b")
-    requires = self_store_call(*TENSOR_FACTORIES, *_MORE_FACTORIES, methods=("__init__",))
+    requires = self_store_call(*TENSOR_FACTORIES, *_MORE_FACTORIES, methods=("__init__",)) & (
+        check("torchlint.rules.modules.screens:may_flag_tl104"))
     message = ("tensor stored as plain attribute `self.{attr}`: it will not follow .to()/.cuda() "
                "nor be saved; use register_buffer or nn.Parameter")
     fix_safety = "unsafe"

@@ -12,7 +12,7 @@ from torchlint.analysis.nodes import (
     self_attribute,
     single_target,
 )
-from torchlint.engine.triage import api, biased_call
+from torchlint.engine.triage import api, biased_call, check
 from torchlint.rule import Rule
 from torchlint.rules.modules.conv_bn import (
     batchnorm_dimension,
@@ -104,7 +104,8 @@ class ConvBiasBeforeBatchNorm(Rule):
     # the bias absent or a literal True)
     requires = api(*(f"torch.nn.{lazy}BatchNorm{d}d" for lazy in ("", "Lazy") for d in "123")) & (
         biased_call(*(f"torch.nn.{lazy}{conv}{d}d" for lazy in ("", "Lazy")
-                      for conv in ("Conv", "ConvTranspose") for d in "123")))
+                      for conv in ("Conv", "ConvTranspose") for d in "123"))) & check(
+        "torchlint.rules.modules.screens:may_flag_tl106")
     message = "{conv} is followed by {bn}, which cancels its bias; pass bias=False"
     fix_safety = "unsafe"
     fix_title = "Pass bias=False"

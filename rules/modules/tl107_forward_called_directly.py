@@ -11,6 +11,7 @@ from torchlint.analysis.nodes import (
     self_attribute,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import check
 from torchlint.rule import Rule
 from torchlint.rules.modules.forward_calls import (
     Place,
@@ -88,6 +89,7 @@ class ForwardCalledDirectly(Rule):
     # no more: a file may hold module classes deriving from another file's without naming
     # torch or Module
     patterns = (r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*forward\b",)
+    requires = check("torchlint.rules.modules.screens:may_flag_tl107")
     message = "'{receiver}.forward(...)' bypasses the module's hooks; call '{receiver}(...)'"
     fix_safety = "unsafe"
     fix_title = "Call the module instead of .forward()"
