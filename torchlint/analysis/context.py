@@ -10,7 +10,6 @@ rules stay silent on ``None``.
 from __future__ import annotations
 
 import builtins
-import os
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -28,6 +27,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.options import Options
 from torchlint.analysis.project import Project
+from torchlint.analysis.test_paths import is_test_file
 from torchlint.analysis.torch_facts import canonical
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -293,17 +293,9 @@ class FileContext:
 
     @property
     def is_test_file(self) -> bool:
-        """``test_*.py``, ``*_test.py``, ``conftest.py``, or a file under a ``test``,
-        ``tests`` or ``testing`` folder: code that exercises behaviour on purpose. Folders
-        count from the directory of the run when the file is inside it (so a package kept
-        in ``tests/``, such as ``tests/tests_pkg/helpers/models.py``, is tests), otherwise
-        from the folder above the file's outermost package."""
-        def compute() -> bool:
-            here = os.getcwd()
-            inside_run = os.path.abspath(self.path).startswith(os.path.join(here, ""))
-            root = here if inside_run or self.project is None else self.project.roots[0]
-            return _is_test_path(self.path, root)
-        return self.cached("is_test_file", compute)
+        """Test code, by its path (see :func:`~torchlint.analysis.test_paths.is_test_file`)."""
+        return self.cached("is_test_file", lambda: is_test_file(
+            self.path, self.project.roots[0] if self.project is not None else None))
 
     def definitions(self) -> list[cst.FunctionDef | cst.ClassDef]:
         """Every function, method and class of the file (nested ones too), in source
@@ -489,15 +481,3 @@ def _alias_branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) is not None:
         return [value]
     return []
-
-
-def _is_test_path(path: str, root: str) -> bool:
-    """Folders count only inside the project (``root``), never above it: a project kept
-    under ``~/tests/`` is not a test suite."""
-    base = os.path.basename(path)
-    absolute = os.path.abspath(path)
-    inside = absolute.startswith(os.path.join(os.path.abspath(root), ""))
-    relative = os.path.relpath(absolute, root) if inside else base
-    folders = relative.replace(os.sep, "/").split("/")[:-1]
-    return (base.startswith("test_") and base.endswith(".py") or base.endswith("_test.py")
-            or base == "conftest.py" or any(f in ("test", "tests", "testing") for f in folders))

@@ -10,11 +10,13 @@ questions again, of the rule classes, for the files that pass.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from torchlint.analysis.test_paths import is_test_file
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
 from torchlint.engine.prefilter import rules_to_run, star_imported, triggered
@@ -57,9 +59,11 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
     maybe = []
     for rule in triggered(rules, text):
         if rule.requires is not None:
-            facts = facts or triage(text)
             if facts is None:
-                return None
+                facts = triage(text)
+                if facts is None:
+                    return None
+                facts = replace(facts, test_file=_is_test(source.path, settings))
             if not rule.requires.holds(facts, options):
                 continue
         maybe.append(rule)
@@ -76,6 +80,14 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
         return frozenset(rule.code for rule in (*enabled, *also))
     parses = facts is not None or compiles(text) or python_syntax_error(text) is None
     return frozenset() if parses else None
+
+
+def _is_test(path: str, settings: FileSettings) -> bool:
+    project = settings.project
+    root = None
+    if project is not None:
+        root = project.roots_and_module(os.path.abspath(path))[0][0]
+    return is_test_file(path, root)
 
 
 def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:

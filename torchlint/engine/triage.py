@@ -110,6 +110,9 @@ class FileFacts:
     bindings: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
     aliases: dict[str, list[ast.expr]] = field(default_factory=dict, compare=False,
                                                repr=False)
+    # the file is test code by its path (see analysis.test_paths); None: not known (the
+    # facts of a text alone), so a check must not rule anything out on it
+    test_file: bool | None = field(default=None, compare=False)
 
     def qualnames_of(self, node: ast.AST) -> set[str]:
         """The qualified names a dotted name (``F.relu``, ``torch.nn.Linear``) may stand for
