@@ -33,19 +33,16 @@ def may_flag_tl705(facts: FileFacts, options: Options) -> bool:
     """TL705 reports a call of a legacy type (``torch.FloatTensor(...)``, through imports
     and module-level aliases, conditional ones included), or of a name ending in
     ``Tensor`` that the project may alias to one."""
+    if not _LEGACY_TYPES.isdisjoint(facts.calls):
+        return True
+    if not any(word.endswith("Tensor") for word in facts.call_words):
+        return False
     for call in facts.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
         kind = type(func)
-        if kind is not ast.Name and kind is not ast.Attribute:
-            continue
-        quals = facts.qualnames_of(func)
-        if not quals:
-            continue
-        if not _LEGACY_TYPES.isdisjoint(quals):
-            return True
-        last = func.id if kind is ast.Name else func.attr
-        if last.endswith("Tensor") and any(
-                "." in q and not q.startswith(_NO_ALIASES) for q in quals):
+        last = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else ""
+        if last.endswith("Tensor") and any("." in q and not q.startswith(_NO_ALIASES)
+                                           for q in facts.qualnames_of(func)):
             return True
     return False
 
@@ -53,6 +50,8 @@ def may_flag_tl705(facts: FileFacts, options: Options) -> bool:
 def may_flag_tl719(facts: FileFacts, options: Options) -> bool:
     """TL719 reports ``pretrained=``/``pretrained_backbone=`` passed to a torchvision model
     builder that takes it (through imports and module-level aliases)."""
+    if not any(q.startswith("torchvision.models.") for q in facts.calls):
+        return False
     for call in facts.nodes(ast.Call):
         for keyword in call.keywords:  # type: ignore[attr-defined]
             table = _LEGACY_ARGUMENTS.get(keyword.arg)  # type: ignore[arg-type]

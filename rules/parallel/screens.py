@@ -56,30 +56,43 @@ def may_flag_tl801(facts: FileFacts, options: Options) -> bool:
     """TL801 reports a call of DataParallel (through imports, aliases and subclasses of
     the file); where the file does not train the model, as a preview shape, which is
     counted for the summary's hint outside preview: every such call holds."""
+    if "DataParallel" not in facts.names:
+        return False  # every way to reach it spells it (an import, an attribute)
     aliases = _data_parallel_aliases(facts)
-    return any(type(call.func) in (ast.Name, ast.Attribute) and (  # type: ignore[attr-defined]
-        not _DATA_PARALLEL.isdisjoint(facts.qualnames_of(call.func))  # type: ignore[attr-defined]
-        or type(call.func) is ast.Name and call.func.id in aliases)  # type: ignore[attr-defined]
-        for call in facts.nodes(ast.Call))
+    return any(_names_data_parallel(facts, call.func, aliases)  # type: ignore[attr-defined]
+               for call in facts.nodes(ast.Call))
+
+
+def _names_data_parallel(facts: FileFacts, expr: ast.expr, aliases: set[str]) -> bool:
+    """``expr`` may be DataParallel: spelled so (through imports and module-level
+    aliases), or a name of ``aliases``."""
+    kind = type(expr)
+    if kind is ast.Name:
+        if expr.id in aliases:  # type: ignore[attr-defined]
+            return True
+        if expr.id not in facts.aliases:  # type: ignore[attr-defined]
+            return False  # an import of it is one of the aliases
+    elif kind is not ast.Attribute or expr.attr != "DataParallel":  # type: ignore[attr-defined]
+        return False
+    return not _DATA_PARALLEL.isdisjoint(facts.qualnames_of(expr))
 
 
 def _data_parallel_aliases(facts: FileFacts) -> set[str]:
-    """Names bound to DataParallel (``DP = nn.DataParallel``, in any scope) or classes of
-    the file deriving from it, or from one of those."""
-    found: set[str] = set()
+    """Names bound to DataParallel (imported as another name, ``DP = nn.DataParallel`` in
+    any scope) or classes of the file deriving from it, or from one of those."""
+    found = {n for n, quals in facts.bindings.items() if not _DATA_PARALLEL.isdisjoint(quals)}
     bound: list[tuple[str, ast.expr]] = [
         (target.id, node.value)  # type: ignore[attr-defined]
         for node in facts.nodes(ast.Assign) for target in node.targets  # type: ignore[attr-defined]
-        if type(target) is ast.Name]
+        if type(target) is ast.Name and type(node.value) in (  # type: ignore[attr-defined]
+            ast.Name, ast.Attribute)]
     bound += [(node.name, base) for node in facts.nodes(ast.ClassDef)  # type: ignore[attr-defined]
               for base in node.bases]  # type: ignore[attr-defined]
     changed = True
     while changed:
         changed = False
         for name, value in bound:
-            if name not in found and (
-                    type(value) is ast.Name and value.id in found  # type: ignore[attr-defined]
-                    or not _DATA_PARALLEL.isdisjoint(facts.qualnames_of(value))):
+            if name not in found and _names_data_parallel(facts, value, found):
                 found.add(name)
                 changed = True
     return found

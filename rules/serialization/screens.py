@@ -106,9 +106,16 @@ def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | 
 
 
 def _calls_of(facts: FileFacts, names: frozenset[str]) -> Iterator[ast.Call]:
+    """The calls whose callee may be one of ``names``: only a callee spelled with the last
+    part of one of them, or a name the file imports or assigns, may resolve to one."""
+    lasts = {name.rsplit(".", 1)[1] for name in names}
+    bound = facts.aliases.keys() | {n for n, quals in facts.bindings.items()
+                                    if not names.isdisjoint(quals)}
     for call in facts.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
-        if type(func) in (ast.Name, ast.Attribute) and not names.isdisjoint(
+        kind = type(func)
+        if (kind is ast.Attribute and func.attr in lasts or kind is ast.Name and (
+                func.id in lasts or func.id in bound)) and not names.isdisjoint(
                 facts.qualnames_of(func)):
             yield call  # type: ignore[misc]
 
@@ -178,6 +185,7 @@ def may_flag_tl605(facts: FileFacts, options: Options) -> bool:
     functions = {s.name for s in facts.tree.body if isinstance(  # type: ignore[union-attr]
         s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     read: set[tuple[str, str]] = set()
+    memo: dict[int, bool] = {}
     for load in loads:
         path = _argument(load, "f", 0)
         if path is not None:
@@ -186,7 +194,7 @@ def may_flag_tl605(facts: FileFacts, options: Options) -> bool:
         obj, path = _argument(save, "obj", 0), _argument(save, "f", 1)
         if obj is not None and path is not None and not read.isdisjoint(
                 _keys(facts, bindings, path, functions, load=False)) and _may_refuse(
-                facts, bindings, obj, 0):
+                facts, bindings, obj, memo):
             return True
     return False
 
@@ -347,10 +355,14 @@ def _followed(facts: FileFacts, bindings: _Bindings, expr: ast.expr) -> Iterator
         yield expr
 
 
-def _may_refuse(facts: FileFacts, bindings: _Bindings, expr: ast.expr, depth: int) -> bool:
-    """May the weights-only unpickler refuse what ``expr`` holds (files.refused_content)?"""
-    if depth > 4:
-        return False
+def _may_refuse(facts: FileFacts, bindings: _Bindings, expr: ast.expr,
+                memo: dict[int, bool]) -> bool:
+    """May the weights-only unpickler refuse what ``expr`` holds (files.refused_content)?
+    Containers are searched to any depth (the rule stops at a few: a superset), each
+    expression once (``memo``)."""
+    if id(expr) in memo:
+        return memo[id(expr)]
+    memo[id(expr)] = False  # a container holding itself refuses nothing more
     for value in _followed(facts, bindings, expr):
         kind = type(value)
         if kind is ast.Dict:
@@ -359,13 +371,15 @@ def _may_refuse(facts: FileFacts, bindings: _Bindings, expr: ast.expr, depth: in
             items = [e for e in value.elts if type(e) is not ast.Starred]  # type: ignore[attr-defined]
         elif kind is ast.Call:
             if _refused_call(facts, value):  # type: ignore[arg-type]
+                memo[id(expr)] = True
                 return True
             func = value.func  # type: ignore[attr-defined]
             items = [kw.value for kw in value.keywords if kw.arg is not None] if (  # type: ignore[attr-defined]
                 type(func) is ast.Name and func.id == "dict") else []
         else:
             continue
-        if any(_may_refuse(facts, bindings, item, depth + 1) for item in items):
+        if any(_may_refuse(facts, bindings, item, memo) for item in items):
+            memo[id(expr)] = True
             return True
     return False
 
