@@ -349,3 +349,17 @@ _CASES = [(code, check, text, fires)
 def test_each_check_holds_where_its_rule_reports_and_rules_out_clean_shapes(
         code: str, check: Check, text: str, fires: bool) -> None:
     _case(code, check, text, fires)
+
+
+def test_tl605_holds_on_a_module_base_of_the_settings() -> None:
+    """A class the settings name as a module base (whatever its spelling) is a module."""
+    text = """
+        import torch
+        from mylib import base_block
+        path = output_dir()
+        torch.save(base_block(), path)
+        block = torch.load(path)
+        """
+    options = Options(module_bases=Options().module_bases | {"mylib.base_block"})
+    assert _reports("TL605", text, options) and _holds(may_flag_tl605, text, options)
+    assert not _reports("TL605", text) and not _holds(may_flag_tl605, text)

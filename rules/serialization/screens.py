@@ -194,7 +194,7 @@ def may_flag_tl605(facts: FileFacts, options: Options) -> bool:
         obj, path = _argument(save, "obj", 0), _argument(save, "f", 1)
         if obj is not None and path is not None and not read.isdisjoint(
                 _keys(facts, bindings, path, functions, load=False)) and _may_refuse(
-                facts, bindings, obj, memo):
+                facts, bindings, obj, options.module_bases, memo):
             return True
     return False
 
@@ -356,7 +356,7 @@ def _followed(facts: FileFacts, bindings: _Bindings, expr: ast.expr) -> Iterator
 
 
 def _may_refuse(facts: FileFacts, bindings: _Bindings, expr: ast.expr,
-                memo: dict[int, bool]) -> bool:
+                bases: frozenset[str], memo: dict[int, bool]) -> bool:
     """May the weights-only unpickler refuse what ``expr`` holds (files.refused_content)?
     Containers are searched to any depth (the rule stops at a few: a superset), each
     expression once (``memo``)."""
@@ -370,7 +370,7 @@ def _may_refuse(facts: FileFacts, bindings: _Bindings, expr: ast.expr,
         elif kind in (ast.List, ast.Tuple, ast.Set):
             items = [e for e in value.elts if type(e) is not ast.Starred]  # type: ignore[attr-defined]
         elif kind is ast.Call:
-            if _refused_call(facts, value):  # type: ignore[arg-type]
+            if _refused_call(facts, value, bases):  # type: ignore[arg-type]
                 memo[id(expr)] = True
                 return True
             func = value.func  # type: ignore[attr-defined]
@@ -378,13 +378,16 @@ def _may_refuse(facts: FileFacts, bindings: _Bindings, expr: ast.expr,
                 type(func) is ast.Name and func.id == "dict") else []
         else:
             continue
-        if any(_may_refuse(facts, bindings, item, memo) for item in items):
+        if any(_may_refuse(facts, bindings, item, bases, memo) for item in items):
             memo[id(expr)] = True
             return True
     return False
 
 
-def _refused_call(facts: FileFacts, call: ast.Call) -> bool:
+def _refused_call(facts: FileFacts, call: ast.Call, bases: frozenset[str]) -> bool:
+    """May ``call`` make an object the weights-only unpickler refuses: a NumPy array, a
+    Namespace, a module (a layer, a builder's, a class of the file or of the project, one
+    deriving from a module base of the settings), an optimizer or a scheduler?"""
     func = call.func
     if _makes_array(facts, call):
         return True
@@ -394,11 +397,11 @@ def _refused_call(facts: FileFacts, call: ast.Call) -> bool:
     if type(func) is ast.Name and func.id in _classes(facts):
         return True  # a class of this file (a module class, or any other)
     for qual in facts.qualnames_of(func):
-        module, _, last = qual.rpartition(".")
+        last = qual.rpartition(".")[2]
         upper = last[:1].isupper()
         if upper and (qual.startswith(("torch.nn.", "torch.optim.")) or _from_elsewhere(qual)):
             return True  # a layer, an optimizer, a scheduler, a project class
-        if qual in _MODEL_BUILDERS or qual in _NAMESPACES or (
+        if qual in _MODEL_BUILDERS or qual in _NAMESPACES or qual in bases or (
                 qual.startswith("torchvision.models.") and not upper
                 and last not in _NOT_BUILDERS):
             return True
