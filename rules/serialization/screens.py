@@ -87,15 +87,6 @@ class _Bindings:
         return found
 
 
-_memo: list[object] = [None, None]
-
-
-def _bindings(facts: FileFacts) -> _Bindings:
-    if _memo[0] is not facts.tree:
-        _memo[0], _memo[1] = facts.tree, _Bindings(facts)
-    return _memo[1]  # type: ignore[return-value]
-
-
 # ------------------------------------------------------------------ calls
 def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
     """The argument passed as ``keyword=`` or at ``position`` (none after a ``*args``)."""
@@ -148,7 +139,7 @@ def may_flag_tl604(facts: FileFacts, options: Options) -> bool:
                 saved.add(value.func.value.id)
     if not saved:
         return False
-    values = _bindings(facts).values
+    values = _Bindings(facts).values
     return any(_wraps(facts, value) for name in saved for value in values.get(name, ()))
 
 
@@ -175,7 +166,7 @@ def may_flag_tl605(facts: FileFacts, options: Options) -> bool:
         loads = [call for call in loads if not any(_inside(call, w) for w in allowed)]
     if not loads:
         return False
-    bindings = _bindings(facts)
+    bindings = _Bindings(facts)
     for load in loads:
         path = _argument(load, "f", 0)
         if path is not None and _shared_path(facts, bindings, path, 0, set()):
