@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import method_call, self_attribute
+from torchlint.engine.triage import calls, defines
 from torchlint.rule import Rule
 
 _H5_FILE = frozenset({"h5py.File", "h5py._hl.files.File"})
@@ -70,6 +71,7 @@ class H5pyOpenedInDatasetInit(Rule):
     # `def __init__` storing on `self`
     patterns = (r"\bh5py\b", r"\bFile\b", r"Dataset\b", r"\bdef[\s\\]+__init__\b",
                 r"\bself\b")
+    requires = calls(*_H5_FILE) & defines("__init__")
     message = ("h5py file handle stored on self in Dataset.__init__ cannot be shared with "
                "DataLoader workers; open it lazily in __getitem__")
 

@@ -6,6 +6,7 @@ from torchlint.analysis.imports import ModuleIndex, index_for
 from torchlint.analysis.nodes import dotted_name, iter_nodes
 from torchlint.analysis.torch_releases import PUBLIC_DEFAULT_COLLATE, Releases
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api
 from torchlint.fix.edits import reference, removal_edit
 from torchlint.rule import Rule
 
@@ -51,6 +52,7 @@ class PrivateDefaultCollate(Rule):
     name = "private-default-collate"
     triggers = ("_utils",)
     patterns = (r"\b_utils\b", r"\bcollate\b", r"\bdefault_co(?:llate|nvert)\b")
+    requires = api(*(f"{PRIVATE}.{name}" for name in NAMES))
     message = "{name} is imported from torch's private _utils.collate; use torch.utils.data.{name}"
     fix_safety = "safe"
     applies_to = Releases(PUBLIC_DEFAULT_COLLATE.replacement_added, why="the public names exist "

@@ -18,7 +18,7 @@ from torchlint.analysis.training_objects import (
     sample_methods,
     text,
 )
-from torchlint.engine.triage import calls, calls_under, defines
+from torchlint.engine.triage import calls, calls_under, check, defines
 from torchlint.rule import Rule
 
 # the first release whose workers reseed NumPy's global generator
@@ -101,7 +101,8 @@ class RngStateCopiedToWorkers(Rule):
     patterns = (r"__getitem__|__iter__",)
     # a generator (or, before torch 1.9, a global NumPy draw) and a sample method
     requires = (calls_under("numpy.random.") | calls(*RANDOM_GENERATORS)) & defines(
-        "__getitem__", "__getitems__", "__iter__", "__next__")
+        "__getitem__", "__getitems__", "__iter__", "__next__") & check(
+        "torchlint.rules.data.screens:may_flag_tl903")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

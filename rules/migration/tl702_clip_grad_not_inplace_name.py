@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls
 from torchlint.fix.edits import import_cleanup, reference
 from torchlint.rule import Rule
 
@@ -53,6 +54,7 @@ class ClipGradNotInplaceName(Rule):
     triggers = ("clip_grad",)
     # the old name without "_" is spelled at the call or in its import; torch is imported
     patterns = (r"\bclip_grad_(?:norm|value)\b", r"\btorch\b")
+    requires = calls(*DEPRECATED)
     message = "{old} is deprecated; call {old}_ (it clips the gradients in place)"
     fix_safety = "safe"
     applies_to = Releases(why="The old names warn in every release torchlint knows, and "

@@ -11,6 +11,7 @@ from torchlint.analysis.torch_releases import (
     fix_available,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls
 from torchlint.fix.edits import import_cleanup, torch_spelling, with_first_argument
 from torchlint.rule import Rule
 
@@ -73,6 +74,7 @@ class CudaAmpDeprecated(Rule):
     # "cuda" and "amp" stand together unless cuda is aliased or amp imported from torch.cuda
     patterns = (r"\bamp\b", r"\b(?:autocast|GradScaler)\b", r"\btorch\b",
                 r"cuda[\s\\]*\.[\s\\]*amp\b|\bcuda[\s\\]+(?:as|import)\b")
+    requires = calls(*DEPRECATED)
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
     fix_safety = "safe"
     applies_to = Releases(CUDA_AMP_AUTOCAST.deprecated, why="`torch.cuda.amp` is deprecated "

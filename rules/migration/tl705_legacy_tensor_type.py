@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.imports import index_for
 from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import check
 from torchlint.fix.edits import import_cleanup, keeps_comments, torch_spelling, with_keywords
 from torchlint.rule import Rule
 
@@ -61,6 +62,7 @@ class LegacyTensorType(Rule):
     patterns = (r"\b(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor"
                 r"(?:[\s\\)]*\(|[\s\\]+(?:as|if|else)\b|[\s\\)]*$)|\w*Tensor[\s\\)]*\(",
                 r"\btorch\b")
+    requires = check("torchlint.rules.migration.screens:may_flag_tl705")
     message = "{legacy}(...) is a legacy constructor; use torch.tensor(..., dtype=torch.{dtype})"
     fix_safety = "safe"
     applies_to = Releases(why="The constructors are legacy in every release; the "

@@ -6,7 +6,7 @@ from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import iter_nodes, string_value
 from torchlint.analysis.torch_releases import MATRIX_NORM, NORM, Deprecation, by_name
 from torchlint.diagnostic import Fix
-from torchlint.engine.triage import api
+from torchlint.engine.triage import calls
 from torchlint.rules.migration.deprecations import (
     DeprecatedCallRule,
     Rewrite,
@@ -67,7 +67,7 @@ class DeprecatedNorm(DeprecatedCallRule):
     triggers = ("norm",)
     # the call spells `norm` (or imports it from torch) and torch is imported
     patterns = (r"\bnorm\b", r"\btorch\b")
-    requires = api(*DEPRECATED)
+    requires = calls(*DEPRECATED)
     message = "torch.norm is deprecated; use torch.linalg.vector_norm (or matrix_norm)"
     fix_safety = "safe"
     fix_title = "Use torch.linalg.vector_norm"

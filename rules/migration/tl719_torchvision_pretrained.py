@@ -10,6 +10,7 @@ from torchlint.analysis.torchvision_weights import (
     PRETRAINED_BACKBONE,
 )
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import check, keyword
 from torchlint.rule import Rule
 from torchlint.rules.migration.torchvision import builder_of, enum_spelling
 
@@ -63,6 +64,7 @@ class TorchvisionPretrained(Rule):
     triggers = ("pretrained",)
     # the keyword is spelled at the call; torchvision is imported by name
     patterns = (r"\bpretrained(?:_backbone)?\b", r"\btorchvision\b")
+    requires = keyword(*LEGACY) & check("torchlint.rules.migration.screens:may_flag_tl719")
     message = "{param}= is deprecated since torchvision 0.13; use {replacement}"
     fix_safety = "safe"
     # weights= arrived in the release that deprecated pretrained=: the fix is always there

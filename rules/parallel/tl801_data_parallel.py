@@ -14,6 +14,7 @@ from torchlint.analysis.bindings import (
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.execution import file_trains
 from torchlint.analysis.nodes import dotted_name, iter_calls, last_name_part, parameters
+from torchlint.engine.triage import check
 from torchlint.rule import Rule
 
 _DATA_PARALLEL = frozenset({
@@ -93,6 +94,7 @@ class DataParallel(Rule):
     # torch.nn(.parallel).DataParallel: `nn` in the import or the call, and `DataParallel` as
     # a whole word (DistributedDataParallel alone cannot fire; aliases import it by name)
     patterns = (r"\bnn\b", r"\bDataParallel\b")
+    requires = check("torchlint.rules.parallel.screens:may_flag_tl801")
     message = ("nn.DataParallel is single-process and GIL-bound; use DistributedDataParallel, "
                "launched with `torchrun --nproc_per_node=N {script}`")
 

@@ -18,7 +18,7 @@ from torchlint.analysis.training_objects import (
     nested_loop_iterations,
     text,
 )
-from torchlint.engine.triage import calls, loops
+from torchlint.engine.triage import calls, check, loops
 from torchlint.rule import Rule
 
 # libraries that call set_epoch on the loaders they prepare
@@ -92,7 +92,8 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                "data in the same order on every rank")
     triggers = ("DistributedSampler",)
     patterns = (r"\bfor\b",)
-    requires = calls(*DISTRIBUTED_SAMPLERS) & loops()
+    requires = calls(*DISTRIBUTED_SAMPLERS) & loops() & check(
+        "torchlint.rules.parallel.screens:may_flag_tl802")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context

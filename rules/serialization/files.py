@@ -28,6 +28,8 @@ from torchlint.analysis.nodes import (
 from torchlint.analysis.project import Dependency
 from torchlint.analysis.torch_facts import is_layer_call
 from torchlint.notebook import Notebook, NotebookError
+from torchlint.rules.serialization.screens import NUMPY_ARRAYS as _NUMPY_ARRAYS
+from torchlint.rules.serialization.screens import NUMPY_RANDOM as _NUMPY_RANDOM
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 _OPEN_FUNCTIONS = frozenset({"open", "io.open", "builtins.open", "gzip.open", "bz2.open",
@@ -301,15 +303,6 @@ def refused_content(ctx: FileContext, expr: cst.BaseExpression,
     return None
 
 
-# NumPy functions that return an array (or a NumPy scalar): the weights-only unpickler
-# refuses both
-_NUMPY_ARRAYS = frozenset({
-    "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "stack",
-    "concatenate", "vstack", "hstack", "load", "loadtxt", "zeros_like", "ones_like",
-    "empty_like", "full_like", "sin", "cos", "exp", "log", "sqrt", "abs", "histogram",
-    "cumsum", "clip", "where", "eye", "meshgrid", "frombuffer", "fromfile"})
-_NUMPY_RANDOM = frozenset({"rand", "randn", "randint", "random", "normal", "uniform",
-                           "choice", "permutation"})
 _ARRAY_METHODS = ("astype", "reshape", "copy", "transpose", "squeeze", "flatten", "ravel")
 
 

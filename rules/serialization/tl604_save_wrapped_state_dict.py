@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.bindings import binds_anywhere, module_value
 from torchlint.analysis.nodes import get_arg, iter_nodes, method_call
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls, check
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
 
@@ -63,6 +64,8 @@ class SaveWrappedStateDict(Rule):
     patterns = (r"\btorch\b",
                 torch_function("save"),
                 r"\bstate_dict\b")
+    requires = calls(*SAVE_FUNCTIONS) & check(
+        "torchlint.rules.serialization.screens:may_flag_tl604")
     message = ("{name} is wrapped in {wrapper}: its state_dict keys start with 'module.'; "
                "save {name}.module.state_dict()")
     fix_safety = "unsafe"

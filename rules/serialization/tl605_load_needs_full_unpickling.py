@@ -8,6 +8,7 @@ from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import get_arg, has_star_args, is_literal_true
 from torchlint.analysis.torch_releases import LOAD_WEIGHTS_ONLY, LOAD_WEIGHTS_ONLY_BY_DEFAULT
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls, check
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.patterns import torch_function
@@ -101,6 +102,8 @@ class LoadNeedsFullUnpickling(Rule):
     # a torch import; a way to call torch.load (see torch_function); the save may be in
     # another file
     patterns = (r"\btorch\b", torch_function("load"))
+    requires = calls(*LOAD_FUNCTIONS) & check(
+        "torchlint.rules.serialization.screens:may_flag_tl605")
     message = ("torch.load() of a file {saver} saves with {what} in it: the weights-only "
                "unpickler (the default from torch 2.6) refuses it; pass weights_only=False "
                "(only for files this project writes)")
