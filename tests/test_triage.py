@@ -348,3 +348,31 @@ def test_a_star_import_leaves_nothing_to_rule_out(tmp_path: Path) -> None:
                              str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
                             timeout=300)
     assert "train.py:3:5: TL704" in result.stdout, result.stdout + result.stderr
+
+
+def test_the_screen_tells_checks_whether_the_file_is_test_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TL107 is silent in test code: its check rules a test file out by its path (folders
+    count from the run's directory)."""
+    monkeypatch.chdir(tmp_path)
+    text = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        def run(model, x):
+            return model.forward(x)
+        """)
+    settings = Settings(select=("TL107",), root=str(tmp_path))
+    for name, flagged in (("net.py", True), ("test_net.py", False),
+                          ("tests/helpers.py", False)):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        source = SourceFile(str(path), text)
+        codes = screen(source, settings.for_file(str(path)))
+        assert (codes == {"TL107"}) is flagged, (name, codes)
+        found = lint_source(source, settings.for_file(str(path)), prefilter=False).diagnostics
+        assert bool(found) is flagged, name

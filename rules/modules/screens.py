@@ -528,6 +528,8 @@ def may_flag_tl107(facts: FileFacts, options: Options) -> bool:
     and code that replaces ``forward``, not on a dummy input, on a receiver that may be a
     module (``self`` in a module class, a ``self`` attribute, a name that says model or is
     bound in its function, an item or attribute of one of those)."""
+    if facts.test_file:  # the rule is silent in test code
+        return False
     if "forward" not in facts.method_calls:
         return False
     calls = [c for c in facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
@@ -959,6 +961,8 @@ def may_flag_tl104(facts: FileFacts, options: Options) -> bool:
     (through tensor methods, or a local assigned one) with no ``device=``, that is not
     surely a 0-d constant, not registered by name in the class, and read by another method
     of the class."""
+    if facts.test_file:  # the rule is silent in test code
+        return False
     file = _file(facts, options)
     stores = _containers(facts).stores
     for method in file.methods:
