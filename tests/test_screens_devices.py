@@ -413,3 +413,49 @@ def test_tl305_check_needs_a_stop_after_a_start_outside_loops_in_a_cuda_file() -
     x = y.cuda()
     print(time.time())
     """)
+
+
+def test_tl301_a_seeded_draw_stays_on_the_host_on_purpose() -> None:
+    drawn = textwrap.dedent("""
+        import torch
+
+        def sample(model):
+            for _ in range(3):
+                model(torch.randn(64, 20).to(device))
+        """)
+    assert _holds(screens.may_flag_tl301, drawn)
+    # seeded at module level, in the function, or in its class: silent
+    assert not _holds(screens.may_flag_tl301, drawn + "\ntorch.manual_seed(1)\n")
+    assert not _holds(screens.may_flag_tl301, drawn.replace(
+        "    for _", "    seed_everything(0)\n    for _"))
+    # seeding a generator of its own, or seeding inside another function, does not count
+    assert _holds(screens.may_flag_tl301, drawn + "\ng = torch.Generator().manual_seed(0)\n")
+    assert _holds(screens.may_flag_tl301, drawn + "\ndef other():\n    torch.manual_seed(0)\n")
+
+
+def test_tl303_check_keeps_to_the_scope_of_the_setting() -> None:
+    # the CUDA call is in another function; the function launches child processes
+    assert not _holds(screens.may_flag_tl303, """
+    import os
+
+    def build(m):
+        m.cuda()
+
+    def main():
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+    """)
+    assert not _holds(screens.may_flag_tl303, """
+    import os, subprocess, torch
+
+    def main():
+        n = torch.cuda.device_count()
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        subprocess.run(["train.py"])
+    """)
+    assert _holds(screens.may_flag_tl303, """
+    import os, torch
+
+    def main():
+        n = torch.cuda.device_count()
+        os.environ.update(**{"CUDA_VISIBLE_DEVICES": "0"})
+    """)

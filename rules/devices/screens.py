@@ -491,13 +491,31 @@ def may_flag_tl301(facts: FileFacts, options: Options) -> bool:
         if found is None:
             continue
         factory, random, like = found
-        if _has_keyword(factory, "device") or random and _has_keyword(factory, "generator"):
+        if _has_keyword(factory, "device") or random and (
+                _has_keyword(factory, "generator") or _seeded(facts, call)):
             continue
         if like and not _host_source(facts, factory):
             continue
         if options.preview or _may_run_repeatedly(facts, call):
             return True
     return False
+
+
+def _seeded(facts: FileFacts, node: ast.AST) -> bool:
+    """As ``factories.seeded``: a call named for a seed (``torch.manual_seed``,
+    ``seed_everything``; not a generator's own) in the function of ``node``, in a class
+    holding it, or in the module's code outside functions and classes."""
+    seeds = [c for c in facts.nodes(ast.Call) if "seed" in (_word(c.func) or "").lower()  # type: ignore[attr-defined]
+             and not (type(c.func) is ast.Attribute and type(c.func.value) is ast.Call  # type: ignore[attr-defined]
+                      and "torch.Generator" in facts.qualnames_of(c.func.value.func))]  # type: ignore[attr-defined]
+    if not seeds:
+        return False
+    function = _innermost_function(facts, node)
+    classes = [c for c in facts.nodes(ast.ClassDef) if _holds(c, node)]
+    scopes = list(facts.nodes(*_SCOPES))
+    return any(function is not None and _holds(function, seed)
+               or any(_holds(c, seed) for c in classes)
+               or not any(_holds(scope, seed) for scope in scopes) for seed in seeds)
 
 
 def _host_source(facts: FileFacts, factory: ast.Call) -> bool:
@@ -681,10 +699,12 @@ def _sets_visible_devices(facts: FileFacts) -> Iterator[ast.AST]:
             first = call.args[0] if call.args else None  # type: ignore[attr-defined]
             if _is_string(first, _VARIABLE) and first.value == _VARIABLE:  # type: ignore[union-attr]
                 yield call
+        # update(CUDA_VISIBLE_DEVICES=...), update({...}) or update(**{...})
+        dicts = [*call.args, *(k.value for k in call.keywords if k.arg is None)]  # type: ignore[attr-defined]
         if "os.environ.update" in quals and (_keyword(call, _VARIABLE) is not None or any(  # type: ignore[arg-type]
                 type(arg) is ast.Dict and any(
                     _is_string(key, _VARIABLE) and key.value == _VARIABLE  # type: ignore[union-attr]
-                    for key in arg.keys) for arg in call.args)):  # type: ignore[attr-defined]
+                    for key in arg.keys) for arg in dicts)):  # type: ignore[attr-defined]
             yield call
 
 
@@ -720,15 +740,41 @@ def _may_start_cuda(facts: FileFacts, call: ast.Call) -> bool:
     return _may_be_cuda_device(facts, device)
 
 
+_LAUNCHERS = ("subprocess.", "os.system", "os.popen", "os.exec", "os.spawn", "os.posix_spawn",
+              "multiprocessing.", "torch.multiprocessing.", "torch.distributed.run",
+              "torch.distributed.launch", "ray.", "submitit.")
+
+
+def _own_scope(facts: FileFacts, node: ast.AST) -> ast.AST | None:
+    """The innermost function, class or lambda whose span holds ``node`` (None: the
+    module's own code)."""
+    found = None
+    for scope in facts.nodes(*_SCOPES):
+        if _holds(scope, node) and (found is None or _start(scope) > _start(found)):
+            found = scope
+    return found
+
+
 def may_flag_tl303(facts: FileFacts, options: Options) -> bool:
-    """``CUDA_VISIBLE_DEVICES`` is set in ``os.environ`` after a call (earlier in the file)
-    that may start CUDA."""
+    """``CUDA_VISIBLE_DEVICES`` is set in ``os.environ`` after a call of the same function
+    (or of the module's code) that may start CUDA, and that code launches no process."""
     settings = list(_sets_visible_devices(facts))
     if not settings:
         return False
-    last = max(_start(s) for s in settings)
-    return any(_start(call) < last and _may_start_cuda(facts, call)  # type: ignore[arg-type]
-               for call in facts.nodes(ast.Call))
+    calls = list(facts.nodes(ast.Call))
+    for setting in settings:
+        scope = _own_scope(facts, setting)
+        if any(_launches(facts, c) and _own_scope(facts, c) is scope for c in calls):  # type: ignore[arg-type]
+            continue  # the variable is meant for the child processes
+        if any(_start(c) < _start(setting) and _may_start_cuda(facts, c)  # type: ignore[arg-type]
+               and _own_scope(facts, c) is scope for c in calls):
+            return True
+    return False
+
+
+def _launches(facts: FileFacts, call: ast.Call) -> bool:
+    quals = facts.qualnames_of(call.func)
+    return bool(quals) and all(q.startswith(_LAUNCHERS) for q in quals)
 
 
 # ------------------------------------------------------------------ TL305
