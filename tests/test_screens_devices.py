@@ -251,13 +251,14 @@ def test_tl301_check_rules_out_clean_moves(text: str) -> None:
     assert not _holds(screens.may_flag_tl301, text, Options(preview=True))
 
 
-def test_tl301_one_off_setup_counts_only_in_preview() -> None:
+def test_tl301_one_off_setup_counts_with_preview_off_too() -> None:
+    """A one-off move is a preview shape of the rule: counted, and used by a `# noqa`, in a
+    run without preview."""
     text = """
     import torch
-    mask = torch.ones(3).cuda()
+    mask = torch.ones(3).cuda()  # noqa: TL301
     """
-    assert not _holds(screens.may_flag_tl301, text)
-    assert _holds(screens.may_flag_tl301, text, Options(preview=True))
+    assert _holds(screens.may_flag_tl301, text)
 
 
 # ------------------------------------------------------------------ TL302

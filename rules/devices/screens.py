@@ -16,7 +16,6 @@ from torchlint.engine.triage import FileFacts
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 _DTYPES = frozenset(f"torch.{name}" for name in (
     "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
@@ -473,15 +472,9 @@ def _factory(facts: FileFacts, expr: ast.expr) -> tuple[ast.Call, bool, bool] | 
     return None
 
 
-def _may_run_repeatedly(facts: FileFacts, node: ast.AST) -> bool:
-    """Not surely one-off code: inside a function, a loop or a comprehension."""
-    return any(_holds(outer, node) for outer in facts.nodes(*_FUNCTIONS, *_LOOPS, *_COMPREHENSIONS))
-
-
 def may_flag_tl301(facts: FileFacts, options: Options) -> bool:
     """A device factory without ``device=`` moved right away (or after device-independent
-    conversions) with ``.cuda()``/``.to(device)``; with preview off, in code that may run
-    repeatedly."""
+    conversions) with ``.cuda()``/``.to(device)``."""
     for call in facts.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
         if type(func) is not ast.Attribute or func.attr not in ("cuda", "to") or not (
@@ -496,8 +489,9 @@ def may_flag_tl301(facts: FileFacts, options: Options) -> bool:
             continue
         if like and not _host_source(facts, factory):
             continue
-        if options.preview or _may_run_repeatedly(facts, call):
-            return True
+        # one-off code too: the rule reports it as a preview shape, which a run without
+        # preview still counts, and a noqa comment on it still uses
+        return True
     return False
 
 
