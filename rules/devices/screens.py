@@ -758,7 +758,8 @@ def may_flag_tl303(facts: FileFacts, options: Options) -> bool:
     calls = list(facts.nodes(ast.Call))
     for setting in settings:
         scope = _own_scope(facts, setting)
-        if any(_launches(facts, c) and _own_scope(facts, c) is scope for c in calls):  # type: ignore[arg-type]
+        if not isinstance(scope, (ast.ClassDef, ast.Lambda)) and any(
+                _launches(facts, c) and _own_scope(facts, c) is scope for c in calls):  # type: ignore[arg-type]
             continue  # the variable is meant for the child processes
         if any(_start(c) < _start(setting) and _may_start_cuda(facts, c)  # type: ignore[arg-type]
                and _own_scope(facts, c) is scope for c in calls):
