@@ -105,7 +105,7 @@ class CreateThenMove(Rule):
                 r"\.[\s\\]*(?:" + _FACTORIES + r")\b"
                 r"|(?:\bimport|,)[\s\\(]*(?:" + _FACTORIES + r")[ \t\f]*(?:[,)#\\;]|as\b|$)"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _FACTORIES + r")\b")
-    requires = calls_method("cuda", "to") & check("rules.devices.screens:may_flag_tl301")
+    requires = calls_method("cuda", "to") & check("torchlint.rules.devices.screens:may_flag_tl301")
     message = "tensor created on the CPU, then moved to {device}; pass device= to the factory"
     fix_safety = "sometimes"
     fix_title = "Pass device= to the factory"

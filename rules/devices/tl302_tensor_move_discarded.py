@@ -82,7 +82,7 @@ class TensorMoveDiscarded(Rule):
                 r"|\][^\]]*[\"')][\s\\)]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
                 r"|#[^\n]*\n[\s\w()]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]",)
-    requires = calls_method("cuda", "cpu", "to") & check("rules.devices.screens:may_flag_tl302")
+    requires = calls_method("cuda", "cpu", "to") & check("torchlint.rules.devices.screens:may_flag_tl302")
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "sometimes"

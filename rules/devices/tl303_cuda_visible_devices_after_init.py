@@ -60,7 +60,7 @@ class CudaVisibleDevicesAfterInit(Rule):
     triggers = ("CUDA_VISIBLE_DEVICES",)
     # the variable is set through os.environ[...] / .setdefault / .update, or os.putenv
     patterns = (r"\b(?:environ|putenv)\b",)
-    requires = check("rules.devices.screens:may_flag_tl303")
+    requires = check("torchlint.rules.devices.screens:may_flag_tl303")
     message = "CUDA_VISIBLE_DEVICES is set after {call} initialised CUDA; it has no effect"
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -112,7 +112,7 @@ class CudaTimingWithoutSync(Rule):
     triggers = ("time",)
     # the time module is imported, and the file mentions cuda (maybe as a string escape)
     patterns = (r"\bimport\b[^\n]*(?:\btime\b|\\\r?$)|\bfrom[\s\\]+time\b", r"cuda|\\[xuUN0-7\r\n]")
-    requires = calls(*_CLOCKS) & check("rules.devices.screens:may_flag_tl305")
+    requires = calls(*_CLOCKS) & check("torchlint.rules.devices.screens:may_flag_tl305")
     message = ("stop timestamp `{clock}()` taken after CUDA work without "
                "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
 

@@ -106,7 +106,7 @@ class InputNotMovedToDevice(Rule):
     triggers = (".to(", ".cuda(")  # the loader may come from another file of the project
     patterns = (r"\.(to|cuda)\(",)
     requires = loops() & calls_method("to", "cuda") & check(
-        "rules.devices.screens:may_flag_tl310")
+        "torchlint.rules.devices.screens:may_flag_tl310")
 
     def visit_For(self, node: cst.For) -> None:
         ctx = self.context
