@@ -6,6 +6,7 @@ from torchlint.analysis.execution import runs_repeatedly
 from torchlint.analysis.nodes import get_arg, has_keyword, method_call, positional_args
 from torchlint.analysis.torch_facts import is_device_like, is_dtype
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls_method, check
 from torchlint.fix.edits import with_keywords
 from torchlint.rule import Rule
 from torchlint.rules.devices.factories import (
@@ -104,6 +105,7 @@ class CreateThenMove(Rule):
                 r"\.[\s\\]*(?:" + _FACTORIES + r")\b"
                 r"|(?:\bimport|,)[\s\\(]*(?:" + _FACTORIES + r")[ \t\f]*(?:[,)#\\;]|as\b|$)"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _FACTORIES + r")\b")
+    requires = calls_method("cuda", "to") & check("torchlint.rules.devices.screens:may_flag_tl301")
     message = "tensor created on the CPU, then moved to {device}; pass device= to the factory"
     fix_safety = "sometimes"
     fix_title = "Pass device= to the factory"

@@ -12,6 +12,7 @@ from torchlint.analysis.nodes import (
 )
 from torchlint.analysis.torch_facts import TENSOR_FACTORIES
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import calls_method, check
 from torchlint.notebook import MARKER_PREFIX
 from torchlint.rule import Rule
 from torchlint.rules.devices.batches import batch_item, is_known_tensor_name
@@ -81,6 +82,7 @@ class TensorMoveDiscarded(Rule):
                 r"|\][^\]]*[\"')][\s\\)]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
                 r"|#[^\n]*\n[\s\w()]*\][\s\\)]*\.[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:cuda|cpu|to)[\s\\]*[(#)]",)
+    requires = calls_method("cuda", "cpu", "to") & check("torchlint.rules.devices.screens:may_flag_tl302")
     message = ("`{name}.{method}()` returns a new tensor that is discarded; "
                "assign it: `{name} = {name}.{method}(...)`")
     fix_safety = "sometimes"

@@ -5,6 +5,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from torchlint.analysis.nodes import get_arg, iter_scope, method_call, string_value
+from torchlint.engine.triage import check
 from torchlint.rule import Rule
 from torchlint.rules.devices.cuda import initialises_cuda
 
@@ -59,6 +60,7 @@ class CudaVisibleDevicesAfterInit(Rule):
     triggers = ("CUDA_VISIBLE_DEVICES",)
     # the variable is set through os.environ[...] / .setdefault / .update, or os.putenv
     patterns = (r"\b(?:environ|putenv)\b",)
+    requires = check("torchlint.rules.devices.screens:may_flag_tl303")
     message = "CUDA_VISIBLE_DEVICES is set after {call} initialised CUDA; it has no effect"
 
     def visit_Assign(self, node: cst.Assign) -> None:

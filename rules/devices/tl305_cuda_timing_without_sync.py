@@ -17,6 +17,7 @@ from torchlint.analysis.nodes import (
     target_names,
 )
 from torchlint.analysis.torch_facts import is_layer_name, is_loss_call, is_model_name
+from torchlint.engine.triage import calls, check
 from torchlint.rule import Rule
 from torchlint.rules.devices.cuda import is_device_move
 
@@ -111,6 +112,7 @@ class CudaTimingWithoutSync(Rule):
     triggers = ("time",)
     # the time module is imported, and the file mentions cuda (maybe as a string escape)
     patterns = (r"\bimport\b[^\n]*(?:\btime\b|\\\r?$)|\bfrom[\s\\]+time\b", r"cuda|\\[xuUN0-7\r\n]")
+    requires = calls(*_CLOCKS) & check("torchlint.rules.devices.screens:may_flag_tl305")
     message = ("stop timestamp `{clock}()` taken after CUDA work without "
                "`torch.cuda.synchronize()`; it measures kernel launches, not their run time")
 

@@ -16,7 +16,7 @@ from torchlint.analysis.training_objects import (
     source_order,
     text,
 )
-from torchlint.engine.triage import calls_method, loops
+from torchlint.engine.triage import calls_method, check, loops
 from torchlint.rule import Rule
 
 # libraries that place models and batches on the device themselves
@@ -105,7 +105,8 @@ class InputNotMovedToDevice(Rule):
                "device\"")
     triggers = (".to(", ".cuda(")  # the loader may come from another file of the project
     patterns = (r"\.(to|cuda)\(",)
-    requires = loops() & calls_method("to", "cuda")
+    requires = loops() & calls_method("to", "cuda") & check(
+        "torchlint.rules.devices.screens:may_flag_tl310")
 
     def visit_For(self, node: cst.For) -> None:
         ctx = self.context
