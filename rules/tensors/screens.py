@@ -13,6 +13,7 @@ spelling are equal, any other pair may disagree.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -45,21 +46,14 @@ def _foreign(qual: str) -> bool:
 # ------------------------------------------------------------------ TL502
 _SOFTMAX = {f"torch.nn.functional.{name}": 1 for name in ("softmax", "log_softmax", "softmin")}
 _SOFTMAX.update({f"torch.nn.{name}": 0 for name in ("Softmax", "LogSoftmax", "Softmin")})
-_SOFTMAX_WORDS = frozenset(q.rsplit(".", 1)[1] for q in _SOFTMAX)
 
 
 def may_flag_tl502(facts: FileFacts, options: Options) -> bool:
-    """A call of ``F.softmax``/``nn.Softmax``... (or of a project name of that spelling)
+    """A call of ``F.softmax``/``nn.Softmax``... (through any import or module-level alias)
     with no ``*`` argument and no ``dim`` (or ``dim=None``)."""
     for call in facts.nodes(ast.Call):
-        func = call.func  # type: ignore[attr-defined]
-        word = func.attr if type(func) is ast.Attribute else (
-            func.id if type(func) is ast.Name else None)
-        if word not in _SOFTMAX_WORDS:
-            continue
-        positions = {_SOFTMAX[q] for q in facts.qualnames_of(func) if q in _SOFTMAX}
-        if any(_foreign(q) for q in facts.qualnames_of(func)):
-            positions |= {0, 1}
+        positions = {_SOFTMAX[q] for q in facts.qualnames_of(call.func)  # type: ignore[attr-defined]
+                     if q in _SOFTMAX}
         if not positions or any(type(a) is ast.Starred for a in call.args) or any(  # type: ignore[attr-defined]
                 k.arg is None for k in call.keywords):  # type: ignore[attr-defined]
             continue
@@ -387,6 +381,8 @@ class _Mirror:
                                 key=lambda item: item[0])  # type: ignore[arg-type,return-value]
         self._binders: dict[str, list[tuple[int, int]]] | None = None
         self._self_stores: list[tuple[tuple[int, int], str]] | None = None
+        self._marks: list[tuple[int, int]] | None = None
+        self._marked: list[ast.AST] = []
         self.nested = {id(inner) for call in self._sequentials_anywhere()
                        for arg in (*call.args, *(k.value for k in call.keywords))
                        for inner in ast.walk(arg) if type(inner) is ast.Call}
@@ -423,6 +419,21 @@ class _Mirror:
             self._self_stores = _self_stores(self.facts)
         start, end = _start(function), _end(function)
         return (attr for at, attr in self._self_stores if start < at <= end)
+
+    def inside(self, stmt: ast.AST) -> list[ast.AST]:
+        """The assignments, loops, ``:=``, comprehensions and method calls inside ``stmt``
+        (what the analysis forgets after a branch), found in the file's index."""
+        if self._marks is None:
+            marks = []
+            for node in self.facts.nodes(*_MARKED):
+                where = node.target if type(node) is ast.comprehension else node  # type: ignore[attr-defined]
+                marks.append((_start(where), id(node), node))
+            marks.sort(key=lambda mark: mark[:2])
+            self._marks = [mark[0] for mark in marks]
+            self._marked = [mark[2] for mark in marks]
+        low = bisect.bisect_left(self._marks, _start(stmt))
+        high = bisect.bisect_right(self._marks, _end(stmt))
+        return self._marked[low:high]
 
     def enclosing(self, node: ast.AST) -> ast.AST | None:
         """The innermost function around ``node`` (None: module level)."""
@@ -505,7 +516,10 @@ class _Mirror:
         env: dict[str, object] = {}
         if init is not None:
             params = _parameters(init)[1:]
-            if cls.name not in self.called_names() and (cls.decorator_list or cls.name in self.names_passed()):
+            # a decorated class built nowhere in this file: a registry builds it out of
+            # sight (the analysis reads it so too for a class this file names otherwise,
+            # read here as built with any sizes)
+            if cls.decorator_list and cls.name not in self.called_names():
                 env = {p: UNK for p in params}
             else:
                 env = {p: _Sym(("param", cls.name, p)) for p in params}
@@ -549,36 +563,6 @@ class _Mirror:
                 c.func.id for c in self.facts.nodes(ast.Call)  # type: ignore[attr-defined]
                 if type(c.func) is ast.Name)  # type: ignore[attr-defined]
         return memo  # type: ignore[no-any-return]
-
-    def names_passed(self) -> frozenset[str]:
-        memo = getattr(self, "_passed", None)
-        if memo is not None:
-            return memo  # type: ignore[no-any-return]
-        found: set[str] = set()
-        values: list[ast.expr] = []
-        for node in self.facts.nodes(ast.Call, ast.Assign, ast.ClassDef):
-            if type(node) is ast.Call:
-                values += [a.value if type(a) is ast.Starred else a for a in node.args]  # type: ignore[attr-defined]
-                values += [k.value for k in node.keywords]  # type: ignore[attr-defined]
-            elif type(node) is ast.Assign:
-                values.append(node.value)  # type: ignore[attr-defined]
-            else:
-                values += [*node.bases, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
-        while values:
-            value = values.pop()
-            kind = type(value)
-            if kind is ast.Name:
-                found.add(value.id)  # type: ignore[attr-defined]
-            elif kind is ast.Attribute:
-                found.add(value.attr)  # type: ignore[attr-defined]
-            elif kind in (ast.List, ast.Tuple, ast.Set):
-                values += [e.value if type(e) is ast.Starred else e for e in value.elts]  # type: ignore[attr-defined]
-            elif kind is ast.Dict:
-                values += [v for k, v in zip(value.keys, value.values) if k is not None]  # type: ignore[attr-defined]
-            elif kind in (ast.IfExp, ast.BoolOp):
-                values += [c for c in ast.iter_child_nodes(value) if isinstance(c, ast.expr)]
-        self._passed = frozenset(found)
-        return self._passed
 
     def class_attributes(self, cls: ast.ClassDef) -> dict[str, object]:
         found: dict[str, object] = {}
@@ -861,6 +845,8 @@ def _end(node: ast.AST) -> tuple[int, int]:
     return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
 
 
+_MARKED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension,
+           ast.NamedExpr, ast.Call)
 _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
             ast.AsyncWith, ast.Import, ast.ImportFrom, *_FUNCTIONS, ast.ClassDef,
             ast.ExceptHandler)
@@ -1032,7 +1018,7 @@ class _Scope:
                 self.small(stmt, depth)
 
     def forget(self, stmt: ast.AST) -> None:
-        for node in ast.walk(stmt):
+        for node in self.mirror.inside(stmt):
             kind = type(node)
             targets: list[ast.expr] = []
             if kind is ast.Assign:
@@ -1463,7 +1449,7 @@ class _Flow:
 
     def branch(self, stmt: ast.stmt) -> None:
         bound: set[str] = set()
-        for node in ast.walk(stmt):
+        for node in self.mirror.inside(stmt):
             kind = type(node)
             if kind is ast.Assign:
                 targets: list[ast.AST] = list(node.targets)  # type: ignore[attr-defined]
