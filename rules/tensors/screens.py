@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 
 from torchlint.analysis.layer_table import (
     AVG_POOL,
+    INPUT_FACTORIES,
+    INSTANCE_METHODS,
     KEEP,
     KEEP_FUNCTIONS,
     KEEP_METHODS,
@@ -354,6 +356,9 @@ class _Value:
     flattened: bool | None = False
 
 
+_FLATTENS = ("flatten", "Flatten", "view", "reshape")
+_FACTORIES = INPUT_FACTORIES | {"torch.randint"}
+_SUMMARIES = frozenset({"torchsummary.summary", "torchinfo.summary"})
 _FRESH = _Value()
 _ANY = _Value(WILD, WILD, WILD, WILD, None)
 
@@ -368,24 +373,123 @@ class _Mirror:
         self.module_classes = facts.module_classes(options)
         self.classes = [c for c in facts.nodes(ast.ClassDef)
                         if c.name in self.module_classes]  # type: ignore[attr-defined]
-        self.stated = "input" in facts.size_sites  # the file may state an input size
-        self.starts = (_FRESH, _ANY) if self.stated else (_FRESH,)
+        # the models this file may state an input size for (classes, and whether a
+        # Sequential assigned to a name)
+        self.stated: set[str] = set()
+        self.stated_sequential = False
+        if "input" in facts.size_sites:
+            self.stated_inputs()
+        self.starts = (_FRESH, _ANY) if self.stated_sequential else (_FRESH,)
         # words in the steps' labels and reasons the analysis reads: a flatten, a view or
         # reshape; a first step on images (a layer, a class or a reason naming one)
         words = "\n" + "\n".join(facts.names)
-        self.flattens = any(w in words for w in ("flatten", "Flatten", "view", "reshape"))
+        self._flattening = {name for name in facts.names if any(w in name for w in _FLATTENS)}
+        self._flatten_marks: list[tuple[int, int]] | None = None
         self.conv_words = any(w in words for w in ("\nConv", "\nMaxPool", "\nAvgPool"))
         self.constants: dict[str, object] = {}
-        self.module_values = _module_values(self.tree)
-        self.functions = sorted(((_start(f), _end(f), f) for f in facts.nodes(*_FUNCTIONS)),
-                                key=lambda item: item[0])  # type: ignore[arg-type,return-value]
-        self._binders: dict[str, list[tuple[int, int]]] | None = None
-        self._self_stores: list[tuple[tuple[int, int], str]] | None = None
-        self._marks: list[tuple[int, int]] | None = None
-        self._marked: list[ast.AST] = []
-        self.nested = {id(inner) for call in self._sequentials_anywhere()
-                       for arg in (*call.args, *(k.value for k in call.keywords))
-                       for inner in ast.walk(arg) if type(inner) is ast.Call}
+        self._module_values: dict[str, object] | None = None
+        self._functions: list[tuple[tuple[int, int], tuple[int, int], ast.AST]] | None = None
+        self._bound: dict[int, frozenset[str]] = {}
+        self._stores: dict[int, list[str]] = {}
+        self._sequentials: list[ast.Call] | None = None
+        self._nested: set[int] | None = None
+
+    @property
+    def module_values(self) -> dict[str, object]:
+        if self._module_values is None:
+            self._module_values = _module_values(self.tree)
+        return self._module_values
+
+    @property
+    def functions(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
+        if self._functions is None:
+            self._functions = sorted(
+                ((_start(f), _end(f), f) for f in self.facts.nodes(*_FUNCTIONS)),
+                key=lambda item: item[0])
+        return self._functions
+
+    @property
+    def nested(self) -> set[int]:
+        """The calls inside a Sequential call."""
+        if self._nested is None:
+            self._nested = {id(inner) for call in self.sequentials()
+                            for arg in (*call.args, *(k.value for k in call.keywords))
+                            for inner in ast.walk(arg) if type(inner) is ast.Call}
+        return self._nested
+
+    def flattens(self, cls: ast.ClassDef) -> bool:
+        """May a step of ``cls``'s forward chain read as a flatten, view or reshape (the
+        labels and reasons the analysis gives name the methods, layers, attributes,
+        classes and parameters involved)? An identifier of the class naming one, or an
+        import of the file."""
+        if not self._flattening:
+            return False
+        if self._flatten_marks is None:
+            marks = []
+            for node in self.facts.nodes(ast.Name, ast.Attribute, ast.arg, *_FUNCTIONS,
+                                         ast.ClassDef):
+                word = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(
+                    node, "arg", None) or getattr(node, "name", None)
+                if word in self._flattening:
+                    marks.append((node.lineno, node.col_offset))  # type: ignore[attr-defined]
+            imported = any(w in q for quals in self.facts.bindings.values() for q in quals
+                           for w in _FLATTENS)
+            self._flatten_marks = [(0, 0)] if imported else sorted(marks)
+        if self._flatten_marks == [(0, 0)]:
+            return True
+        start, end = _start(cls), _end(cls)
+        at = bisect.bisect_left(self._flatten_marks, start)
+        return at < len(self._flatten_marks) and self._flatten_marks[at] <= end
+
+    def stated_inputs(self) -> None:
+        """Mirrors ``_stated_inputs``: a model called on a tensor factory's result (or a
+        name assigned one), exported to ONNX, summarised; every model built here when the
+        file loads a torchvision dataset."""
+        facts = self.facts
+        instances: dict[str, set[str]] = {}
+        tensors: set[str] = set()
+        for node in facts.nodes(ast.Assign):
+            value = node.value  # type: ignore[attr-defined]
+            while type(value) is ast.Call and type(value.func) is ast.Attribute and (
+                    value.func.attr in INSTANCE_METHODS):
+                value = value.func.value
+            if type(value) is not ast.Call:
+                continue
+            func = value.func
+            built = {func.id} if type(func) is ast.Name and (
+                func.id in self.module_classes) else set()
+            if "torch.nn.Sequential" in facts.qualnames_of(func):
+                built.add("<Sequential>")
+            factory = bool(facts.qualnames_of(func) & _FACTORIES)
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target) is ast.Name:
+                    instances.setdefault(target.id, set()).update(built)
+                    if factory:
+                        tensors.add(target.id)
+
+        def tensor(arg: ast.expr) -> bool:
+            return type(arg) is ast.Name and arg.id in tensors or type(arg) is ast.Call and (
+                bool(facts.qualnames_of(arg.func) & _FACTORIES))  # type: ignore[attr-defined]
+
+        models: set[str] = set()
+        for call in facts.nodes(ast.Call):
+            args = call.args  # type: ignore[attr-defined]
+            if not args:
+                continue
+            func = call.func  # type: ignore[attr-defined]
+            if type(func) is ast.Name and func.id in instances and tensor(args[0]):
+                models |= instances[func.id]
+            elif type(func) is ast.Call and type(func.func) is ast.Name and (
+                    func.func.id in self.module_classes) and tensor(args[0]):
+                models.add(func.func.id)
+            elif type(args[0]) is ast.Name and args[0].id in instances:
+                quals = facts.qualnames_of(func)
+                if "torch.onnx.export" in quals or quals & _SUMMARIES:
+                    models |= instances[args[0].id]
+        if any(q.startswith("torchvision.datasets.") for q in facts.calls):
+            models.update(*instances.values())
+        self.stated_sequential = "<Sequential>" in models
+        self.stated = models
 
     def found(self, kind: str) -> None:
         self.kinds.add(kind)
@@ -393,47 +497,43 @@ class _Mirror:
             raise _AllFound
 
     # ------------------------------------------------------------ names
-    def _sequentials_anywhere(self) -> Iterator[ast.Call]:
-        for call in self.facts.nodes(ast.Call):
-            func = call.func  # type: ignore[attr-defined]
-            word = func.attr if type(func) is ast.Attribute else (
-                func.id if type(func) is ast.Name else None)
-            if word == "Sequential" and "torch.nn.Sequential" in self.facts.qualnames_of(func):
-                yield call  # type: ignore[misc]
+    def sequentials(self) -> list[ast.Call]:
+        """The calls that may build an ``nn.Sequential``."""
+        if self._sequentials is None:
+            found: list[ast.Call] = []
+            if "Sequential" in self.facts.call_words:
+                for call in self.facts.nodes(ast.Call):
+                    func = call.func  # type: ignore[attr-defined]
+                    kind = type(func)
+                    if (kind is ast.Attribute and func.attr == "Sequential" or kind is ast.Name
+                            and func.id == "Sequential") and "torch.nn.Sequential" in (
+                            self.facts.qualnames_of(func)):
+                        found.append(call)  # type: ignore[arg-type]
+            self._sequentials = found
+        return self._sequentials
 
     def bound_in(self, function: ast.AST | None, name: str) -> bool:
         """Does ``function`` bind ``name``: a parameter, or a statement anywhere inside
         (nested functions too; comprehension and ``:=`` targets aside)?"""
         if function is None:
             return False
-        if name in _parameters(function):
-            return True
-        if self._binders is None:
-            self._binders = _binders(self.facts)
-        start, end = _start(function), _end(function)
-        return any(start < at <= end for at in self._binders.get(name, ()))
+        names = self._bound.get(id(function))
+        if names is None:
+            names = self._bound[id(function)] = frozenset(
+                _parameters(function)).union(*(_binds(s) for s in _statements(function)))
+        return name in names
 
-    def self_stores(self, function: ast.AST) -> Iterator[str]:
+    def self_stores(self, function: ast.AST) -> list[str]:
         """The ``self`` attributes assigned inside ``function`` (nested blocks too)."""
-        if self._self_stores is None:
-            self._self_stores = _self_stores(self.facts)
-        start, end = _start(function), _end(function)
-        return (attr for at, attr in self._self_stores if start < at <= end)
-
-    def inside(self, stmt: ast.AST) -> list[ast.AST]:
-        """The assignments, loops, ``:=``, comprehensions and method calls inside ``stmt``
-        (what the analysis forgets after a branch), found in the file's index."""
-        if self._marks is None:
-            marks = []
-            for node in self.facts.nodes(*_MARKED):
-                where = node.target if type(node) is ast.comprehension else node  # type: ignore[attr-defined]
-                marks.append((_start(where), id(node), node))
-            marks.sort(key=lambda mark: mark[:2])
-            self._marks = [mark[0] for mark in marks]
-            self._marked = [mark[2] for mark in marks]
-        low = bisect.bisect_left(self._marks, _start(stmt))
-        high = bisect.bisect_right(self._marks, _end(stmt))
-        return self._marked[low:high]
+        found = self._stores.get(id(function))
+        if found is None:
+            found = self._stores[id(function)] = [
+                attr for stmt in _statements(function)
+                if type(stmt) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
+                for target in (stmt.targets if type(stmt) is ast.Assign else [stmt.target])  # type: ignore[attr-defined]
+                for element in (target.elts if type(target) in (ast.Tuple, ast.List) else [target])
+                for attr in [_self_attribute(element)] if attr is not None]
+        return found
 
     def enclosing(self, node: ast.AST) -> ast.AST | None:
         """The innermost function around ``node`` (None: module level)."""
@@ -500,8 +600,7 @@ class _Mirror:
         if memo is not None:
             return memo  # type: ignore[no-any-return]
         found: dict[ast.AST | None, list[ast.Call]] = {}
-        calls = [c for c in self._sequentials_anywhere()]
-        for call in calls:
+        for call in self.sequentials():
             if id(call) in self.nested:
                 continue
             function = self.enclosing(call)
@@ -552,7 +651,7 @@ class _Mirror:
             flow.run(forward.body)
             # an input stated in this file, or in another file of the project for a chain
             # that starts on images and flattens them
-            if self.stated or flow.first_images and self.flattens:
+            if cls.name in self.stated or flow.first_images and self.flattens(cls):
                 _Flow(self, local, _ANY).run(forward.body)
 
     def called_names(self) -> frozenset[str]:
@@ -845,21 +944,30 @@ def _end(node: ast.AST) -> tuple[int, int]:
     return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
 
 
-_MARKED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension,
-           ast.NamedExpr, ast.Call)
 _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
             ast.AsyncWith, ast.Import, ast.ImportFrom, *_FUNCTIONS, ast.ClassDef,
             ast.ExceptHandler)
 
 
-def _binders(facts: FileFacts) -> dict[str, list[tuple[int, int]]]:
-    """Name -> where statements bind it (a def or class where its name is bound)."""
-    found: dict[str, list[tuple[int, int]]] = {}
-    for node in facts.nodes(*_BINDERS):
-        at = _start(node)
-        for name in _binds(node):
-            found.setdefault(name, []).append(at)
-    return found
+def _statements(function: ast.AST) -> Iterator[ast.AST]:
+    """The statements (and except clauses) inside ``function``, at any depth, nested
+    functions and classes too, without walking into expressions."""
+    stack = [child for field in ("body", "orelse", "finalbody", "handlers", "cases")
+             for child in getattr(function, field, None) or ()]
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(stmt, field, None)
+            if children:
+                stack.extend(children)
+
+
+def _word(func: ast.expr) -> str | None:
+    """The last name of a callee (``f`` of ``f(...)`` and ``x.f(...)``)."""
+    kind = type(func)
+    return func.attr if kind is ast.Attribute else (  # type: ignore[attr-defined]
+        func.id if kind is ast.Name else None)  # type: ignore[attr-defined]
 
 
 def _binds(node: ast.AST) -> Iterator[str]:
@@ -892,20 +1000,6 @@ def _target_names(target: ast.AST) -> Iterator[str]:
             yield from _target_names(element)
     elif kind is ast.Starred:
         yield from _target_names(target.value)  # type: ignore[attr-defined]
-
-
-def _self_stores(facts: FileFacts) -> list[tuple[tuple[int, int], str]]:
-    """(where, attribute) for every ``self.X`` an assignment targets."""
-    found: list[tuple[tuple[int, int], str]] = []
-    for node in facts.nodes(ast.Assign, ast.AugAssign, ast.AnnAssign):
-        targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
-        for target in targets:
-            elements = target.elts if type(target) in (ast.Tuple, ast.List) else [target]
-            for element in elements:
-                attr = _self_attribute(element)
-                if attr is not None:
-                    found.append((_start(node), attr))
-    return found
 
 
 def _module_values(tree: ast.Module) -> dict[str, object]:
@@ -1018,13 +1112,18 @@ class _Scope:
                 self.small(stmt, depth)
 
     def forget(self, stmt: ast.AST) -> None:
-        for node in self.mirror.inside(stmt):
+        """What ``stmt`` may rebind becomes unknown: the targets of its statements (and of
+        itself), the receivers of the method calls they are. Calls and ``:=`` deeper in
+        expressions, which the analysis forgets too, are left known here (known is the
+        side that errs towards a finding)."""
+        for node in (stmt, *_statements(stmt)):
+            if type(node) is ast.Expr:
+                node = node.value  # type: ignore[attr-defined]
             kind = type(node)
             targets: list[ast.expr] = []
             if kind is ast.Assign:
                 targets = list(node.targets)  # type: ignore[attr-defined]
-            elif kind in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor,
-                          ast.comprehension, ast.NamedExpr):
+            elif kind in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor):
                 targets = [node.target]  # type: ignore[attr-defined]
             elif kind is ast.Call and type(node.func) is ast.Attribute:  # type: ignore[attr-defined]
                 target = node.func.value  # type: ignore[attr-defined]
@@ -1449,12 +1548,11 @@ class _Flow:
 
     def branch(self, stmt: ast.stmt) -> None:
         bound: set[str] = set()
-        for node in self.mirror.inside(stmt):
+        for node in (stmt, *_statements(stmt)):  # (``:=`` aside: known errs towards a finding)
             kind = type(node)
             if kind is ast.Assign:
                 targets: list[ast.AST] = list(node.targets)  # type: ignore[attr-defined]
-            elif kind in (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
-                          ast.AnnAssign):
+            elif kind in (ast.AugAssign, ast.For, ast.AsyncFor, ast.AnnAssign):
                 targets = [node.target]  # type: ignore[attr-defined]
             else:
                 continue
