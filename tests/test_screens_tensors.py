@@ -199,6 +199,10 @@ def test_tl511_holds_where_an_input_size_may_be_stated() -> None:
     assert _holds(screens.may_flag_tl511, FLATTENED)
     stated = FLATTENED + "out = Net()(torch.randn(1, 3, 32, 32))\n"
     assert _holds(screens.may_flag_tl511, stated)
+    # a constant of the file, or one another module defines
+    for size in ("SIZE = 32\n", "from .config import SIZE\n"):
+        named = FLATTENED + size + "model = Net()\nx = torch.randn(1, 3, SIZE, SIZE)\ny = model(x)\n"
+        assert _holds(screens.may_flag_tl511, named)
     # a view to literal features, compared with the Linear that follows
     view = FLATTENED.replace("torch.flatten(x, 1)", "x.view(-1, 16 * 14 * 14)")
     assert _holds(screens.may_flag_tl511, view)
@@ -234,6 +238,34 @@ class Net(nn.Module):
 ])
 def test_tl512_follows_ranks(text: str, expected: bool) -> None:
     assert _holds(screens.may_flag_tl512, text) is expected
+
+
+def test_a_stated_input_of_the_right_size_is_no_mismatch() -> None:
+    model = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 2)
+    def forward(self, x):
+        return self.fc(x)
+"""
+    assert not _holds(screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 32))\n")
+    assert _holds(screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 16))\n")
+    # two inputs of different sizes: the analysis states none
+    assert not _holds(screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 32))\n"
+                      "z = Net()(torch.randn(4, 8))\n")
+    # names are followed in their own function, assigned once
+    scoped = model + """
+def a():
+    m = Net()
+    x = torch.randn(4, 8)
+def b():
+    m = Net()
+    x = torch.randn(4, 32)
+    return m(x)
+"""
+    assert not _holds(screens.may_flag_tl510, scoped)
+    assert _holds(screens.may_flag_tl510, scoped.replace("(4, 32)", "(4, 16)"))
 
 
 def test_a_file_without_torch_is_never_held() -> None:

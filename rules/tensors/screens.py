@@ -375,11 +375,8 @@ class _Mirror:
                         if c.name in self.module_classes]  # type: ignore[attr-defined]
         # the models this file may state an input size for (classes, and whether a
         # Sequential assigned to a name)
-        self.stated: set[str] = set()
-        self.stated_sequential = False
-        if "input" in facts.size_sites:
-            self.stated_inputs()
-        self.starts = (_FRESH, _ANY) if self.stated_sequential else (_FRESH,)
+        self.stated: dict[str, _Value] = {}
+        self.starts: tuple[_Value, ...] = (_FRESH,)
         # words in the steps' labels and reasons the analysis reads: a flatten, a view or
         # reshape; a first step on images (a layer, a class or a reason naming one)
         words = "\n" + "\n".join(facts.names)
@@ -443,53 +440,110 @@ class _Mirror:
 
     def stated_inputs(self) -> None:
         """Mirrors ``_stated_inputs``: a model called on a tensor factory's result (or a
-        name assigned one), exported to ONNX, summarised; every model built here when the
-        file loads a torchvision dataset."""
+        name assigned one in the same function), exported to ONNX or summarised; every
+        model built here when the file loads a torchvision dataset. A model gets the one
+        shape stated for it; none for several; any for sizes known only by spelling."""
         facts = self.facts
-        instances: dict[str, set[str]] = {}
-        tensors: set[str] = set()
-        for node in facts.nodes(ast.Assign):
+        assigns = [a for a in facts.nodes(ast.Assign)]
+        scope = {id(a): id(self.enclosing(a)) for a in assigns}
+        counts: dict[tuple[int, str], int] = {}
+        for node in assigns:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target) is ast.Name:
+                    key = (scope[id(node)], target.id)
+                    counts[key] = counts.get(key, 0) + 1
+        instances: dict[tuple[int, str], set[str]] = {}
+        tensors: dict[tuple[int, str], ast.Call] = {}
+        for node in assigns:
+            targets = node.targets  # type: ignore[attr-defined]
+            if len(targets) != 1 or type(targets[0]) is not ast.Name:
+                continue
+            key = (scope[id(node)], targets[0].id)
             value = node.value  # type: ignore[attr-defined]
             while type(value) is ast.Call and type(value.func) is ast.Attribute and (
                     value.func.attr in INSTANCE_METHODS):
                 value = value.func.value
-            if type(value) is not ast.Call:
+            if counts[key] != 1 or type(value) is not ast.Call:
                 continue
             func = value.func
+            quals = facts.qualnames_of(func)
             built = {func.id} if type(func) is ast.Name and (
                 func.id in self.module_classes) else set()
-            if "torch.nn.Sequential" in facts.qualnames_of(func):
+            if "torch.nn.Sequential" in quals:
                 built.add("<Sequential>")
-            factory = bool(facts.qualnames_of(func) & _FACTORIES)
-            for target in node.targets:  # type: ignore[attr-defined]
-                if type(target) is ast.Name:
-                    instances.setdefault(target.id, set()).update(built)
-                    if factory:
-                        tensors.add(target.id)
+            if built:
+                instances[key] = built
+            if quals & _FACTORIES:
+                tensors[key] = value
 
-        def tensor(arg: ast.expr) -> bool:
-            return type(arg) is ast.Name and arg.id in tensors or type(arg) is ast.Call and (
-                bool(facts.qualnames_of(arg.func) & _FACTORIES))  # type: ignore[attr-defined]
+        def shapes(arg: ast.expr, where: int) -> list[object]:
+            if type(arg) is ast.Name:
+                found = tensors.get((where, arg.id))
+                return [self.factory_shape(found)] if found is not None else []
+            if type(arg) is ast.Call and facts.qualnames_of(arg.func) & _FACTORIES:  # type: ignore[attr-defined]
+                return [self.factory_shape(arg)]  # type: ignore[arg-type]
+            return []
 
-        models: set[str] = set()
+        names = {name for _, name in instances}
+        found: dict[str, list[object]] = {}
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
             if not args:
                 continue
             func = call.func  # type: ignore[attr-defined]
-            if type(func) is ast.Name and func.id in instances and tensor(args[0]):
-                models |= instances[func.id]
+            models: set[str] = set()
+            given: list[object] = []
+            if type(func) is ast.Name and func.id in names:
+                where = id(self.enclosing(call))
+                models = instances.get((where, func.id), set())
+                given = shapes(args[0], where)
             elif type(func) is ast.Call and type(func.func) is ast.Name and (
-                    func.func.id in self.module_classes) and tensor(args[0]):
-                models.add(func.func.id)
-            elif type(args[0]) is ast.Name and args[0].id in instances:
+                    func.func.id in self.module_classes):
+                models, given = {func.func.id}, shapes(args[0], id(self.enclosing(call)))
+            elif type(args[0]) is ast.Name and args[0].id in names:
                 quals = facts.qualnames_of(func)
-                if "torch.onnx.export" in quals or quals & _SUMMARIES:
-                    models |= instances[args[0].id]
+                where = id(self.enclosing(call))
+                if "torch.onnx.export" in quals and len(args) > 1:
+                    models = instances.get((where, args[0].id), set())
+                    given = shapes(args[1], where)
+                elif quals & _SUMMARIES:
+                    models, given = instances.get((where, args[0].id), set()), [WILD]
+            for model in models:
+                found.setdefault(model, []).extend(g for g in given if g is not None)
         if any(q.startswith("torchvision.datasets.") for q in facts.calls):
-            models.update(*instances.values())
-        self.stated_sequential = "<Sequential>" in models
-        self.stated = models
+            for model in set().union(*instances.values()):
+                found.setdefault(model, []).append(WILD)
+        for model, given in found.items():
+            distinct = set(given)
+            if WILD in distinct:
+                self.stated[model] = _ANY
+            elif len(distinct) == 1:
+                value = _input_value(distinct.pop())  # type: ignore[arg-type]
+                if value is not None:
+                    self.stated[model] = value
+        if "<Sequential>" in self.stated:
+            self.starts = (_FRESH, _ANY)
+
+    def factory_shape(self, call: ast.Call) -> object:
+        """Mirrors ``_factory_shape``: the literal shape a tensor factory is given (WILD:
+        sizes known only by their spelling; None: none the analysis knows)."""
+        args = [a for a in call.args]
+        if "torch.randint" in self.facts.qualnames_of(call.func):
+            size = _arg(call, "size", 2)
+            if size is None:
+                return None
+            args = [size]
+        if any(type(a) is ast.Starred for a in args):
+            return None
+        scope = _Scope(self, {}, None)
+        if len(args) == 1 and type(args[0]) in (ast.Tuple, ast.List):
+            values = scope.eval(args[0], 0)
+            values = tuple(values) if isinstance(values, list) else values
+        else:
+            values = tuple(scope.eval(a, 0) for a in args)
+        if not isinstance(values, tuple) or not values or not all(_maybe(v) for v in values):
+            return None
+        return values if all(type(v) is int for v in values) else WILD
 
     def found(self, kind: str) -> None:
         self.kinds.add(kind)
@@ -576,6 +630,8 @@ class _Mirror:
 
     # ------------------------------------------------------------ the file
     def run(self) -> None:
+        if "input" in self.facts.size_sites:
+            self.stated_inputs()
         for cls in self.classes:
             self.analyse_class(cls)  # type: ignore[arg-type]
         spans = [(_start(c), _end(c)) for c in self.classes]
@@ -651,7 +707,10 @@ class _Mirror:
             flow.run(forward.body)
             # an input stated in this file, or in another file of the project for a chain
             # that starts on images and flattens them
-            if cls.name in self.stated or flow.first_images and self.flattens(cls):
+            stated = self.stated.get(cls.name)
+            if stated is not None:
+                _Flow(self, local, stated).run(forward.body)
+            elif flow.first_images and self.flattens(cls):
                 _Flow(self, local, _ANY).run(forward.body)
 
     def called_names(self) -> frozenset[str]:
@@ -791,6 +850,15 @@ def _output(layer: _Layer, value: _Value) -> _Value | None:
     if family == "cell":
         return _Value(2, layer.out_size, layer.out_size, None, False)
     return _FRESH
+
+
+def _input_value(shape: tuple[int, ...]) -> _Value | None:
+    """What a dummy input of ``shape`` says of a model's input."""
+    if len(shape) >= 3:
+        return _Value(len(shape), shape[1], shape[-1], tuple(shape[2:]), False)
+    if len(shape) == 2:
+        return _Value(2, shape[1], shape[1], None, False)
+    return None
 
 
 def _flatten(value: _Value) -> _Value:
