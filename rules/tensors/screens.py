@@ -508,11 +508,14 @@ class _Mirror:
                     given = shapes(args[1], where)
                 elif quals & _SUMMARIES:
                     models, given = instances.get((where, args[0].id), set()), [WILD]
-            for model in models:
-                found.setdefault(model, []).extend(g for g in given if g is not None)
-        if any(q.startswith("torchvision.datasets.") for q in facts.calls):
-            for model in set().union(*instances.values()):
-                found.setdefault(model, []).append(WILD)
+            given = [g for g in given if g is not None]
+            for model in models if given else ():
+                found.setdefault(model, []).extend(given)
+        # no shape stated: a torchvision dataset's images are the input of the one model
+        classes = {m for built in instances.values() for m in built if m != "<Sequential>"}
+        if len(classes) == 1 and any(q.startswith("torchvision.datasets.") for q in facts.calls) \
+                and all(g is WILD for given in found.values() for g in given):
+            found.setdefault(classes.pop(), []).append(WILD)
         for model, given in found.items():
             distinct = set(given)
             if WILD in distinct:
@@ -1880,12 +1883,22 @@ def _expressions(node: ast.AST) -> list[ast.expr]:
 
 
 def _merged(left: _Value, right: _Value) -> _Value:
-    """A residual sum: either side's sizes may be the ones that go on."""
+    """Mirrors ``_merged`` (``x + f(x)``: the sizes either side proves, the left one's
+    where both do); a size known only by spelling gives either side's."""
     if left == right:
         return left
+    parts = (left.rank, left.channels, left.features, right.rank, right.channels,
+             right.features)
+    if all(type(p) is int or p is UNK for p in parts):
+        if type(left.rank) is int and type(right.rank) is int and left.rank != right.rank:
+            return left
+        pick = right if left.channels is UNK and left.features is UNK else left
+        other = left if pick is right else right
+        return replace(pick, rank=pick.rank if pick.rank is not UNK else other.rank,
+                       channels=pick.channels if pick.channels is not UNK else other.channels,
+                       features=pick.features if pick.features is not UNK else other.features,
+                       spatial=pick.spatial if pick.spatial is not None else other.spatial)
     return _Value(_join(left.rank, right.rank), _join(left.channels, right.channels),
                   _join(left.features, right.features),
-                  left.spatial if left.spatial == right.spatial else (
-                      right.spatial if left.spatial is None else (
-                          left.spatial if right.spatial is None else WILD)),
+                  left.spatial if left.spatial == right.spatial else WILD,
                   left.flattened if left.flattened == right.flattened else None)
