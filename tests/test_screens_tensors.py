@@ -268,6 +268,35 @@ def b():
     assert _holds(screens.may_flag_tl510, scoped.replace("(4, 32)", "(4, 16)"))
 
 
+BLOCKS = HEAD + """
+class ConvBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3)
+        self.bn = nn.BatchNorm2d(cout)
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+class Parameters(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4, 4))
+"""
+
+
+def test_a_class_of_the_file_used_as_a_layer_is_followed() -> None:
+    agree = BLOCKS + "net = nn.Sequential(ConvBlock(3, 64), ConvBlock(64, 128))\n"
+    assert not _holds(screens.may_flag_tl510, agree)
+    assert _holds(screens.may_flag_tl510, agree.replace("ConvBlock(64, 128)",
+                                                        "ConvBlock(32, 128)"))
+    # no forward: the analysis proves nothing of it
+    assert not _holds(screens.may_flag_tl510, BLOCKS + "net = nn.Sequential(Parameters(), "
+                      "Parameters(), nn.Linear(4, 4))\n")
+    # a class of another file may take and give anything
+    assert _holds(screens.may_flag_tl510, HEAD + "from .blocks import ConvBlock\n"
+                  "net = nn.Sequential(ConvBlock(3, 64), nn.Conv2d(64, 8, 1))\n")
+
+
 def test_a_file_without_torch_is_never_held() -> None:
     text = "import mylib.nn as nn\nhead = nn.Sequential(nn.Linear(64, 1), nn.Linear(2, 1))\n"
     assert not _holds(screens.may_flag_tl510, text)

@@ -338,6 +338,7 @@ class _Ordered:
     elements: list[object]
 
 
+_KEEPERS = frozenset({"keep", "dropnd", "pool", "adaptive", "pad", "upsample"})
 _SIZED = frozenset({"linear", "conv", "convT", "bn", "in", "gn", "ln", "rnn", "cell", "mha",
                     "same", "block"})
 _MAX_DEPTH = 4
@@ -377,6 +378,8 @@ class _Mirror:
         # Sequential assigned to a name)
         self.stated: dict[str, _Value] = {}
         self.starts: tuple[_Value, ...] = (_FRESH,)
+        self.interfaces: dict[tuple[int, str], object] = {}
+        self.quiet = 0
         # words in the steps' labels and reasons the analysis reads: a flatten, a view or
         # reshape; a first step on images (a layer, a class or a reason naming one)
         words = "\n" + "\n".join(facts.names)
@@ -549,6 +552,8 @@ class _Mirror:
         return values if all(type(v) is int for v in values) else WILD
 
     def found(self, kind: str) -> None:
+        if self.quiet:
+            return
         self.kinds.add(kind)
         if self.kinds >= _ALL:
             raise _AllFound
@@ -681,14 +686,7 @@ class _Mirror:
                 env = {p: UNK for p in params}
             else:
                 env = {p: _Sym(("param", cls.name, p)) for p in params}
-        scope = _Scope(self, dict(env), cls, init)
-        scope.attrs.update(self.class_attributes(cls))
-        if init is not None:
-            scope.run(init.body, 0)
-        for stmt in cls.body:
-            if type(stmt) in _FUNCTIONS and stmt.name != "__init__":  # type: ignore[attr-defined]
-                for name in self.self_stores(stmt):
-                    scope.attrs[name] = UNK
+        scope = self.class_scope(cls, env, 0)
         walked: set[int] = set()
         for attr, value in list(scope.attrs.items()):
             if isinstance(value, _Builder):
@@ -725,6 +723,60 @@ class _Mirror:
                 if type(c.func) is ast.Name)  # type: ignore[attr-defined]
         return memo  # type: ignore[no-any-return]
 
+    def class_scope(self, cls: ast.ClassDef, env: dict[str, object], depth: int) -> _Scope:
+        """``__init__`` of ``cls`` run with ``env``: the layers and sizes on ``self``."""
+        init = _method(cls, "__init__")
+        scope = _Scope(self, dict(env), cls, init)
+        scope.attrs.update(self.class_attributes(cls))
+        if init is not None:
+            scope.run(init.body, depth)
+        for stmt in cls.body:
+            if type(stmt) in _FUNCTIONS and stmt.name != "__init__":  # type: ignore[attr-defined]
+                for name in self.self_stores(stmt):
+                    scope.attrs[name] = UNK
+        return scope
+
+    def interface(self, cls: ast.ClassDef, env: dict[str, object], depth: int) -> object:
+        """Mirrors ``interface``: a class of the file used as a layer takes its first
+        layer's input size and gives what its ``forward`` returns. UNK where the analysis
+        surely proves nothing (no ``forward``), a block layer where this mirror follows it
+        exactly, else a layer taking and giving anything."""
+        forward = _method(cls, "forward")
+        if forward is None:
+            return UNK
+        params = _parameters(forward, stars=False)[1:]
+        defaults = len(forward.args.defaults) + sum(
+            d is not None for d in forward.args.kw_defaults)
+        if not params or len(params) - 1 > defaults:
+            return UNK
+        wild = _Layer(cls.name, "wild", 0, WILD, WILD)
+        key = (id(cls), repr(sorted(env.items())))
+        if key in self.interfaces:
+            return self.interfaces[key] or wild
+        self.interfaces[key] = None  # a class built inside itself
+        self.quiet += 1  # the analysis reports nothing of an interface's chain
+        try:
+            local = _Scope(self, {}, cls, forward)
+            local.attrs = self.class_scope(cls, env, depth).attrs
+            flow = _Flow(self, local, _FRESH)
+            flow.run(forward.body)
+        finally:
+            self.quiet -= 1
+        found: object = wild
+        entry = flow.entry
+        out = flow.returned[0] if len(flow.returned) == 1 else None
+        if not flow.stopped and entry is not None and type(entry.in_size) is int and not (
+                flow.entry_spatial and _takes(entry) == "features") and isinstance(
+                out, _Value) and out.rank is not WILD and type(out.rank) is not _Sym:
+            gives = "features" if out.rank == 2 or out.rank is UNK and _maybe(
+                out.features) else "channels"
+            size = out.features if gives == "features" else out.channels
+            if _maybe(size):
+                found = _Layer(cls.name, "block", 0, entry.in_size, size,
+                               (("takes", _takes(entry)), ("gives", gives)))
+        self.interfaces[key] = found
+        return found
+
     def class_attributes(self, cls: ast.ClassDef) -> dict[str, object]:
         found: dict[str, object] = {}
         for stmt in cls.body:
@@ -741,22 +793,38 @@ class _Mirror:
                 for name, value in found.items()}
 
     # ------------------------------------------------------------ chains
-    def walk_sequence(self, seq: _Seq, value: _Value | None) -> _Value | None:
+    def walk_sequence(self, seq: _Seq, value: _Value | None,
+                      flow: _Flow | None = None) -> _Value | None:
         current = value
         for element in seq.elements:
             if current is None:
                 current = _FRESH
             if isinstance(element, _Layer):
-                current = self.apply(element, current)
+                current = self.apply(element, current, flow)
             elif isinstance(element, _Seq):
-                current = self.walk_sequence(element, current)
+                current = self.walk_sequence(element, current, flow)
             else:
+                if flow is not None:
+                    flow.stopped = True
                 current = _FRESH
         return current
 
-    def apply(self, layer: _Layer, value: _Value) -> _Value | None:
+    def apply(self, layer: _Layer, value: _Value, flow: _Flow | None = None
+              ) -> _Value | None:
+        if flow is not None and not flow.entry_closed:  # the first layer with a size
+            if layer.family in _SIZED:
+                flow.entry, flow.entry_closed = layer, True
+            elif layer.family == "wild":
+                flow.stopped = True  # (its interface is not known here)
+            elif layer.family not in _KEEPERS:
+                flow.entry_closed = True
+            elif layer.family not in ("keep", "dropnd"):
+                flow.entry_spatial = True
         self.check(layer, value)
-        return _output(layer, value)
+        out = _output(layer, value)
+        if out is None and flow is not None:
+            flow.stopped = True
+        return out
 
     def check(self, layer: _Layer, value: _Value) -> None:
         if layer.family == "wild":  # a class used as a layer: its sizes are not read here
@@ -775,8 +843,13 @@ class _Mirror:
         if not _maybe(expected):
             return
         family = layer.family
-        if family in ("linear", "ln", "rnn", "cell", "mha", "same"):
+        if family == "block" and layer.arg("takes") == "features" or family in (
+                "linear", "ln", "rnn", "cell", "mha", "same"):
             got = value.features
+        elif family == "block":
+            if value.rank == 2:
+                return
+            got = value.channels
         elif family in ("conv", "convT", "bn", "gn") or family == "in" and (
                 _maybe_true(layer.arg("affine")) or _maybe_true(
                 layer.arg("track_running_stats"))):
@@ -793,6 +866,13 @@ class _Mirror:
             self.found("size")
 
 
+def _takes(layer: _Layer) -> str:
+    """The unit of the size a layer takes (the analysis's ``Layer.unit``)."""
+    if layer.family == "block":
+        return str(layer.arg("gives"))
+    return "channels" if layer.family in ("conv", "convT", "bn", "in", "gn") else "features"
+
+
 def _maybe_true(value: object) -> bool:
     return value is True or type(value) is _Sym
 
@@ -801,6 +881,10 @@ def _output(layer: _Layer, value: _Value) -> _Value | None:
     family = layer.family
     if family == "wild":
         return _Value(UNK, WILD, WILD, None, False)
+    if family == "block":
+        features = layer.arg("gives") == "features"
+        return _Value(UNK, UNK if features else layer.out_size,
+                      layer.out_size if features else UNK, None, False)
     if family in ("linear", "bilinear", "same"):
         rank = value.rank if _maybe(value.rank) else 2
         out = layer.out_size if family != "same" else layer.in_size
@@ -1168,6 +1252,7 @@ class _Scope:
         self.function = function
         self.attrs: dict[str, object] = {}
         self.returned: object = UNK
+        self.locals_unknown = False  # inside a function, only literals are read
 
     def run(self, body: Iterable[ast.stmt], depth: int) -> None:
         for stmt in body:
@@ -1337,6 +1422,8 @@ class _Scope:
             attr = _self_attribute(node)
             if attr is not None:
                 return self.attrs.get(attr, UNK)
+            if self.locals_unknown:
+                return UNK
             return self.mirror.imported(self.mirror.quals(node, self.function))
         if kind is ast.Call:
             return self.call(node, depth)  # type: ignore[arg-type]
@@ -1371,7 +1458,7 @@ class _Scope:
             return self.names[name]
         if name in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[name]
-        if self.mirror.bound_in(self.function, name):
+        if self.locals_unknown or self.mirror.bound_in(self.function, name):
             return UNK
         return self.mirror.module_constant(name)
 
@@ -1403,12 +1490,13 @@ class _Scope:
                 return self.helper(helper, call, depth + 1)
         if depth < _MAX_DEPTH and type(func) is ast.Name and (
                 self.cls is not None or id(call) in self.mirror.nested):
-            return self.block(call)
+            return self.block(call, depth)
         return UNK
 
-    def block(self, call: ast.Call) -> object:
-        """A module class used as a layer (``Block(64, 128)``): its sizes are not read
-        here, so it may take and give anything."""
+    def block(self, call: ast.Call, depth: int) -> object:
+        """A module class used as a layer (``Block(64, 128)``): one of this file is
+        followed as the analysis follows it; one of another file may take and give
+        anything."""
         func: ast.Name = call.func  # type: ignore[assignment]
         if not func.id[:1].isupper():
             return UNK
@@ -1417,11 +1505,36 @@ class _Scope:
             return UNK
         if self.mirror.bound_in(self.function, func.id):
             return UNK
-        local = func.id in self.mirror.module_classes and any(
-            c.name == func.id for c in self.mirror.classes)  # type: ignore[attr-defined]
+        local = [c for c in self.mirror.classes if c.name == func.id]  # type: ignore[attr-defined]
+        if len(local) == 1 and not self.mirror.facts.qualnames_of(func):
+            return self.mirror.interface(local[0], self.arguments(local[0], call), depth)  # type: ignore[arg-type]
         if local or any(_foreign(q) for q in self.mirror.facts.qualnames_of(func)):
             return _Layer(func.id, "wild", 0, WILD, WILD)
         return UNK
+
+    def arguments(self, cls: ast.ClassDef, call: ast.Call) -> dict[str, object]:
+        """Mirrors ``bind_arguments``: ``__init__``'s parameters for ``call``; inside a
+        function only literals are read, the defaults at module level."""
+        init = _method(cls, "__init__")
+        if init is None:
+            return {}
+        env: dict[str, object] = {p: UNK for p in _parameters(init, stars=False)[1:]}
+        module = _Scope(self.mirror, {}, None)
+        positional = [*init.args.posonlyargs, *init.args.args]
+        for param, default in zip(positional[len(positional) - len(init.args.defaults):],
+                                  init.args.defaults):
+            env[param.arg] = module.eval(default, 0)
+        for param, default in zip(init.args.kwonlyargs, init.args.kw_defaults):
+            if default is not None:
+                env[param.arg] = module.eval(default, 0)
+        scope = _Scope(self.mirror, {}, None)
+        scope.locals_unknown = self.function is not None
+        for param, arg in zip(init.args.args[1:], call.args):
+            env[param.arg] = scope.eval(arg, 0)
+        for kw in call.keywords:
+            if kw.arg is not None and kw.arg in env:
+                env[kw.arg] = scope.eval(kw.value, 0)
+        return env
 
     def fixed(self, node: ast.expr) -> bool:
         """Literals, module-level names no local shadows, and their attributes."""
@@ -1595,6 +1708,13 @@ class _Flow:
         first = _parameters(function, stars=False)[1]  # type: ignore[arg-type]
         self.values: dict[str, object] = {first: start}  # _Value, UNK or absent
         self.first_images: bool | None = None  # the first step may be on images
+        # what a class used as a layer passes on: whether the chain stops, its first layer
+        # with a size (and whether only size-keeping ones come before it), what it returns
+        self.stopped = False
+        self.entry: _Layer | None = None
+        self.entry_closed = False
+        self.entry_spatial = False
+        self.returned: list[object] = []
 
     def step(self, images: bool) -> None:
         if self.first_images is None:
@@ -1602,6 +1722,7 @@ class _Flow:
 
     def stop(self) -> None:
         """A step the chain stops at: its reason may name a class or a layer."""
+        self.stopped = True
         self.step(self.mirror.conv_words)
 
     def run(self, body: Iterable[ast.stmt]) -> None:
@@ -1658,8 +1779,14 @@ class _Flow:
             self.set(name, UNK if name in self.values else None)
         elif kind is ast.Return and stmt.value is not None:  # type: ignore[attr-defined]
             value = stmt.value  # type: ignore[attr-defined]
-            for part in value.elts if type(value) is ast.Tuple else [value]:
-                self.eval(part)
+            parts = value.elts if type(value) is ast.Tuple else [value]
+            for part in parts:
+                flowing = any(type(n) is ast.Name and isinstance(self.values.get(n.id), _Value)
+                              for n in ast.walk(part))
+                result = self.eval(part)
+                if result is UNK and flowing:
+                    self.stop()
+                self.returned.append(result if len(parts) == 1 else None)
         elif kind is ast.AnnAssign and type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
                 stmt.value is not None):  # type: ignore[attr-defined]
             self.set(stmt.target.id, self.eval(stmt.value))  # type: ignore[attr-defined]
@@ -1840,13 +1967,13 @@ class _Flow:
             if len(call.args) + len(call.keywords) != 1:
                 return UNK
             self.step(module.name.startswith(("Conv", "MaxPool", "AvgPool")))
-            out = self.mirror.apply(module, value)
+            out = self.mirror.apply(module, value, self)
             return out if out is not None else UNK
         if isinstance(module, _Seq):
             images = _first_images(module)
             if images is not None:
                 self.step(images)
-            out = self.mirror.walk_sequence(module, value)
+            out = self.mirror.walk_sequence(module, value, self)
             return out if out is not None else UNK
         return UNK
 
