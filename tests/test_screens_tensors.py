@@ -54,6 +54,8 @@ def test_tl502_rules_out_calls_with_dim(text: str) -> None:
     "import torch\ny = torch.transpose(x, 0, 1).view(-1)\n",
     "import torch\ny = (z := x.mT).view(2, 8)\n",
     "import torch\nif flip:\n    x = x.transpose(0, 1)\ny = x.view(-1, x.size(-1))\n",
+    "import torch\ndef f(x):\n    if flip:\n        x = x.transpose(0, 1)\n"
+    "    return x.view(-1, x.size(-1))\n",
 ])
 def test_tl501_holds_on_a_view_of_a_producer(text: str) -> None:
     assert _holds(screens.may_flag_tl501, text)
@@ -65,6 +67,10 @@ def test_tl501_holds_on_a_view_of_a_producer(text: str) -> None:
     "import torch\ny = x.transpose(1, 2).contiguous().view(8, -1)\n",
     "import torch\ny = x.transpose(1, 2).view(torch.float16)\nz = x.t().view(shape)\n",
     "import torch\ny = self.transpose(x).view(8, -1)\nz = a.transpose().view(2, 2)\n",
+    # the name is assigned a producer in another function, or after the view
+    "import torch\ndef f(x):\n    x = x.transpose(1, 2)\n    return x\n"
+    "def g(x):\n    return x.view(-1)\n",
+    "import torch\ndef f(x):\n    y = x.view(-1)\n    x = x.transpose(1, 2)\n    return x\n",
 ])
 def test_tl501_rules_out_other_views(text: str) -> None:
     assert not _holds(screens.may_flag_tl501, text)

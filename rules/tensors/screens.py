@@ -77,13 +77,14 @@ def _is_none(node: ast.expr) -> bool:
 # ------------------------------------------------------------------ TL501
 def may_flag_tl501(facts: FileFacts, options: Options) -> bool:
     """``<producer>.view(shape)`` with a shape of a known rank, the producer (a
-    ``.permute``, ``.transpose``, ``.T`` ...) chained directly or assigned to the name the
-    view is called on."""
+    ``.permute``, ``.transpose``, ``.T`` ...) chained directly or assigned, earlier in the
+    same function, to the name the view is called on."""
     views = [c for c in facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
              and c.func.attr == "view" and c.args and _view_rank(c) is not None]  # type: ignore[attr-defined]
     if not views:
         return False
-    produced: set[str] | None = None
+    produced: dict[str, list[ast.AST]] | None = None
+    functions: list[ast.AST] = []
     for view in views:
         receiver = view.func.value  # type: ignore[attr-defined]
         if type(receiver) is ast.NamedExpr:
@@ -92,15 +93,17 @@ def may_flag_tl501(facts: FileFacts, options: Options) -> bool:
             return True
         if type(receiver) is ast.Name:
             if produced is None:
-                produced = _names_of_producers(facts)
-            if receiver.id in produced:
+                produced = _producer_assignments(facts)
+                functions = list(facts.nodes(*_FUNCTIONS))
+            found = produced.get(receiver.id)
+            if found and _same_function_before(found, view, functions):
                 return True
     return False
 
 
-def _names_of_producers(facts: FileFacts) -> set[str]:
-    """Names assigned a producer anywhere in the file (``y = x.transpose(1, 2)``)."""
-    found: set[str] = set()
+def _producer_assignments(facts: FileFacts) -> dict[str, list[ast.AST]]:
+    """Name -> the assignments of a producer to it (``y = x.transpose(1, 2)``)."""
+    found: dict[str, list[ast.AST]] = {}
     for node in facts.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
         value = node.value  # type: ignore[attr-defined]
         if value is None:
@@ -110,8 +113,30 @@ def _names_of_producers(facts: FileFacts) -> set[str]:
         if not _producer(facts, value):
             continue
         targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
-        found.update(t.id for t in targets if type(t) is ast.Name)
+        for target in targets:
+            if type(target) is ast.Name:
+                found.setdefault(target.id, []).append(node)
     return found
+
+
+def _same_function_before(assignments: list[ast.AST], view: ast.AST,
+                          functions: list[ast.AST]) -> bool:
+    """Is one of ``assignments`` before ``view`` in the innermost function around it (or
+    outside every function, when the view is)?"""
+    at = _start(view)
+    around = [f for f in functions if _start(f) < at <= _end(f)]
+    inner = max(around, key=_start) if around else None
+    for node in assignments:
+        where = _start(node)
+        if where >= at:
+            continue
+        if inner is None:
+            if not any(_start(f) < where <= _end(f) for f in functions):
+                return True
+        elif _start(inner) < where and not any(
+                _start(inner) < _start(f) < where <= _end(f) for f in functions):
+            return True
+    return False
 
 
 def _producer(facts: FileFacts, node: ast.expr) -> bool:
