@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -383,6 +384,7 @@ class _Value:
 
 
 _FLATTENS = ("flatten", "Flatten", "view", "reshape")
+_FLATTENING = re.compile(r"^.*(?:flatten|Flatten|view|reshape).*$", re.M)
 _FACTORIES = INPUT_FACTORIES | {"torch.randint"}
 _SUMMARIES = frozenset({"torchsummary.summary", "torchinfo.summary"})
 _FRESH = _Value()
@@ -408,7 +410,7 @@ class _Mirror:
         # words in the steps' labels and reasons the analysis reads: a flatten, a view or
         # reshape; a first step on images (a layer, a class or a reason naming one)
         words = "\n" + "\n".join(facts.names)
-        self._flattening = {name for name in facts.names if any(w in name for w in _FLATTENS)}
+        self._flattening = set(_FLATTENING.findall(words))
         self._flatten_marks: list[tuple[int, int]] | None = None
         self.conv_words = any(w in words for w in ("\nConv", "\nMaxPool", "\nAvgPool"))
         self.constants: dict[str, object] = {}
@@ -450,13 +452,12 @@ class _Mirror:
         if not self._flattening:
             return False
         if self._flatten_marks is None:
-            marks = []
-            for node in self.facts.nodes(ast.Name, ast.Attribute, ast.arg, *_FUNCTIONS,
-                                         ast.ClassDef):
-                word = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(
-                    node, "arg", None) or getattr(node, "name", None)
-                if word in self._flattening:
-                    marks.append((node.lineno, node.col_offset))  # type: ignore[attr-defined]
+            hits, nodes = self._flattening, self.facts.nodes
+            marks = [(n.lineno, n.col_offset) for n in nodes(ast.Attribute) if n.attr in hits]  # type: ignore[attr-defined]
+            marks += [(n.lineno, n.col_offset) for n in nodes(ast.Name) if n.id in hits]  # type: ignore[attr-defined]
+            marks += [(n.lineno, n.col_offset) for n in nodes(ast.arg) if n.arg in hits]  # type: ignore[attr-defined]
+            marks += [(n.lineno, n.col_offset) for n in nodes(*_FUNCTIONS, ast.ClassDef)
+                      if n.name in hits]  # type: ignore[attr-defined]
             imported = any(w in q for quals in self.facts.bindings.values() for q in quals
                            for w in _FLATTENS)
             self._flatten_marks = [(0, 0)] if imported else sorted(marks)
