@@ -306,3 +306,12 @@ def test_a_class_of_the_file_used_as_a_layer_is_followed() -> None:
 def test_a_file_without_torch_is_never_held() -> None:
     text = "import mylib.nn as nn\nhead = nn.Sequential(nn.Linear(64, 1), nn.Linear(2, 1))\n"
     assert not _holds(screens.may_flag_tl510, text)
+
+
+def test_a_file_the_mirror_cannot_read_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(self):  # type: ignore[no-untyped-def]
+        raise ValueError("an unexpected shape")
+
+    monkeypatch.setattr(screens._Mirror, "run", fail)
+    text = HEAD + "head = nn.Sequential(nn.Linear(64, 128), nn.Linear(128, 10))\n"
+    assert _holds(screens.may_flag_tl510, text) and _holds(screens.may_flag_tl512, text)

@@ -209,22 +209,26 @@ def may_flag_tl512(facts: FileFacts, options: Options) -> bool:
     return "rank" in _size_kinds(facts, options)
 
 
-_memo: list[object] = [None, None, frozenset()]
+# the last file's answer (its tree, the options, the kinds): the three rules ask in turn
+_memo: list[tuple[object, object, frozenset[str]]] = [(None, None, frozenset())]
 
 
 def _size_kinds(facts: FileFacts, options: Options) -> frozenset[str]:
     """The kinds of mismatch ("size", "flatten", "rank") the size analysis may find."""
-    if _memo[0] is not facts.tree or _memo[1] != options:
-        kinds: set[str] = set()
-        if facts.tree is not None and "torch" in facts.top_modules:
-            try:
-                _Mirror(facts, options, kinds).run()
-            except _AllFound:
-                pass
-            except RecursionError:
-                kinds.update(_ALL)
-        _memo[:] = [facts.tree, options, frozenset(kinds)]
-    return _memo[2]  # type: ignore[return-value]
+    tree, asked, found = _memo[0]
+    if tree is facts.tree and asked == options:
+        return found
+    kinds: set[str] = set()
+    if facts.tree is not None and "torch" in facts.top_modules:
+        try:
+            _Mirror(facts, options, kinds).run()
+        except _AllFound:
+            pass
+        except Exception:  # noqa: BLE001 - a shape this mirror cannot read: the rules may fire
+            kinds.update(_ALL)
+    found = frozenset(kinds)
+    _memo[0] = (facts.tree, options, found)
+    return found
 
 
 _ALL = frozenset({"size", "flatten", "rank"})
