@@ -290,6 +290,14 @@ class Parameters(nn.Module):
 """
 
 
+def test_an_input_stated_for_a_sequential() -> None:
+    net = HEAD + "net = nn.Sequential(nn.Linear(20, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+    assert not _holds(screens.may_flag_tl510, net + "X = torch.rand(2, 20)\ny = net(X)\n")
+    assert _holds(screens.may_flag_tl510, net + "X = torch.rand(2, 16)\ny = net(X)\n")
+    assert _holds(screens.may_flag_tl512, net.replace("nn.Linear(20, 8)", "nn.Conv2d(3, 8, 3)")
+                  + "y = net(torch.rand(2, 3))\n")
+
+
 def test_a_class_of_the_file_used_as_a_layer_is_followed() -> None:
     agree = BLOCKS + "net = nn.Sequential(ConvBlock(3, 64), ConvBlock(64, 128))\n"
     assert not _holds(screens.may_flag_tl510, agree)

@@ -407,8 +407,8 @@ class _Mirror:
                         if c.name in self.module_classes]  # type: ignore[attr-defined]
         # the models this file may state an input size for (classes, and whether a
         # Sequential assigned to a name)
-        self.stated: dict[str, _Value] = {}
-        self.starts: tuple[_Value, ...] = (_FRESH,)
+        # model -> its stated input: a class by name, a Sequential by id() of its call
+        self.stated: dict[object, _Value] = {}
         self.interfaces: dict[tuple[int, str], object] = {}
         self.quiet = 0
         # words in the steps' labels and reasons the analysis reads: a flatten, a view or
@@ -485,7 +485,7 @@ class _Mirror:
                 if type(target) is ast.Name:
                     key = (scope[id(node)], target.id)
                     counts[key] = counts.get(key, 0) + 1
-        instances: dict[tuple[int, str], set[str]] = {}
+        instances: dict[tuple[int, str], set[object]] = {}
         tensors: dict[tuple[int, str], ast.Call] = {}
         for node in assigns:
             targets = node.targets  # type: ignore[attr-defined]
@@ -500,10 +500,10 @@ class _Mirror:
                 continue
             func = value.func
             quals = facts.qualnames_of(func)
-            built = {func.id} if type(func) is ast.Name and (
+            built: set[object] = {func.id} if type(func) is ast.Name and (
                 func.id in self.module_classes) else set()
             if "torch.nn.Sequential" in quals:
-                built.add("<Sequential>")
+                built.add(id(value))
             if built:
                 instances[key] = built
             if quals & _FACTORIES:
@@ -518,13 +518,13 @@ class _Mirror:
             return []
 
         names = {name for _, name in instances}
-        found: dict[str, list[object]] = {}
+        found: dict[object, list[object]] = {}
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
             if not args:
                 continue
             func = call.func  # type: ignore[attr-defined]
-            models: set[str] = set()
+            models: set[object] = set()
             given: list[object] = []
             if type(func) is ast.Name and func.id in names:
                 where = id(self.enclosing(call))
@@ -545,7 +545,7 @@ class _Mirror:
             for model in models if given else ():
                 found.setdefault(model, []).extend(given)
         # no shape stated: a torchvision dataset's images are the input of the one model
-        classes = {m for built in instances.values() for m in built if m != "<Sequential>"}
+        classes = {m for built in instances.values() for m in built if type(m) is str}
         if len(classes) == 1 and any(q.startswith("torchvision.datasets.") for q in facts.calls) \
                 and all(g is WILD for given in found.values() for g in given):
             found.setdefault(classes.pop(), []).append(WILD)
@@ -557,8 +557,6 @@ class _Mirror:
                 value = _input_value(distinct.pop())  # type: ignore[arg-type]
                 if value is not None:
                     self.stated[model] = value
-        if "<Sequential>" in self.stated:
-            self.starts = (_FRESH, _ANY)
 
     def factory_shape(self, call: ast.Call) -> object:
         """Mirrors ``_factory_shape``: the literal shape a tensor factory is given (WILD:
@@ -685,8 +683,14 @@ class _Mirror:
             for call in calls:
                 value = _Scope(self, {}, None, function).eval(call, 0)
                 if isinstance(value, _Seq):
-                    for start in self.starts:
+                    for start in self.starts(call):
                         self.walk_sequence(value, start)
+
+    def starts(self, call: ast.Call) -> tuple[_Value, ...]:
+        """What a Sequential outside a class's attributes is walked from: nothing known,
+        and the input stated for it (the analysis walks the one it has)."""
+        stated = self.stated.get(id(call))
+        return (_FRESH,) if stated is None else (_FRESH, stated)
 
     def outer_sequentials(self) -> dict[ast.AST | None, list[ast.Call]]:
         """Sequential calls not nested in another, by the function they are in."""
@@ -728,7 +732,7 @@ class _Mirror:
             for call in self.outer_sequentials().get(init, ()):
                 value = _Scope(self, dict(env), cls, init).eval(call, 0)
                 if isinstance(value, _Seq) and id(value) not in walked:
-                    for start in self.starts:
+                    for start in self.starts(call):
                         self.walk_sequence(value, start)
         forward = _method(cls, "forward")
         if forward is not None and _parameters(forward, stars=False)[1:]:
