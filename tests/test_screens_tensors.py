@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from rules.tensors import screens
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import triage
+from torchlint.rules.tensors import screens
 
 OPTIONS = Options()
 

@@ -88,7 +88,7 @@ class ViewAfterPermute(Rule):
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
     requires = calls_method("view") & imports("torch") & identifier(
         *NON_CONTIGUOUS_METHODS, *NON_CONTIGUOUS_ATTRIBUTES) & check(
-        "rules.tensors.screens:may_flag_tl501")
+        "torchlint.rules.tensors.screens:may_flag_tl501")
     message = (".view() merges dimensions that {op} moved apart in memory; it raises at run "
                "time: use .reshape() or .contiguous()")
     fix_safety = "safe"

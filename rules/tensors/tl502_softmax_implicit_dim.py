@@ -58,7 +58,7 @@ class SoftmaxImplicitDim(Rule):
     code = "TL502"
     name = "softmax-implicit-dim"
     triggers = ("softmax", "Softmax", "softmin", "Softmin")
-    requires = api(*_DIM_POSITION) & check("rules.tensors.screens:may_flag_tl502")
+    requires = api(*_DIM_POSITION) & check("torchlint.rules.tensors.screens:may_flag_tl502")
     message = "{function} without dim picks the dimension from the input's ndim (deprecated); pass dim"
 
     def visit_Call(self, node: cst.Call) -> None:
