@@ -3,15 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.bindings import Binding, bindings_before, binds_anywhere
+from torchlint.analysis.layer_table import NON_CONTIGUOUS_ATTRIBUTES, NON_CONTIGUOUS_METHODS
 from torchlint.analysis.nodes import method_call
-from torchlint.analysis.tensor_facts import (
-    NON_CONTIGUOUS_ATTRIBUTES,
-    NON_CONTIGUOUS_METHODS,
-    is_dtype_like,
-    non_contiguous_producer,
-)
+from torchlint.analysis.tensor_facts import is_dtype_like, non_contiguous_producer
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import calls_method, identifier, imports
+from torchlint.engine.triage import calls_method, check, identifier, imports
 from torchlint.rule import Rule
 from torchlint.rules.tensors.layouts import (
     flattens_leading_apart,
@@ -91,7 +87,8 @@ class ViewAfterPermute(Rule):
                 r"\.[\s\\]*(?:" + _PRODUCERS + r")\b"
                 r"|#[^\n]*\n[\s\\)\]]*\.?[\s\\]*(?:" + _PRODUCERS + r")\b")
     requires = calls_method("view") & imports("torch") & identifier(
-        *NON_CONTIGUOUS_METHODS, *NON_CONTIGUOUS_ATTRIBUTES)
+        *NON_CONTIGUOUS_METHODS, *NON_CONTIGUOUS_ATTRIBUTES) & check(
+        "torchlint.rules.tensors.screens:may_flag_tl501")
     message = (".view() merges dimensions that {op} moved apart in memory; it raises at run "
                "time: use .reshape() or .contiguous()")
     fix_safety = "safe"

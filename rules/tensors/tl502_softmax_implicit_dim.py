@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.nodes import get_arg
-from torchlint.engine.triage import api
+from torchlint.engine.triage import api, check
 from torchlint.rule import Rule
 
 # the dim argument's position: F.softmax(input, dim), nn.Softmax(dim)
@@ -58,7 +58,7 @@ class SoftmaxImplicitDim(Rule):
     code = "TL502"
     name = "softmax-implicit-dim"
     triggers = ("softmax", "Softmax", "softmin", "Softmin")
-    requires = api(*_DIM_POSITION)
+    requires = api(*_DIM_POSITION) & check("torchlint.rules.tensors.screens:may_flag_tl502")
     message = "{function} without dim picks the dimension from the input's ndim (deprecated); pass dim"
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.engine.triage import size_chain
+from torchlint.engine.triage import check, size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -53,4 +53,5 @@ class LayerSizeMismatch(SizeChainRule):
     kind = "size"
     triggers = ("Linear", "Conv", "Norm", "RNN", "LSTM", "GRU", "MultiheadAttention",
                 "TransformerEncoderLayer")
-    requires = size_chain("size")
+    requires = size_chain("size") & check(
+        "torchlint.rules.tensors.screens:may_flag_tl510")

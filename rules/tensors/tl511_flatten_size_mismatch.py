@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.engine.triage import size_chain
+from torchlint.engine.triage import check, size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -66,4 +66,5 @@ class FlattenSizeMismatch(SizeChainRule):
     message = "{detail}"
     kind = "flatten"
     triggers = ("Linear",)
-    requires = size_chain("size")
+    requires = size_chain("size") & check(
+        "torchlint.rules.tensors.screens:may_flag_tl511")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.engine.triage import size_chain
+from torchlint.engine.triage import check, size_chain
 from torchlint.rules.tensors.size_chains import SizeChainRule
 
 
@@ -41,4 +41,5 @@ class LayerRankMismatch(SizeChainRule):
     message = "{detail}"
     kind = "rank"
     triggers = ("BatchNorm", "Conv", "InstanceNorm", "Pool", "Pad", "Dropout")
-    requires = size_chain("rank")
+    requires = size_chain("rank") & check(
+        "torchlint.rules.tensors.screens:may_flag_tl512")

@@ -1,7 +1,9 @@
 """The ``torch.nn`` layers the size analysis knows: family, spatial dimensions and parameter
 names in positional order, and which parameters hold the sizes a layer accepts and
-produces. Plain data without libcst: the ``ast`` triage reads it too, to decide before
-parsing whether a file has the layers a size chain needs (TL510-TL512)."""
+produces; the layers, functions and methods that keep sizes. Plain data without libcst:
+the ``ast`` triage and the tensor rules' screens read it too, to decide before parsing
+whether a file has the layers a size chain needs (TL510-TL512), and the methods that may
+leave a tensor non-contiguous (TL501)."""
 
 from __future__ import annotations
 
@@ -75,6 +77,58 @@ def size_parameters(leaf: str) -> tuple[tuple[str, int] | None, tuple[str, int] 
         return first, named("hidden_size")
     return None, None
 
+
+def accepted_ranks(family: str, dims: int) -> frozenset[int] | None:
+    """The ranks (batch included) a layer of an N-d family accepts (None: any)."""
+    if family == "bn":
+        return frozenset({2, 3}) if dims == 1 else frozenset({dims + 2})
+    if family in ("conv", "convT", "in", "pool", "adaptive", "pad", "dropnd"):
+        return frozenset({dims + 1, dims + 2})
+    return None
+
+
+# layers that keep every size of their input
+KEEP = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+    "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Hardshrink",
+    "Softshrink", "Softplus", "Softsign", "Tanhshrink", "Threshold", "LogSigmoid", "GLU_",
+    "Softmax", "LogSoftmax", "Softmin", "Identity", "Dropout", "AlphaDropout",
+    "FeatureAlphaDropout", "LocalResponseNorm",
+})
+# calls on the flowing value that keep its sizes, and those that change its spatial ones
+KEEP_FUNCTIONS = frozenset(
+    {f"torch.nn.functional.{f}" for f in (
+        "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
+        "sigmoid", "tanh", "hardtanh", "hardswish", "hardsigmoid", "softplus", "softsign",
+        "dropout", "alpha_dropout", "softmax", "log_softmax", "normalize", "logsigmoid",
+        "relu_", "leaky_relu_", "elu_")}
+    | {f"torch.{f}" for f in ("relu", "sigmoid", "tanh", "relu_", "dropout", "softmax",
+                              "log_softmax", "clone", "exp", "abs", "sqrt")}
+)
+KEEP_METHODS = frozenset({
+    "contiguous", "relu", "relu_", "sigmoid", "tanh", "float", "half", "double", "clone",
+    "detach", "softmax", "log_softmax", "exp", "abs", "sqrt", "clamp", "clamp_", "to",
+    "cuda", "cpu", "type_as", "sigmoid_", "tanh_", "bfloat16",
+})
+SPATIAL_FUNCTIONS = frozenset(
+    f"torch.nn.functional.{f}" for f in (
+        "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+        "interpolate", "upsample", "pad", "dropout2d", "dropout1d", "dropout3d",
+        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+        "adaptive_max_pool2d", "local_response_norm"))
+# methods that reshape the flowing value: a chain stops at them
+RESHAPES = frozenset({"view", "reshape", "permute", "transpose", "unsqueeze", "squeeze",
+                      "flatten", "unflatten", "expand", "repeat", "t", "mean", "sum", "max",
+                      "chunk", "split"})
+
+# tensor methods, attributes and functions that may leave a tensor non-contiguous (TL501)
+NON_CONTIGUOUS_METHODS = frozenset({
+    "permute", "transpose", "t", "swapaxes", "swapdims", "movedim", "moveaxis", "expand",
+    "expand_as", "narrow",
+})
+NON_CONTIGUOUS_ATTRIBUTES = frozenset({"T", "mT"})
+NON_CONTIGUOUS_FUNCTIONS = frozenset(
+    f"torch.{name}" for name in NON_CONTIGUOUS_METHODS - {"expand", "expand_as"})
 
 # families whose layers accept only some input ranks, and those that produce a known rank
 RANKED = frozenset({"bn", "conv", "convT", "in", "pool", "adaptive", "pad", "dropnd"})

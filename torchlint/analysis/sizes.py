@@ -36,9 +36,15 @@ from torchlint.analysis.layer_table import (
     AVG_POOL,
     INPUT_FACTORIES,
     INSTANCE_METHODS,
+    KEEP,
     LAYERS,
     MAX_POOL,
+    accepted_ranks,
 )
+from torchlint.analysis.layer_table import KEEP_FUNCTIONS as _KEEP_FUNCTIONS
+from torchlint.analysis.layer_table import KEEP_METHODS as _KEEP_METHODS
+from torchlint.analysis.layer_table import RESHAPES as _RESHAPES
+from torchlint.analysis.layer_table import SPATIAL_FUNCTIONS as _SPATIAL_FUNCTIONS
 from torchlint.analysis.nodes import (
     children_of,
     get_arg,
@@ -227,46 +233,10 @@ def size_facts(ctx: FileContext) -> SizeFacts:
 
 
 # ----------------------------------------------------------- the layer table
-# layers that keep every size of their input
-KEEP = frozenset({
-    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-    "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Hardshrink",
-    "Softshrink", "Softplus", "Softsign", "Tanhshrink", "Threshold", "LogSigmoid", "GLU_",
-    "Softmax", "LogSoftmax", "Softmin", "Identity", "Dropout", "AlphaDropout",
-    "FeatureAlphaDropout", "LocalResponseNorm",
-})
-
 # the ranks (batch included) each N-d family accepts
 def _accepted_ranks(layer: Layer) -> frozenset[int] | None:
-    n = layer.dims
-    if layer.family == "bn":
-        return frozenset({2, 3}) if n == 1 else frozenset({n + 2})
-    if layer.family in ("conv", "convT", "in", "pool", "adaptive", "pad", "dropnd"):
-        return frozenset({n + 1, n + 2})
-    return None
+    return accepted_ranks(layer.family, layer.dims)
 
-
-# calls on the flowing value that keep its sizes
-_KEEP_FUNCTIONS = frozenset(
-    {f"torch.nn.functional.{f}" for f in (
-        "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
-        "sigmoid", "tanh", "hardtanh", "hardswish", "hardsigmoid", "softplus", "softsign",
-        "dropout", "alpha_dropout", "softmax", "log_softmax", "normalize", "logsigmoid",
-        "relu_", "leaky_relu_", "elu_")}
-    | {f"torch.{f}" for f in ("relu", "sigmoid", "tanh", "relu_", "dropout", "softmax",
-                              "log_softmax", "clone", "exp", "abs", "sqrt")}
-)
-_KEEP_METHODS = frozenset({
-    "contiguous", "relu", "relu_", "sigmoid", "tanh", "float", "half", "double", "clone",
-    "detach", "softmax", "log_softmax", "exp", "abs", "sqrt", "clamp", "clamp_", "to",
-    "cuda", "cpu", "type_as", "sigmoid_", "tanh_", "bfloat16",
-})
-_SPATIAL_FUNCTIONS = frozenset(
-    f"torch.nn.functional.{f}" for f in (
-        "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-        "interpolate", "upsample", "pad", "dropout2d", "dropout1d", "dropout3d",
-        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-        "adaptive_max_pool2d", "local_response_norm"))
 
 _MAX_DEPTH = 4
 # families with an input size, and those that keep the channels of what they receive
@@ -1825,10 +1795,6 @@ class _Flow:
         reason = module.reason if isinstance(module, Unknown) else "an unknown module"
         return self.stop_if_flowing(call, [value], reason)
 
-
-_RESHAPES = frozenset({"view", "reshape", "permute", "transpose", "unsqueeze", "squeeze",
-                       "flatten", "unflatten", "expand", "repeat", "t", "mean", "sum", "max",
-                       "chunk", "split"})
 
 
 def _expressions(node: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -5,6 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.layer_table import (
+    NON_CONTIGUOUS_ATTRIBUTES,
+    NON_CONTIGUOUS_FUNCTIONS,
+    NON_CONTIGUOUS_METHODS,
+)
 from torchlint.analysis.nodes import (
     code,
     get_arg,
@@ -14,15 +19,6 @@ from torchlint.analysis.nodes import (
     string_value,
 )
 from torchlint.analysis.torch_facts import DTYPE_NAMES, TENSOR_FACTORIES, is_dtype
-
-# Methods whose result is (in general) not contiguous in memory.
-NON_CONTIGUOUS_METHODS = frozenset({
-    "permute", "transpose", "t", "swapaxes", "swapdims", "movedim", "moveaxis", "expand",
-    "expand_as", "narrow",
-})
-NON_CONTIGUOUS_ATTRIBUTES = frozenset({"T", "mT"})
-NON_CONTIGUOUS_FUNCTIONS = frozenset(
-    f"torch.{name}" for name in NON_CONTIGUOUS_METHODS - {"expand", "expand_as"})
 
 
 def non_contiguous_producer(ctx: FileContext, node: cst.BaseExpression) -> str | None:
