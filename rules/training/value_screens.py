@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
@@ -138,15 +139,23 @@ def _model_name(words: frozenset[str]) -> re.Pattern[str]:
 
 
 # ------------------------------------------------------------------ one file
+# the last file's facts and what the checks asked of it, forgotten with the facts (the
+# memo never keeps a file's tree alive: its release is the screen's business)
 _memo: list[object] = [None, None]
 
 
 def _file(facts: FileFacts, options: Options) -> _File:
     """What the checks ask of the file, computed once for the file (and options)."""
-    if _memo[0] is not facts.tree or _memo[1].options != options:  # type: ignore[union-attr]
-        _memo[0] = facts.tree
-        _memo[1] = _File(facts, options)
+    known = _memo[0]
+    if known is None or known() is not facts or _memo[1].options != options:  # type: ignore[operator,union-attr]
+        _memo[0] = weakref.ref(facts, _forget)
+        _memo[1] = _File(weakref.proxy(facts), options)
     return _memo[1]  # type: ignore[return-value]
+
+
+def _forget(reference: weakref.ref[FileFacts]) -> None:
+    if _memo[0] is reference:
+        _memo[0] = _memo[1] = None
 
 
 class _File:
@@ -577,10 +586,14 @@ def may_flag_tl201(facts: FileFacts, options: Options) -> bool:
     """``xs.append(v)`` of a value that may hold a graph where gradients may be on: in a
     loop that trains or walks data, or (a loss) into a list kept on ``self`` in a method
     other than ``__init__``."""
-    file = _file(facts, options)
-    # a loop whose body appends and trains or walks data (the facts know the loops)
+    # a loop whose body appends and trains or walks data, or a method that appends (the
+    # facts know the loops and the methods)
     looped = any("append" in words and (data or "backward" in words or "step" in words)
                  for words, data in facts.loop_bodies)
+    if not looped and not any(method != "__init__" and "append" in words
+                              for _, method, _, words, *_ in facts.methods):
+        return False
+    file = _file(facts, options)
     for append in file.appends:
         target = append.value
         holder = target.value if type(target) is ast.Subscript else target  # type: ignore[attr-defined]
@@ -686,6 +699,9 @@ _ACTIVATION_LOSSES = {
 }
 _ACTIVATIONS = {"softmax": ("torch.softmax", "torch.nn.functional.softmax", "torch.nn.Softmax"),
                 "sigmoid": ("torch.sigmoid", "torch.nn.functional.sigmoid", "torch.nn.Sigmoid")}
+# the last names of those
+_LOSS_WORDS = frozenset(name.rsplit(".", 1)[-1] for names in (
+    *_ACTIVATION_LOSSES.values(), *_ACTIVATIONS.values()) for name in names)
 # methods that give back the module they are called on (``nn.BCELoss().cuda()``)
 _SAME_OBJECT = frozenset({"to", "cuda", "cpu"})
 
@@ -707,7 +723,7 @@ def _activation_flows(facts: FileFacts) -> dict[str, bool]:
     assignments: list[tuple[list[str], ast.expr]] = []
     for node in facts.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
         value = node.value  # type: ignore[attr-defined]
-        if value is None:
+        if type(value) is not ast.Call:
             continue
         targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
         words = [w for w in (_word(t) for t in targets) if w is not None]
@@ -754,7 +770,17 @@ def _callee(facts: FileFacts, instances: dict[str, set[str]], func: ast.expr) ->
     word = _word(func)
     if word is None:
         return set()
-    return set(facts.qualnames_of(func)) | instances.get(word, set())
+    return _qualnames(facts, func, word) | instances.get(word, set())
+
+
+def _qualnames(facts: FileFacts, func: ast.expr, word: str) -> set[str]:
+    """The names of TL214-TL217 ``func`` may stand for (the others are left out: the last
+    part of a qualified name is the callee's own, but for a name bound by an import or a
+    module-level alias)."""
+    if word in _LOSS_WORDS or type(func) is ast.Name and (
+            word in facts.bindings or word in facts.aliases):
+        return facts.qualnames_of(func)
+    return set()
 
 
 def _built_class(facts: FileFacts, value: ast.expr) -> set[str]:
@@ -764,7 +790,8 @@ def _built_class(facts: FileFacts, value: ast.expr) -> set[str]:
         value = value.func.value  # type: ignore[attr-defined]
     if type(value) is not ast.Call:
         return set()
-    return facts.qualnames_of(value.func)  # type: ignore[attr-defined]
+    word = _word(value.func)  # type: ignore[attr-defined]
+    return _qualnames(facts, value.func, word) if word is not None else set()  # type: ignore[attr-defined]
 
 
 def _activations_of(facts: FileFacts, instances: dict[str, set[str]],
