@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-import rules.training.value_screens as screens
+import torchlint.rules.training.value_screens as screens
 from torchlint.analysis.options import Options
 from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
@@ -373,7 +373,8 @@ def test_each_rule_asks_its_check_last(code: str) -> None:
     """The check comes after the cheaper facts of the rule's trigger."""
     data = all_rules()[code].requires.data()  # type: ignore[union-attr]
     assert data[0] == "all"
-    assert data[-1] == ("check", f"rules.training.value_screens:may_flag_{code.lower()}")
+    target = f"torchlint.rules.training.value_screens:may_flag_{code.lower()}"
+    assert data[-1] == ("check", target)
 
 
 def test_a_model_name_of_the_settings_counts() -> None:

@@ -93,7 +93,8 @@ class LossAppendedWithGraph(Rule):
     # the value is a loss (cross_entropy, *Loss, criterion...), nn layer/Module or model-named call
     patterns = (GRAPH_VALUE,)
     # an append in a loop that trains or walks data, or into a list kept on self (the check)
-    requires = calls_method("append") & check("rules.training.value_screens:may_flag_tl201")
+    requires = calls_method("append") & check(
+        "torchlint.rules.training.value_screens:may_flag_tl201")
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"

@@ -93,7 +93,7 @@ class LossSummedWithGraph(Rule):
                 r"|\b(\w+)(?:[\s\\)]|#[^\n\r]*[\r\n])*=(?:[\s\\(]|#[^\n\r]*[\r\n])*\1"
                 r"(?:[\s\\)]|#[^\n\r]*[\r\n])*\+",
                 GRAPH_VALUE)
-    requires = loop_sum() & check("rules.training.value_screens:may_flag_tl202")
+    requires = loop_sum() & check("torchlint.rules.training.value_screens:may_flag_tl202")
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"

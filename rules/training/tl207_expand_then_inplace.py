@@ -69,7 +69,7 @@ class ExpandThenInplace(Rule):
     patterns = (r"\bexpand(?:_as)?\b",
                 r"\b[^\W\d_]\w*_\b|\](?:[\s\\)]|#[^\n\r]*[\r\n])*=|(?:[-+*/%&|^@]|<<|>>)=")
     requires = calls_method("expand", "expand_as") & check(
-        "rules.training.value_screens:may_flag_tl207")
+        "torchlint.rules.training.value_screens:may_flag_tl207")
     message = ("in-place write into the result of .{op}(), whose elements share memory; "
                ".clone() it first")
     fix_safety = "safe"

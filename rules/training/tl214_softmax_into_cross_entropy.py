@@ -58,7 +58,7 @@ class SoftmaxIntoCrossEntropy(ActivationIntoLoss):
     patterns = (r"(?:cross_entropy|CrossEntropyLoss)", r"(?:softmax|Softmax)")
     # a call of the loss, and an activation's output passed to it (the check)
     requires = api(CROSS_ENTROPY.function, CROSS_ENTROPY.layer) & check(
-        "rules.training.value_screens:may_flag_tl214")
+        "torchlint.rules.training.value_screens:may_flag_tl214")
     message = "{what} passed to cross-entropy, which applies log_softmax itself; pass the logits"
     fix_safety = "unsafe"
     fix_title = "Pass the logits"

@@ -61,7 +61,7 @@ class SoftmaxIntoNllLoss(ActivationIntoLoss):
     patterns = (r"(?:nll_loss|NLLLoss)", r"(?:softmax|Softmax)")
     # a call of the loss, and an activation's output passed to it (the check)
     requires = api(NLL.function, NLL.layer) & check(
-        "rules.training.value_screens:may_flag_tl215")
+        "torchlint.rules.training.value_screens:may_flag_tl215")
     message = "{what} passed to NLL loss, which expects log-probabilities; use log_softmax"
     fix_safety = "unsafe"
     fix_title = "Use log_softmax"

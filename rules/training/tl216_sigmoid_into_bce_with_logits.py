@@ -61,7 +61,7 @@ class SigmoidIntoBceWithLogits(ActivationIntoLoss):
                 r"(?:sigmoid|Sigmoid)")
     # a call of the loss, and an activation's output passed to it (the check)
     requires = api(BCE_WITH_LOGITS.function, BCE_WITH_LOGITS.layer) & check(
-        "rules.training.value_screens:may_flag_tl216")
+        "torchlint.rules.training.value_screens:may_flag_tl216")
     message = "{what} passed to a loss that applies sigmoid itself; pass the logits"
     fix_safety = "unsafe"
     fix_title = "Pass the logits"

@@ -67,7 +67,7 @@ class SigmoidThenBce(ActivationIntoLoss):
     patterns = (r"(?:binary_cross_entropy|BCELoss)", r"(?:sigmoid|Sigmoid)")
     # a call of the loss, and an activation's output passed to it (the check)
     requires = api(BCE.function, BCE.layer) & check(
-        "rules.training.value_screens:may_flag_tl217")
+        "torchlint.rules.training.value_screens:may_flag_tl217")
     message = ("{what} passed to binary_cross_entropy; binary_cross_entropy_with_logits on "
                "the logits is numerically stable")
     fix_safety = "unsafe"
