@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.nodes import dotted_name, method_call, positional_args, self_attribute
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import training_loop_call
+from torchlint.engine.triage import calls_method, check
 from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rules.training.graph import (
@@ -92,7 +92,9 @@ class LossAppendedWithGraph(Rule):
     triggers = ("append",)
     # the value is a loss (cross_entropy, *Loss, criterion...), nn layer/Module or model-named call
     patterns = (GRAPH_VALUE,)
-    requires = training_loop_call("append")
+    # an append in a loop that trains or walks data, or into a list kept on self (the check)
+    requires = calls_method("append") & check(
+        "torchlint.rules.training.value_screens:may_flag_tl201")
     message = ("{value} is appended with its autograd graph, which then stays in memory "
                "for every step; append {suggestion}")
     fix_safety = "unsafe"

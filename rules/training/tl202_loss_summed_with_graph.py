@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import dotted_name, iter_scope, self_attribute
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import loop_sum
+from torchlint.engine.triage import check, loop_sum
 from torchlint.rule import Rule
 from torchlint.rules.patterns import GRAPH_VALUE
 from torchlint.rules.training.graph import (
@@ -93,7 +93,7 @@ class LossSummedWithGraph(Rule):
                 r"|\b(\w+)(?:[\s\\)]|#[^\n\r]*[\r\n])*=(?:[\s\\(]|#[^\n\r]*[\r\n])*\1"
                 r"(?:[\s\\)]|#[^\n\r]*[\r\n])*\+",
                 GRAPH_VALUE)
-    requires = loop_sum()
+    requires = loop_sum() & check("torchlint.rules.training.value_screens:may_flag_tl202")
     message = ("{value} is added to {total} with its autograd graph; the total keeps every "
                "step's graph alive: add {suggestion}")
     fix_safety = "unsafe"

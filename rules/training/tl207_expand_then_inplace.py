@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import method_call
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import calls_method
+from torchlint.engine.triage import calls_method, check
 from torchlint.rule import Rule
 
 # Trailing-underscore methods that change metadata or flags, not the tensor's elements.
@@ -68,7 +68,8 @@ class ExpandThenInplace(Rule):
     # `.expand(`/`.expand_as(`, and an in-place `x.op_(`, `y[i] = ...` or augmented assignment
     patterns = (r"\bexpand(?:_as)?\b",
                 r"\b[^\W\d_]\w*_\b|\](?:[\s\\)]|#[^\n\r]*[\r\n])*=|(?:[-+*/%&|^@]|<<|>>)=")
-    requires = calls_method("expand", "expand_as")
+    requires = calls_method("expand", "expand_as") & check(
+        "torchlint.rules.training.value_screens:may_flag_tl207")
     message = ("in-place write into the result of .{op}(), whose elements share memory; "
                ".clone() it first")
     fix_safety = "safe"

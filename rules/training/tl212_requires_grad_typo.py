@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import iter_nodes, self_attribute, string_value
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import attribute, check
 from torchlint.rule import Rule
 from torchlint.rules.patterns import GAP
 
@@ -50,6 +51,7 @@ class RequiresGradTypo(Rule):
     triggers = (_TYPO,)
     # the file imports torch, and `.require_grad` is written somewhere
     patterns = (r"\btorch\b", rf"\.{GAP}*require_grad\b")
+    requires = attribute(_TYPO) & check("torchlint.rules.training.value_screens:may_flag_tl212")
     message = "'{expr}.require_grad' only sets a new attribute; the flag is 'requires_grad'"
     fix_safety = "safe"
     fix_title = "Use requires_grad"

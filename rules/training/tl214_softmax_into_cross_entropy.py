@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix
+from torchlint.engine.triage import api, check
 from torchlint.rules.training.losses import (
     CROSS_ENTROPY,
     SOFTMAX,
@@ -55,6 +56,9 @@ class SoftmaxIntoCrossEntropy(ActivationIntoLoss):
     name = "softmax-into-cross-entropy"
     triggers = ("cross_entropy", "CrossEntropyLoss")
     patterns = (r"(?:cross_entropy|CrossEntropyLoss)", r"(?:softmax|Softmax)")
+    # a call of the loss, and an activation's output passed to it (the check)
+    requires = api(CROSS_ENTROPY.function, CROSS_ENTROPY.layer) & check(
+        "torchlint.rules.training.value_screens:may_flag_tl214")
     message = "{what} passed to cross-entropy, which applies log_softmax itself; pass the logits"
     fix_safety = "unsafe"
     fix_title = "Pass the logits"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api, check
 from torchlint.fix.edits import sibling_reference
 from torchlint.rules.training.losses import (
     NLL,
@@ -58,6 +59,9 @@ class SoftmaxIntoNllLoss(ActivationIntoLoss):
     name = "softmax-into-nll-loss"
     triggers = ("nll_loss", "NLLLoss")
     patterns = (r"(?:nll_loss|NLLLoss)", r"(?:softmax|Softmax)")
+    # a call of the loss, and an activation's output passed to it (the check)
+    requires = api(NLL.function, NLL.layer) & check(
+        "torchlint.rules.training.value_screens:may_flag_tl215")
     message = "{what} passed to NLL loss, which expects log-probabilities; use log_softmax"
     fix_safety = "unsafe"
     fix_title = "Use log_softmax"

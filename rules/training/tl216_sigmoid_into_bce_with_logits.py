@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Fix
+from torchlint.engine.triage import api, check
 from torchlint.rules.training.losses import (
     BCE_WITH_LOGITS,
     SIGMOID,
@@ -58,6 +59,9 @@ class SigmoidIntoBceWithLogits(ActivationIntoLoss):
     triggers = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss")
     patterns = (r"(?:binary_cross_entropy_with_logits|BCEWithLogitsLoss)",
                 r"(?:sigmoid|Sigmoid)")
+    # a call of the loss, and an activation's output passed to it (the check)
+    requires = api(BCE_WITH_LOGITS.function, BCE_WITH_LOGITS.layer) & check(
+        "torchlint.rules.training.value_screens:may_flag_tl216")
     message = "{what} passed to a loss that applies sigmoid itself; pass the logits"
     fix_safety = "unsafe"
     fix_title = "Pass the logits"

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.analysis.nodes import get_arg
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import api, check
 from torchlint.fix.edits import sibling_reference
 from torchlint.rules.training.losses import (
     BCE,
@@ -64,6 +65,9 @@ class SigmoidThenBce(ActivationIntoLoss):
     default = False
     triggers = ("binary_cross_entropy", "BCELoss")
     patterns = (r"(?:binary_cross_entropy|BCELoss)", r"(?:sigmoid|Sigmoid)")
+    # a call of the loss, and an activation's output passed to it (the check)
+    requires = api(BCE.function, BCE.layer) & check(
+        "torchlint.rules.training.value_screens:may_flag_tl217")
     message = ("{what} passed to binary_cross_entropy; binary_cross_entropy_with_logits on "
                "the logits is numerically stable")
     fix_safety = "unsafe"
