@@ -16,7 +16,7 @@ from torchlint.engine.lint import lint_source
 from torchlint.engine.triage import FileFacts, triage
 from torchlint.registry import all_rules
 from torchlint.rules.data.screens import may_flag_tl903
-from torchlint.rules.migration.screens import may_flag_tl705, may_flag_tl719
+from torchlint.rules.migration.screens import may_flag_tl701, may_flag_tl705, may_flag_tl719
 from torchlint.rules.parallel.screens import may_flag_tl801, may_flag_tl802
 from torchlint.rules.serialization.screens import may_flag_tl604, may_flag_tl605
 from torchlint.source import SourceFile
@@ -363,3 +363,22 @@ def test_tl605_holds_on_a_module_base_of_the_settings() -> None:
     options = Options(module_bases=Options().module_bases | {"mylib.base_block"})
     assert _reports("TL605", text, options) and _holds(may_flag_tl605, text, options)
     assert not _reports("TL605", text) and not _holds(may_flag_tl605, text)
+
+
+# ------------------------------------------------------------------ TL701
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("import torch.nn as nn\nc = nn.MSELoss(size_average=False)\n", True),
+    ("import torch.nn.functional as F\nF.mse_loss(a, b, reduce=False)\n", True),
+    ("from torch.nn import L1Loss as L\nL(reduce=False)\n", True),
+    ("import torch.nn as nn\nCrit = nn.MSELoss\nCrit(size_average=False)\n", True),
+    ("import torch\nx.scatter_(0, i, s, reduce='add')\n", False),
+    ("import torch\nself.log('a', 1, reduce=True)\n", False),
+    ("from torch.distributed import all_reduce\nall_reduce(x, reduce=True)\n", False),
+])
+def test_tl701_check_needs_a_loss_given_the_legacy_arguments(text: str, flagged: bool) -> None:
+    assert _reports("TL701", text) is flagged
+    assert _holds(may_flag_tl701, text) is flagged
+
+
+def test_tl701_check_holds_on_a_name_the_project_may_alias_to_a_loss() -> None:
+    assert _holds(may_flag_tl701, "from mypkg.losses import crit\ncrit(reduce=False)\n")

@@ -1,5 +1,5 @@
 """The screen's ``ast`` checks of the migration rules whose words are common in clean code
-(TL705, TL719): each is true on every file its rule can flag, and looks for the very call
+(TL701, TL705, TL719): each is true on every file its rule can flag, and looks for the very call
 the rule reports.
 
 A name imported from another module than torch or torchvision may be an alias the project
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from torchlint.analysis.options import Options
+from torchlint.analysis.spelling import LOSS_FUNCTIONS, is_loss_class
 from torchlint.analysis.torchvision_weights import ALIASES, PRETRAINED, PRETRAINED_BACKBONE
 from torchlint.engine.triage import FileFacts
 
@@ -61,3 +62,37 @@ def may_flag_tl719(facts: FileFacts, options: Options) -> bool:
                     for qual in facts.qualnames_of(call.func)):  # type: ignore[attr-defined]
                 return True
     return False
+
+
+_LOSS_WORDS = frozenset(q.rsplit(".", 1)[1] for q in LOSS_FUNCTIONS)
+_LEGACY_REDUCTION = ("size_average", "reduce")
+
+
+def may_flag_tl701(facts: FileFacts, options: Options) -> bool:
+    """TL701 reports ``size_average=``/``reduce=`` given to a call whose qualified name is
+    a ``torch.nn`` loss class or loss function. A qualified name ends with the callee's
+    attribute (``x.scatter_(..., reduce=...)`` is never a loss); a plain name may be an
+    alias, unless it is imported as something else than a loss (and than a project name,
+    which the project may alias to one)."""
+    for call in facts.nodes(ast.Call):
+        if not any(k.arg in _LEGACY_REDUCTION for k in call.keywords):  # type: ignore[attr-defined]
+            continue
+        func = call.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute:
+            if func.attr.endswith("Loss") or func.attr in _LOSS_WORDS:
+                return True
+            continue
+        if type(func) is not ast.Name:
+            return True  # a call's result, a subscript: anything
+        if func.id.endswith("Loss") or func.id in _LOSS_WORDS:
+            return True
+        if func.id not in facts.bindings:
+            return True  # a local or module-level name may be bound to a loss
+        if any(is_loss_class(q) or q in LOSS_FUNCTIONS or _foreign(q)
+               for q in facts.qualnames_of(func)):
+            return True
+    return False
+
+
+def _foreign(qual: str) -> bool:
+    return not qual.startswith(("torch.", "builtins."))

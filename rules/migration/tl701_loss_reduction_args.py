@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.analysis.torch_facts import LOSS_FUNCTIONS, is_loss_class
 from torchlint.analysis.torch_releases import Releases
 from torchlint.diagnostic import Fix, NodeEdit
+from torchlint.engine.triage import check, keyword
 from torchlint.fix.edits import keeps_comments
 from torchlint.rule import Rule
 
@@ -48,6 +49,7 @@ class LossReductionArgs(Rule):
     triggers = ("size_average", "reduce")
     # a size_average=/reduce= keyword argument (not ==); a torch loss is always imported
     patterns = (r"\b(?:size_average|reduce)[\s\\]*=(?!=)", r"\btorch\b")
+    requires = keyword(*LEGACY) & check("torchlint.rules.migration.screens:may_flag_tl701")
     message = "{arg}= is deprecated; use reduction={reduction}"
     fix_safety = "safe"
     applies_to = Releases(why="`size_average=`/`reduce=` warn in every release torchlint "

@@ -66,3 +66,20 @@ def is_model_name(name: str, model_names: frozenset[str]) -> bool:
     if words[0] in MODEL_HELPER_VERBS or words[-1] in NOT_A_MODEL_ENDINGS:
         return False
     return words[-1] in model_names or words[0] in MODEL_PREFIX_WORDS
+
+
+LOSS_FUNCTIONS = frozenset(
+    f"torch.nn.functional.{name}"
+    for name in (
+        "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+        "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+        "gaussian_nll_loss", "cosine_embedding_loss", "ctc_loss", "hinge_embedding_loss",
+        "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+        "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+        "triplet_margin_with_distance_loss",
+    )
+)
+
+
+def is_loss_class(qual: str) -> bool:
+    return qual.startswith("torch.nn.") and qual.endswith("Loss") and qual.count(".") == 2

@@ -10,10 +10,12 @@ import libcst as cst
 from torchlint.analysis.bindings import module_value
 from torchlint.analysis.nodes import last_name_part, string_value
 from torchlint.analysis.spelling import (  # noqa: F401 - rules ask this module
+    LOSS_FUNCTIONS,
     MODEL_HELPER_VERBS,
     MODEL_PREFIX_WORDS,
     NOT_A_MODEL_ENDINGS,
     canonical,
+    is_loss_class,
     is_model_name,
     model_names_pattern,
 )
@@ -35,19 +37,6 @@ TENSOR_FACTORIES = frozenset(
 # torch.nn names that are classes but not layers
 NON_LAYER_CLASSES = frozenset({"Parameter", "ParameterList", "ParameterDict",
                                "UninitializedParameter", "UninitializedBuffer", "Buffer"})
-
-
-LOSS_FUNCTIONS = frozenset(
-    f"torch.nn.functional.{name}"
-    for name in (
-        "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-        "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
-        "gaussian_nll_loss", "cosine_embedding_loss", "ctc_loss", "hinge_embedding_loss",
-        "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
-        "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
-        "triplet_margin_with_distance_loss",
-    )
-)
 
 
 CUDA_PREFIXES = ("cuda", "cpu", "mps", "xpu", "meta")
@@ -152,10 +141,6 @@ def may_be_torch(ctx: FileContext, callee: cst.BaseExpression, at: cst.CSTNode) 
             if found is not None and is_foreign(ctx, found[1]):
                 return False
     return True
-
-
-def is_loss_class(qual: str) -> bool:
-    return qual.startswith("torch.nn.") and qual.endswith("Loss") and qual.count(".") == 2
 
 
 def is_device_like(ctx: FileContext, node: cst.BaseExpression) -> bool:
