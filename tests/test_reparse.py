@@ -143,3 +143,19 @@ def test_a_backslash_joining_the_next_statement_parses_whole() -> None:
     assert _whole(joined) is None
     with pytest.raises(Exception):  # noqa: B017, PT011 - whatever libcst raises
         reparser.parse(joined)
+
+
+def test_typing_a_comment_at_the_end_changes_only_the_footer() -> None:
+    reparser = Reparser(2, _parse_whole)
+    text = _program(4)
+    reparser.parse(text)
+    for typed in ["#", "#", " note", "\n", "# another", "\n\n", "#"]:
+        text += typed
+        assert reparser.parse(text).deep_equals(_parse_whole(text))
+    assert reparser.spliced == 7
+    # an indented comment may belong to the last block, code is a new statement
+    for tail in ["    # in a block?\n", "x = 2\n"]:
+        before = reparser.spliced
+        new = text + "\n" + tail
+        assert reparser.parse(new).deep_equals(_parse_whole(new))
+        assert reparser.spliced == before

@@ -67,6 +67,26 @@ class Reparser:
         return module
 
 
+def _new_footer(earlier: _Parsed, text: str, body_end: int,
+                parse_alone: Callable[[str], cst.Module]) -> _Parsed | None:
+    """A change after the last statement that leaves only blank lines and comments at
+    column 0 there (typing a comment at the end of the file): they are the module's
+    footer. An indented line may belong to the last block: parse whole."""
+    tail = text[body_end:]
+    if not text[:body_end].endswith(("\n", "\r")) or any(
+            line and not line.startswith("#") for line in tail.splitlines()):
+        return None
+    try:
+        alone = parse_alone(tail)
+    except Exception:  # noqa: BLE001 - libcst's parser raises more than ParserSyntaxError
+        return None
+    if alone.body or alone.code != tail:
+        return None
+    module = earlier.module.with_changes(footer=(*alone.header, *alone.footer),
+                                         has_trailing_newline=alone.has_trailing_newline)
+    return _Parsed(text, module, earlier.lengths, earlier.header)
+
+
 def _continued(code: str) -> bool:
     """Does the last line of ``code`` end with a backslash (joining the next line)?"""
     return code.rstrip("\r\n").endswith("\\")
@@ -116,6 +136,9 @@ def _spliced(earlier: _Parsed, text: str, parse_alone: Callable[[str], cst.Modul
     lengths = earlier.lengths
     if not lengths:
         return None
+    body_end = earlier.header + sum(lengths)
+    if start >= body_end:
+        return _new_footer(earlier, text, body_end, parse_alone)
     offset = earlier.header
     for index, length in enumerate(lengths):
         if offset + length >= old_end:
