@@ -159,3 +159,33 @@ def test_typing_a_comment_at_the_end_changes_only_the_footer() -> None:
         new = text + "\n" + tail
         assert reparser.parse(new).deep_equals(_parse_whole(new))
         assert reparser.spliced == before
+
+
+def test_a_version_changed_after_the_last_statement_keeps_the_rules_reports(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """In an editor, typing a comment at the end of a file runs no rule again: the same
+    findings, at the same places, and a ``# noqa`` typed there is still judged."""
+    import torchlint.engine.lint as lint
+    from torchlint.config.settings import Settings
+    from torchlint.engine.parse import remember_parses
+    from torchlint.source import SourceFile
+
+    walks = []
+    real = lint.run_rules
+    monkeypatch.setattr(lint, "run_rules", lambda *a, **k: walks.append(1) or real(*a, **k))
+    path = str(tmp_path / "model.py")
+    settings = Settings(root=str(tmp_path), select=("TL101", "TL002")).for_file(path)
+    texts = [_program(3)]
+    for typed in ["#", " note\n", "# noqa: TL101\n"]:
+        texts.append(texts[-1] + typed)
+    expected = [lint.lint_source(SourceFile(path, t), settings).diagnostics for t in texts]
+    walks.clear()
+    remember_parses(2)
+    try:
+        found = [lint.lint_source(SourceFile(path, t), settings).diagnostics for t in texts]
+    finally:
+        remember_parses(0)
+    assert found == expected
+    assert len(walks) == 1  # the rules ran on the first version only
+    first, got = expected[0], expected[-1]
+    assert first and [d.code for d in got] == [d.code for d in first] + ["TL002"]

@@ -12,7 +12,8 @@ from torchlint.analysis.project import Dependency
 from torchlint.codes import ENGINE_CODES, SYNTAX_ERROR, UNUSED_NOQA
 from torchlint.config.file_settings import FileSettings
 from torchlint.diagnostic import Diagnostic, NodeEdit
-from torchlint.engine.parse import compiles, parse, python_syntax_error, syntax_error
+from torchlint.engine.parse import (compiles, parse, python_syntax_error, remembers_parses,
+                                    syntax_error)
 from torchlint.engine.positions import Locator
 from torchlint.engine.prefilter import rules_to_run, star_imported
 from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
@@ -77,10 +78,12 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
 
     failures: list[str] = []
     project = settings.project
+    walk_key = (source.path, settings.fingerprint, tuple(r.code for r in rules))
+    earlier = _earlier_walk(walk_key, module)
     try:
         try:
-            reports, context = run_rules(source.path, module, rules, settings.options,
-                                         project=project)
+            reports, context = earlier if earlier is not None else run_rules(
+                source.path, module, rules, settings.options, project=project)
         except (RecursionError, KeyboardInterrupt, SystemExit, MemoryError):
             raise
         except Exception:  # a rule's bug: isolate it, keep every other rule's findings
@@ -90,6 +93,8 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
         failed = [syntax_error(source.path, exc, source.text)]
         return LintResult(failed if SYNTAX_ERROR in enabled else [], parsed=False,
                           module=module)
+    if earlier is None and not failures:
+        _remember_walk(walk_key, module, reports, context)
     suppressions = parse_suppressions(source.text) if settings.noqa else Suppressions()
     diagnostics: list[Diagnostic] = []
     suppressed = 0
@@ -129,6 +134,35 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     return LintResult(diagnostics, suppressed=suppressed, module=module,
                       rule_failures=sorted(set(failures)), dependencies=dependencies,
                       preview_only=preview_only)
+
+
+# The rules' reports of the last file walked, kept while the parser keeps its trees (an
+# editor's successive versions): a version whose statements are the very nodes of the last
+# one (only blank lines and comments after the last statement changed) has the same
+# reports; positions, suppressions and unused directives are still taken from its text.
+# Not when the reports rest on other files of the project (they may have changed since).
+_last_walk: tuple[tuple[object, ...], cst.Module, list[tuple[Rule, Report]], FileContext
+                  ] | None = None
+
+
+def _earlier_walk(key: tuple[object, ...], module: cst.Module
+                  ) -> tuple[list[tuple[Rule, Report]], FileContext] | None:
+    last = _last_walk
+    if last is None or not remembers_parses() or last[0] != key:
+        return None
+    earlier = last[1]
+    if module.body is not earlier.body or module.header is not earlier.header:
+        return None
+    return last[2], last[3]
+
+
+def _remember_walk(key: tuple[object, ...], module: cst.Module,
+                   reports: list[tuple[Rule, Report]], context: FileContext) -> None:
+    global _last_walk
+    if not remembers_parses():
+        return
+    depends = context.project is not None and context.project.dependencies
+    _last_walk = None if depends else (key, module, reports, context)
 
 
 def _without_preview(reports: list[tuple[Rule, Report]], settings: FileSettings,

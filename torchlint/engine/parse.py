@@ -22,16 +22,21 @@ if TYPE_CHECKING:
 _reparser: Reparser | None = None
 
 
-def remember_parses(count: int) -> Reparser:
-    """From now on, keep the last ``count`` texts parsed and their trees: a text that
+def remember_parses(count: int) -> Reparser | None:
+    """From now on, keep the last ``count`` texts parsed and their trees (0: none): a text that
     differs from one of them inside one top-level statement is parsed by parsing that
     statement alone (see :mod:`torchlint.engine.reparse`). For an editor's successive
     versions of a file."""
     from torchlint.engine.reparse import Reparser
 
     global _reparser
-    _reparser = Reparser(count, _parse_whole)
+    _reparser = Reparser(count, _parse_whole) if count > 0 else None
     return _reparser
+
+
+def remembers_parses() -> bool:
+    """Whether :func:`remember_parses` is in force (an editor's process)."""
+    return _reparser is not None
 
 
 def parse(text: str) -> cst.Module:
