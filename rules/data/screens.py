@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ast
 
+from torchlint.analysis.ast_names import dotted as _dotted
 from torchlint.analysis.options import Options
-from torchlint.engine.triage import FileFacts, _chain
+from torchlint.engine.triage import FileFacts
 
 # TL903's generators (training_objects.RANDOM_GENERATORS)
 _GENERATORS = frozenset({
@@ -18,12 +19,6 @@ _GENERATORS = frozenset({
 })
 # the first release whose workers reseed NumPy's global generator
 _NUMPY_RESEEDED = (1, 9)
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """``self.loader`` for that attribute chain; None for anything but a dotted name."""
-    chain = _chain(node)
-    return None if chain is None else "".join(chain)
 
 
 def may_flag_tl903(facts: FileFacts, options: Options) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
+from torchlint.analysis.ast_names import last_name as _word
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import FileFacts
 
@@ -34,15 +35,6 @@ def _text(node: ast.AST) -> str:
     if type(node) is ast.Name:
         return ".".join([node.id, *reversed(parts)])  # type: ignore[attr-defined]
     return "".join(ast.unparse(node).split()) + "".join("." + p for p in reversed(parts))
-
-
-def _word(func: ast.expr) -> str | None:
-    """The last name of a callee: ``f`` in ``f(...)`` and ``x.f(...)``."""
-    if type(func) is ast.Name:
-        return func.id  # type: ignore[attr-defined,no-any-return]
-    if type(func) is ast.Attribute:
-        return func.attr  # type: ignore[attr-defined,no-any-return]
-    return None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

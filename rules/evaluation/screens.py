@@ -19,9 +19,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from torchlint.analysis.ast_names import dotted as _dotted
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical, is_model_name
-from torchlint.engine.triage import _LEAVES, FileFacts, _chain, _fields
+from torchlint.engine.triage import _LEAVES, FileFacts, _fields
 
 # ------------------------------------------------------------------ names
 EVAL_NAME = re.compile(
@@ -79,12 +80,6 @@ _NEEDS_GRAD = frozenset({"step", "requires_grad_", "retain_grad", "zero_grad"})
 # methods that run a training step: never evaluation code (TL401)
 _TRAINING_ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "train_step",
                                     "compute_loss", "loss"})
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a dotted name, else None."""
-    chain = _chain(node)
-    return None if chain is None else chain[0] + chain[1]
 
 
 def _arity(call: ast.Call) -> int:

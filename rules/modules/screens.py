@@ -22,6 +22,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TypeVar
 
+from torchlint.analysis.ast_names import dotted as _dotted, last_name as _last_name
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import model_names_pattern
 from torchlint.engine.triage import FileFacts
@@ -57,15 +58,6 @@ class _Located:
 
 
 # ------------------------------------------------------------------ names
-def _last_name(node: ast.AST) -> str | None:
-    kind = type(node)
-    if kind is ast.Name:
-        return node.id  # type: ignore[attr-defined,no-any-return]
-    if kind is ast.Attribute:
-        return node.attr  # type: ignore[attr-defined,no-any-return]
-    return None
-
-
 def _is_layer_name(qual: str) -> bool:
     """A ``torch.nn`` class (``torch.nn.Linear``, ``torch.nn.parallel.X``): a superset of
     the analysis's layers (it also leaves out a few classes that are no layers)."""
@@ -925,18 +917,6 @@ def _added(stmt: ast.AST) -> tuple[str, list[ast.AST | None]] | None:
     if owner is None:
         return None
     return owner, [None if type(e) is ast.Starred else e for e in items.elts]  # type: ignore[union-attr]
-
-
-def _dotted(node: ast.AST | None) -> str | None:
-    """``a.b.c`` for a dotted name, else None."""
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is not ast.Name:
-        return None
-    parts.append(node.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
 
 
 # ------------------------------------------------------------------ TL104

@@ -10,40 +10,23 @@ before either is loaded).
 from __future__ import annotations
 
 import ast
-import itertools
 from collections.abc import Iterator
 
+from torchlint.analysis.ast_names import (
+    argument as _argument,
+    dotted as _dotted,
+    inside as _inside,
+)
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
-from torchlint.engine.triage import FileFacts, _chain
+from torchlint.engine.triage import FileFacts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
-def _dotted(node: ast.AST) -> str | None:
-    """``self.loader`` for that attribute chain; None for anything but a dotted name."""
-    chain = _chain(node)
-    return None if chain is None else "".join(chain)
-
-
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    """``node`` lies within the span of ``outer`` (spans nest)."""
-    return (outer.lineno, outer.col_offset) <= (  # type: ignore[attr-defined]
-        node.lineno, node.col_offset) <= (  # type: ignore[attr-defined]
-        outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
-
-
 def _in_a_function(facts: FileFacts, node: ast.AST) -> bool:
     return any(_inside(node, f) for f in facts.nodes(*_FUNCTIONS))
-
-
-def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
-    """The argument passed as ``keyword=`` or at ``position`` (none after a ``*args``)."""
-    given = [kw.value for kw in call.keywords if kw.arg == keyword]
-    before = [a for a in itertools.takewhile(lambda a: type(a) is not ast.Starred, call.args)]
-    return given[0] if given else before[position] if position is not None and (
-        position < len(before)) else None
 
 
 # ------------------------------------------------------------------ TL801

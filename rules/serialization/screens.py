@@ -11,10 +11,10 @@ module than torch may be anything the project defines. Imports neither libcst no
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from collections.abc import Iterator
 
+from torchlint.analysis.ast_names import argument as _argument, inside as _inside
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
 from torchlint.engine.triage import FileFacts
@@ -32,13 +32,6 @@ _MAX_HOPS = 6
 
 # ------------------------------------------------------------------ the file's bindings
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-
-
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    """``node`` lies within the span of ``outer`` (spans nest)."""
-    return (outer.lineno, outer.col_offset) <= (  # type: ignore[attr-defined]
-        node.lineno, node.col_offset) <= (  # type: ignore[attr-defined]
-        outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
 
 
 class _Bindings:
@@ -88,14 +81,6 @@ class _Bindings:
 
 
 # ------------------------------------------------------------------ calls
-def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
-    """The argument passed as ``keyword=`` or at ``position`` (none after a ``*args``)."""
-    given = [kw.value for kw in call.keywords if kw.arg == keyword]
-    before = [a for a in itertools.takewhile(lambda a: type(a) is not ast.Starred, call.args)]
-    return given[0] if given else before[position] if position is not None and (
-        position < len(before)) else None
-
-
 def _calls_of(facts: FileFacts, names: frozenset[str]) -> Iterator[ast.Call]:
     """The calls whose callee may be one of ``names``: only a callee spelled with the last
     part of one of them, or a name the file imports or assigns, may resolve to one."""

@@ -1152,13 +1152,6 @@ def _statements(function: ast.AST) -> Iterator[ast.AST]:
                 stack.extend(children)
 
 
-def _word(func: ast.expr) -> str | None:
-    """The last name of a callee (``f`` of ``f(...)`` and ``x.f(...)``)."""
-    kind = type(func)
-    return func.attr if kind is ast.Attribute else (  # type: ignore[attr-defined]
-        func.id if kind is ast.Name else None)  # type: ignore[attr-defined]
-
-
 def _binds(node: ast.AST) -> Iterator[str]:
     """The names a statement (or except clause) binds at its own level."""
     kind = type(node)

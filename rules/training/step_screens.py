@@ -17,9 +17,13 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache, wraps
 
+from torchlint.analysis.ast_names import (
+    dotted as _dotted,
+    last_name as _last_name,
+)
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import is_optimizer_word
-from torchlint.engine.triage import FileFacts, _chain
+from torchlint.engine.triage import FileFacts
 
 # ------------------------------------------------------------------ torch names
 # (tests/test_screens_steps.py checks each against the set its rule reads)
@@ -100,21 +104,6 @@ def _everything(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """``nodes`` and all their descendants, nested functions included."""
     for node in nodes:
         yield from ast.walk(node)
-
-
-def _last_name(node: ast.AST) -> str | None:
-    kind = type(node)
-    if kind is ast.Name:
-        return node.id  # type: ignore[attr-defined,no-any-return]
-    if kind is ast.Attribute:
-        return node.attr  # type: ignore[attr-defined,no-any-return]
-    return None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a dotted name, else None."""
-    chain = _chain(node)
-    return None if chain is None else chain[0] + chain[1]
 
 
 Point = tuple[int, int]  # (line, column)

@@ -27,6 +27,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
 
+from torchlint.analysis.ast_names import last_name as _word
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import model_names_pattern
 from torchlint.engine.triage import FileFacts
@@ -75,16 +76,6 @@ def _after(node: ast.AST, scope: ast.AST | None) -> bool:
 
 
 # ------------------------------------------------------------------ names
-def _word(node: ast.AST) -> str | None:
-    """The last name of a callee: ``f`` of ``f`` and ``x.f``."""
-    kind = type(node)
-    if kind is ast.Name:
-        return node.id  # type: ignore[attr-defined,no-any-return]
-    if kind is ast.Attribute:
-        return node.attr  # type: ignore[attr-defined,no-any-return]
-    return None
-
-
 def _self_attribute(node: ast.AST) -> str | None:
     """``X`` for ``self.X``."""
     if type(node) is ast.Attribute and type(node.value) is ast.Name and (  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from torchlint.analysis.ast_names import chain as _chain
 from torchlint.analysis.layer_table import FLAT, LAYERS, RANKED, size_parameters
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
@@ -608,17 +609,6 @@ def _heads(bindings: dict[str, set[str]], aliases: dict[str, list[ast.expr]], he
                     found.update(base + chain[1]
                                  for base in _heads(bindings, aliases, chain[0], depth + 1))
     return found
-
-
-def _chain(node: ast.AST) -> tuple[str, str] | None:
-    """``("a", ".b.c")`` for ``a.b.c``; None for anything but a dotted name."""
-    parts: list[str] = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is not ast.Name:
-        return None
-    return node.id, "".join("." + p for p in reversed(parts))  # type: ignore[attr-defined]
 
 
 def _branches(value: ast.expr) -> list[ast.expr]:

@@ -1,0 +1,49 @@
+"""Names and spans in CPython's ``ast`` (no libcst): what the triage's facts and the rules'
+screening checks (``rules/<family>/screens.py``) read of a node."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+
+def chain(node: ast.AST | None) -> tuple[str, str] | None:
+    """``("a", ".b.c")`` for ``a.b.c``; None for anything but a dotted name."""
+    parts: list[str] = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    return node.id, "".join("." + p for p in reversed(parts))  # type: ignore[attr-defined]
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """``"a.b.c"`` for the dotted name ``a.b.c``; None for anything else."""
+    found = chain(node)
+    return None if found is None else found[0] + found[1]
+
+
+def last_name(node: ast.AST | None) -> str | None:
+    """The last name of a callee: ``f`` of ``f`` and of ``x.f``; None for anything else."""
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id  # type: ignore[union-attr,no-any-return]
+    if kind is ast.Attribute:
+        return node.attr  # type: ignore[union-attr,no-any-return]
+    return None
+
+
+def inside(node: ast.AST, outer: ast.AST) -> bool:
+    """``node`` lies within the span of ``outer`` (spans nest)."""
+    return (outer.lineno, outer.col_offset) <= (  # type: ignore[attr-defined]
+        node.lineno, node.col_offset) <= (  # type: ignore[attr-defined]
+        outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+def argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
+    """The argument passed as ``keyword=`` or at ``position`` (none after a ``*args``)."""
+    given = [kw.value for kw in call.keywords if kw.arg == keyword]
+    before = list(itertools.takewhile(lambda a: type(a) is not ast.Starred, call.args))
+    return given[0] if given else before[position] if position is not None and (
+        position < len(before)) else None
