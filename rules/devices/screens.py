@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from torchlint.analysis.ast_names import last_name as _word
+from torchlint.analysis.ast_names import last_name as _word, start as _start
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import FileFacts
 
@@ -63,10 +63,6 @@ def _scope_nodes(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
         yield node
         if not isinstance(node, _SCOPES):
             stack.extend(ast.iter_child_nodes(node))
-
-
-def _start(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
 
 
 def _holds(outer: ast.AST, node: ast.AST) -> bool:

@@ -22,7 +22,11 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TypeVar
 
-from torchlint.analysis.ast_names import dotted as _dotted, last_name as _last_name
+from torchlint.analysis.ast_names import (
+    dotted as _dotted,
+    last_name as _last_name,
+    self_attribute as _self_attribute,
+)
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import model_names_pattern
 from torchlint.engine.triage import FileFacts
@@ -78,14 +82,6 @@ def _project_class(qual: str) -> bool:
 
 
 _STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ()))
-
-
-def _self_attribute(node: ast.AST) -> str | None:
-    """``X`` for ``self.X``."""
-    if type(node) is ast.Attribute and type(node.value) is ast.Name and (  # type: ignore[attr-defined]
-            node.value.id == "self"):  # type: ignore[attr-defined]
-        return node.attr  # type: ignore[attr-defined,no-any-return]
-    return None
 
 
 def _single_target(node: ast.AST) -> ast.expr | None:

@@ -18,6 +18,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from torchlint.analysis.ast_names import (
+    end as _end,
+    self_attribute as _self_attribute,
+    start as _start,
+)
 from torchlint.analysis.layer_table import (
     AVG_POOL,
     INPUT_FACTORIES,
@@ -1125,14 +1130,6 @@ def _parameters(function: ast.AST, *, stars: bool = True) -> list[str]:
     return found
 
 
-def _start(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
-
-
 _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
             ast.AsyncWith, ast.Import, ast.ImportFrom, *_FUNCTIONS, ast.ClassDef,
             ast.ExceptHandler)
@@ -1238,13 +1235,6 @@ def _arg(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
             return None
         if index == position:
             return arg
-    return None
-
-
-def _self_attribute(node: ast.AST | None) -> str | None:
-    if type(node) is ast.Attribute and type(node.value) is ast.Name and (  # type: ignore[attr-defined]
-            node.value.id == "self"):  # type: ignore[attr-defined]
-        return node.attr  # type: ignore[attr-defined]
     return None
 
 

@@ -19,7 +19,9 @@ from functools import lru_cache, wraps
 
 from torchlint.analysis.ast_names import (
     dotted as _dotted,
+    end as _end,
     last_name as _last_name,
+    start as _start,
 )
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import is_optimizer_word
@@ -107,14 +109,6 @@ def _everything(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
 
 
 Point = tuple[int, int]  # (line, column)
-
-
-def _start(node: ast.AST) -> Point:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
-
-
-def _end(node: ast.AST) -> Point:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
 
 
 def _outer_start(node: ast.AST) -> Point:

@@ -27,7 +27,12 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
 
-from torchlint.analysis.ast_names import last_name as _word
+from torchlint.analysis.ast_names import (
+    end as _end,
+    last_name as _word,
+    self_attribute as _self_attribute,
+    start as _start,
+)
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import model_names_pattern
 from torchlint.engine.triage import FileFacts
@@ -58,14 +63,6 @@ _DATA_WORDS = ("loader", "dataset", "batches")
 
 
 # ------------------------------------------------------------------ positions
-def _start(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
-
-
 def _in_body(position: tuple[int, int], body: list[ast.stmt]) -> bool:
     return bool(body) and _start(body[0]) <= position <= _end(body[-1])
 
@@ -76,14 +73,6 @@ def _after(node: ast.AST, scope: ast.AST | None) -> bool:
 
 
 # ------------------------------------------------------------------ names
-def _self_attribute(node: ast.AST) -> str | None:
-    """``X`` for ``self.X``."""
-    if type(node) is ast.Attribute and type(node.value) is ast.Name and (  # type: ignore[attr-defined]
-            node.value.id == "self"):  # type: ignore[attr-defined]
-        return node.attr  # type: ignore[attr-defined,no-any-return]
-    return None
-
-
 def _dotted(node: ast.AST) -> bool:
     """``a`` or ``a.b.c``."""
     while type(node) is ast.Attribute:

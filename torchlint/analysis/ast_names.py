@@ -47,3 +47,21 @@ def argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | N
     before = list(itertools.takewhile(lambda a: type(a) is not ast.Starred, call.args))
     return given[0] if given else before[position] if position is not None and (
         position < len(before)) else None
+
+
+def self_attribute(node: ast.AST | None) -> str | None:
+    """``X`` for ``self.X``; None for anything else."""
+    if type(node) is ast.Attribute and type(node.value) is ast.Name and (  # type: ignore[union-attr]
+            node.value.id == "self"):  # type: ignore[union-attr]
+        return node.attr  # type: ignore[union-attr,no-any-return]
+    return None
+
+
+def start(node: ast.AST) -> tuple[int, int]:
+    """Where ``node`` starts: (line, column)."""
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def end(node: ast.AST) -> tuple[int, int]:
+    """Where ``node`` ends: (line, column)."""
+    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
