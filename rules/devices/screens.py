@@ -119,14 +119,13 @@ def _may_return_loader(facts: FileFacts, call: ast.Call) -> bool:
     return type(func) is ast.Name and func.id in _module_functions(facts)  # type: ignore[attr-defined]
 
 
-_memo: list[object] = [None, None]  # (tree, what it was computed for)
-
-
 def _assigned_calls(facts: FileFacts) -> dict[str, list[ast.Call]]:
     """For each name or attribute (by text) of the file, the calls assigned to it or
     unpacked into it (``a, b = build()``): computed once per file."""
-    if _memo[0] is facts.tree:
-        return _memo[1]  # type: ignore[return-value]
+    return facts.once("assigned calls", lambda: _find_assigned_calls(facts))
+
+
+def _find_assigned_calls(facts: FileFacts) -> dict[str, list[ast.Call]]:
     found: dict[str, list[ast.Call]] = {}
     for node in facts.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -140,7 +139,6 @@ def _assigned_calls(facts: FileFacts) -> dict[str, list[ast.Call]]:
                     element = element.value
                 if type(element) in (ast.Name, ast.Attribute):
                     found.setdefault(_text(element), []).append(value)
-    _memo[0], _memo[1] = facts.tree, found
     return found
 
 
@@ -536,16 +534,15 @@ def _loader_target(facts: FileFacts, loop: ast.For | ast.AsyncFor) -> ast.expr |
     return target if word is not None and "loader" in word.lower() else None
 
 
-_bound_memo: list[object] = [None, None]
-
-
 def _name_bindings(facts: FileFacts) -> dict[str, list[tuple[str, ast.AST]]]:
     """For each name of the file, how it is bound anywhere: ``("value", v)`` for ``x = v``,
     ``("element", v)`` for the element ``v`` unpacked into it (``x, y = a, b``; the name
     ``batch`` of ``x, y = batch``), ``("loop", target)`` for the loader loop whose batch
     target holds it (see :func:`_loader_target`). Computed once per file."""
-    if _bound_memo[0] is facts.tree:
-        return _bound_memo[1]  # type: ignore[return-value]
+    return facts.once("name bindings", lambda: _find_name_bindings(facts))
+
+
+def _find_name_bindings(facts: FileFacts) -> dict[str, list[tuple[str, ast.AST]]]:
     found: dict[str, list[tuple[str, ast.AST]]] = {}
     for node in facts.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -572,7 +569,6 @@ def _name_bindings(facts: FileFacts) -> dict[str, list[tuple[str, ast.AST]]]:
             for node in ast.walk(batch):
                 if type(node) is ast.Name:
                     found.setdefault(node.id, []).append(("loop", batch))
-    _bound_memo[0], _bound_memo[1] = facts.tree, found
     return found
 
 

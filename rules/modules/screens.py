@@ -156,30 +156,8 @@ def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     return frozenset(found)
 
 
-# what the checks compute once per file, dropped when the file's facts die (so the file's
-# tree is freed with them, not at the next file's check)
-_cache: dict[object, object] = {}
-_cached_for: list[weakref.ref[FileFacts] | None] = [None]
-
-
-def _per_file(facts: FileFacts, key: object, make: Callable[[], T]) -> T:
-    ref = _cached_for[0]
-    if ref is None or ref() is not facts:
-        _cache.clear()
-        _cached_for[0] = weakref.ref(facts, _forget)
-    if key not in _cache:
-        _cache[key] = make()
-    return _cache[key]  # type: ignore[return-value]
-
-
-def _forget(ref: weakref.ref[FileFacts]) -> None:
-    if _cached_for[0] is ref:
-        _cache.clear()
-        _cached_for[0] = None
-
-
 def _file(facts: FileFacts, options: Options) -> _File:
-    return _per_file(facts, ("file", options), lambda: _File(facts, options))
+    return facts.once(("file", options), lambda: _File(facts, options))
 
 
 # ------------------------------------------------------------------ TL101, TL102
@@ -253,7 +231,7 @@ def _builtin_names(facts: FileFacts) -> set[str]:
 
 
 def _containers(facts: FileFacts) -> _Containers:
-    return _per_file(facts, "containers", lambda: _Containers(facts))
+    return facts.once("containers", lambda: _Containers(facts))
 
 
 def may_flag_tl101(facts: FileFacts, options: Options) -> bool:
@@ -463,7 +441,7 @@ def _receiver(node: ast.AST) -> tuple[str, str]:
 def _module_lists(facts: FileFacts) -> set[tuple[str, str]]:
     """The names and ``self`` attributes the file assigns an ``nn.ModuleList(...)`` (the
     rule grows only those it finds bound to one)."""
-    return _per_file(facts, "module lists", lambda: _assigned_module_lists(facts))
+    return facts.once("module lists", lambda: _assigned_module_lists(facts))
 
 
 def _assigned_module_lists(facts: FileFacts) -> set[tuple[str, str]]:
@@ -575,7 +553,7 @@ def _module_imports(body: list[ast.stmt]) -> set[str]:
 
 
 def _scopes(facts: FileFacts) -> _Scopes:
-    return _per_file(facts, "scopes", lambda: _Scopes(facts))
+    return facts.once("scopes", lambda: _Scopes(facts))
 
 
 def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
@@ -830,7 +808,7 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
     next to each other in a list or ``nn.Sequential``, added to one owner by two
     statements, or stored on ``self`` in one module class (whose forward may chain
     them)."""
-    found = _per_file(facts, "conv norm", lambda: _ConvNorm(facts))
+    found = facts.once("conv norm", lambda: _ConvNorm(facts))
     if not found.dims:
         return False
     for node in facts.nodes(ast.List):

@@ -214,15 +214,13 @@ def may_flag_tl512(facts: FileFacts, options: Options) -> bool:
     return "rank" in _size_kinds(facts, options)
 
 
-# the last file's answer (its tree, the options, the kinds): the three rules ask in turn
-_memo: list[tuple[object, object, frozenset[str]]] = [(None, None, frozenset())]
-
-
 def _size_kinds(facts: FileFacts, options: Options) -> frozenset[str]:
-    """The kinds of mismatch ("size", "flatten", "rank") the size analysis may find."""
-    tree, asked, found = _memo[0]
-    if tree is facts.tree and asked == options:
-        return found
+    """The kinds of mismatch ("size", "flatten", "rank") the size analysis may find
+    (computed once per file and options: the three rules ask in turn)."""
+    return facts.once(("size kinds", options), lambda: _find_size_kinds(facts, options))
+
+
+def _find_size_kinds(facts: FileFacts, options: Options) -> frozenset[str]:
     kinds: set[str] = set()
     if facts.tree is not None and "torch" in facts.top_modules:
         try:
@@ -231,9 +229,7 @@ def _size_kinds(facts: FileFacts, options: Options) -> frozenset[str]:
             pass
         except Exception:  # noqa: BLE001 - a shape this mirror cannot read: the rules may fire
             kinds.update(_ALL)
-    found = frozenset(kinds)
-    _memo[0] = (facts.tree, options, found)
-    return found
+    return frozenset(kinds)
 
 
 _ALL = frozenset({"size", "flatten", "rank"})

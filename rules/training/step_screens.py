@@ -13,6 +13,7 @@ and a test checks them against the rules' own.
 from __future__ import annotations
 
 import ast
+import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache, wraps
@@ -271,7 +272,7 @@ class _FileMemo:
 
     def __init__(self, facts: FileFacts) -> None:
         self.tree = facts.tree
-        self._facts = facts
+        self._facts = weakref.proxy(facts)  # kept in the facts themselves: no cycle
         self._assigned: dict[str, list[ast.expr]] | None = None
         self._clearing: list[Point] | None = None
         self._helpers: list[Point] | None = None
@@ -393,14 +394,8 @@ class _FileMemo:
                    for arg in _arguments(call))  # type: ignore[arg-type]
 
 
-_memo: list[_FileMemo | None] = [None]
-
-
 def _file(facts: FileFacts) -> _FileMemo:
-    memo = _memo[0]
-    if memo is None or memo.tree is not facts.tree:
-        memo = _memo[0] = _FileMemo(facts)
-    return memo
+    return facts.once(_FileMemo, lambda: _FileMemo(facts))
 
 
 def _own_callee(func: ast.AST) -> str | None:

@@ -119,23 +119,9 @@ def _model_name(words: frozenset[str]) -> re.Pattern[str]:
 
 
 # ------------------------------------------------------------------ one file
-# the last file's facts and what the checks asked of it, forgotten with the facts (the
-# memo never keeps a file's tree alive: its release is the screen's business)
-_memo: list[object] = [None, None]
-
-
 def _file(facts: FileFacts, options: Options) -> _File:
     """What the checks ask of the file, computed once for the file (and options)."""
-    known = _memo[0]
-    if known is None or known() is not facts or _memo[1].options != options:  # type: ignore[operator,union-attr]
-        _memo[0] = weakref.ref(facts, _forget)
-        _memo[1] = _File(weakref.proxy(facts), options)
-    return _memo[1]  # type: ignore[return-value]
-
-
-def _forget(reference: weakref.ref[FileFacts]) -> None:
-    if _memo[0] is reference:
-        _memo[0] = _memo[1] = None
+    return facts.once((_File, options), lambda: _File(weakref.proxy(facts), options))
 
 
 class _File:

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import TypeVar
 
 from torchlint.analysis.ast_names import chain as _chain
 from torchlint.analysis.layer_table import FLAT, LAYERS, RANKED, size_parameters
@@ -35,6 +36,9 @@ __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "call
            "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
            "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "size_chain",
            "training_loop_call", "triage"]
+
+
+T = TypeVar("T")
 
 
 # ------------------------------------------------------------------ facts
@@ -114,6 +118,17 @@ class FileFacts:
     # the file is test code by its path (see analysis.test_paths); None: not known (the
     # facts of a text alone), so a check must not rule anything out on it
     test_file: bool | None = field(default=None, compare=False)
+    # what the screening checks computed of this file, dropped with the facts (a copy made
+    # by dataclasses.replace starts empty)
+    computed: dict[object, object] = field(default_factory=dict, init=False, compare=False,
+                                           repr=False)
+
+    def once(self, key: object, make: Callable[[], T]) -> T:
+        """``make()``, computed once per file and ``key`` (several checks of a family ask
+        the same question of a file)."""
+        if key not in self.computed:
+            self.computed[key] = make()
+        return self.computed[key]  # type: ignore[return-value]
 
     def qualnames_of(self, node: ast.AST) -> set[str]:
         """The qualified names a dotted name (``F.relu``, ``torch.nn.Linear``) may stand for
