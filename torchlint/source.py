@@ -6,6 +6,8 @@ import io
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -173,22 +175,42 @@ def write_atomic(path: str | Path, data: bytes) -> bool:
     import tempfile
 
     # a short name: the file's own name may be close to the file system's limit
-    fd, tmp_name = tempfile.mkstemp(dir=resolved.parent, prefix=".", suffix=".torchlint-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
-        os.replace(tmp_name, resolved)
-    except BaseException:
+    with _interrupts_held():  # a Ctrl-C lands after the file is whole, not in a temp file
+        fd, tmp_name = tempfile.mkstemp(dir=resolved.parent, prefix=".",
+                                        suffix=".torchlint-tmp")
         try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if mode is not None:
+                os.chmod(tmp_name, mode)
+            os.replace(tmp_name, resolved)
+        except BaseException:
+            try:
+                os.unlink(tmp_name)
+            except OSError:
+                pass
+            raise
     return True
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends (where the platform can hold them):
+    an interrupt between creating the temporary file and replacing the target, or during
+    its removal, would leave the temporary file behind."""
+    import signal
+
+    hold = getattr(signal, "pthread_sigmask", None)
+    if hold is None:
+        yield
+        return
+    before = hold(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        hold(signal.SIG_SETMASK, before)
 
 
 def _write_in_place(path: Path, data: bytes, old: bytes) -> None:
