@@ -20,6 +20,7 @@ from torchlint.analysis.grad_mode import (
 from torchlint.analysis.imports import AMBIGUOUS, ModuleIndex, import_bindings
 from torchlint.analysis.nodes import iter_calls, iter_compound_statements, iter_scope
 from torchlint.analysis.options import MODEL_NAMES, Options
+from torchlint.analysis.spelling import reads_as_graph_output
 from torchlint.analysis.torch_facts import is_model_name
 
 
@@ -165,6 +166,16 @@ def test_call_sites_know_the_grad_mode_of_every_call() -> None:
 ])
 def test_is_model_name(name: str, expected: bool) -> None:
     assert is_model_name(name, MODEL_NAMES) is expected
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("loss", True), ("batch_class_loss", True), ("lossD", True), ("out", True),
+    ("outputs", True), ("cls_logits", True), ("y_pred", True), ("predictions", True),
+    ("sample_size", False), ("ratio", False), ("hidden_state", False), ("layout", False),
+    ("dropout_mask", False), ("logging_output", True), ("n_tokens", False),
+])
+def test_reads_as_graph_output(name: str, expected: bool) -> None:
+    assert reads_as_graph_output(name) is expected
 
 
 def test_model_names_extend_from_the_settings() -> None:

@@ -25,6 +25,7 @@ from torchlint.analysis.nodes import (
     last_name_part,
     self_attribute,
 )
+from torchlint.analysis.spelling import reads_as_graph_output
 from torchlint.analysis.torch_facts import (
     BACKWARD_METHODS,
     is_layer_call,
@@ -82,7 +83,7 @@ def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
             element = _literal_element(found.node, name)
             if element is not None:
                 value = element
-            elif not (isinstance(value, cst.Call) and _unpacked_directly(found.node, name)):
+            elif not (isinstance(value, cst.Call) and _unpacked_graph_element(found.node, name)):
                 break
         if found.kind not in ("assign", "unpack") or value is None:
             break
@@ -92,12 +93,20 @@ def assignment_chain(ctx: FileContext, name: str, at: cst.CSTNode | None = None,
     return chain
 
 
-def _unpacked_directly(assign: cst.CSTNode, name: str) -> bool:
-    """``a, name = ...``: the name is an element of the tuple target itself."""
+def _unpacked_graph_element(assign: cst.CSTNode, name: str) -> bool:
+    """``name, a = call(...)`` or ``a, name_loss = call(...)``: the name is an element of the
+    tuple target itself, and the one a model or criterion returns its graph in: the first
+    element, or one named as a loss or an output. The others are what such calls return
+    beside it: a criterion's token count (``loss, sample_size, log = criterion(...)``), a
+    pooling ratio, a hidden state, which the call's kind says nothing about."""
     assert isinstance(assign, cst.Assign)
     target = assign.targets[0].target
-    return isinstance(target, (cst.Tuple, cst.List)) and any(
-        isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return False
+    for index, element in enumerate(target.elements):
+        if isinstance(element.value, cst.Name) and element.value.value == name:
+            return index == 0 or reads_as_graph_output(name)
+    return False
 
 
 def _literal_element(assign: cst.CSTNode, name: str) -> cst.BaseExpression | None:

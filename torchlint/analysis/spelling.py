@@ -83,3 +83,14 @@ LOSS_FUNCTIONS = frozenset(
 
 def is_loss_class(qual: str) -> bool:
     return qual.startswith("torch.nn.") and qual.endswith("Loss") and qual.count(".") == 2
+
+
+_GRAPH_OUTPUT_WORDS = ("out", "logit", "pred")
+
+
+def reads_as_graph_output(name: str) -> bool:
+    """``loss``, ``batch_class_loss``, ``out``, ``outputs``, ``cls_logits``, ``y_pred``:
+    a name for what a model or criterion returns its graph in."""
+    lowered = name.lower()
+    return "loss" in lowered or any(
+        word.startswith(_GRAPH_OUTPUT_WORDS) for word in lowered.split("_"))
