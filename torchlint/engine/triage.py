@@ -181,10 +181,30 @@ _LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.B
                      *ast.boolop.__subclasses__()})
 
 
-@lru_cache(maxsize=None)
+def _node_classes(base: type) -> Iterator[type]:
+    for kind in base.__subclasses__():
+        yield kind
+        yield from _node_classes(kind)
+
+
+# the node classes the walk enters (a Name is noted where it is met, without a call)
+_WALKED = frozenset(kind for kind in _node_classes(ast.AST)
+                    if kind not in _LEAVES and kind is not ast.Name)
+
+
 def _fields(kind: type) -> tuple[str, ...]:
     """The fields of a node class that may hold nodes (not its context or operator)."""
     return tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
+
+
+_ENTERED = _WALKED | {ast.Name}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+# the node classes the walk notes something of, beside walking their children
+_NOTED = frozenset({ast.Attribute, ast.Call, ast.FunctionDef, ast.AsyncFunctionDef,
+                    ast.ClassDef, ast.Import, ast.ImportFrom, ast.For, ast.AsyncFor, ast.While,
+                    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Assign,
+                    ast.AnnAssign, ast.AugAssign, ast.arg})
 
 
 class _Walker:
@@ -218,20 +238,25 @@ class _Walker:
         self.methods: list[_Function] = []
         # (callee chain, callee word, call, in a method of a class)
         self.size_calls: list[tuple[tuple[str, str] | None, str, ast.Call, bool]] = []
-        self.index: dict[type, list[ast.AST]] = {}
+        self.name_nodes: list[ast.AST] = []
+        self.index: dict[type, list[ast.AST]] = {ast.Name: self.name_nodes}
+        self.resolved: dict[tuple[str, str], set[str]] = {}
 
     # the walk keeps the innermost function (lambdas seen through) and the class holding it
     def walk(self, node: ast.AST, function: _Function | None, klass: str | None) -> None:
         kind = type(node)
+        if kind is ast.Name:
+            self.name_nodes.append(node)
+            self.names.add(node.id)  # type: ignore[attr-defined]
+            return
         found = self.index.get(kind)
         if found is None:
             self.index[kind] = [node]
         else:
             found.append(node)
-        if kind is ast.Name:
-            self.names.add(node.id)  # type: ignore[attr-defined]
-            return
-        if kind is ast.Attribute:
+        if kind not in _NOTED:
+            pass  # only its children matter
+        elif kind is ast.Attribute:
             self.attributes.add(node.attr)  # type: ignore[attr-defined]
             self.names.add(node.attr)  # type: ignore[attr-defined]
             chain = _chain(node)
@@ -269,12 +294,26 @@ class _Walker:
             if word is not None and (word in _SIZE_WORDS or word[:1].isupper()):
                 self.size_calls.append((chain, word, node, function is not None and (  # type: ignore[arg-type]
                     function.owner is not None)))
-            for kw in node.keywords:  # type: ignore[attr-defined]
-                if kw.arg is not None:
-                    self.keywords.add(kw.arg)
             nesting = _sequence_nesting(node)  # type: ignore[arg-type]
             if nesting:
                 self.sequence_calls.append((chain, word, nesting))
+            # the children here: a keyword is noted without a call of its own
+            self.walk(func, function, klass)
+            for item in node.args:  # type: ignore[attr-defined]
+                if type(item) in _ENTERED:
+                    self.walk(item, function, klass)
+            keywords = node.keywords  # type: ignore[attr-defined]
+            if keywords:
+                noted = self.index.get(ast.keyword)
+                if noted is None:
+                    noted = self.index[ast.keyword] = []
+                for kw in keywords:
+                    noted.append(kw)
+                    if kw.arg is not None:
+                        self.keywords.add(kw.arg)
+                    if type(kw.value) in _ENTERED:
+                        self.walk(kw.value, function, klass)
+            return
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             self.functions.add(node.name)  # type: ignore[attr-defined]
             self.names.add(node.name)  # type: ignore[attr-defined]
@@ -356,14 +395,18 @@ class _Walker:
                 self.loop_sums = True
         elif kind is ast.arg:
             self.names.add(node.arg)  # type: ignore[attr-defined]
-        for name in _fields(kind):
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = _FIELDS[kind] = _fields(kind)
+        for name in fields:
             value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
-                        self.walk(item, function, klass)
-            elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
-                self.walk(value, function, klass)
+            for item in value if type(value) is list else (value,):
+                child = type(item)
+                if child is ast.Name:  # the commonest node, kept here without a call
+                    self.name_nodes.append(item)
+                    self.names.add(item.id)  # type: ignore[attr-defined]
+                elif child in _WALKED:
+                    self.walk(item, function, klass)
 
     def _bind(self, name: str, qual: str) -> None:
         self.bindings.setdefault(name, set()).add(qual)
@@ -392,7 +435,13 @@ class _Walker:
 
     # ------------------------------------------------------------ resolution
     def resolve(self, head: str, rest: str) -> set[str]:
-        return _resolve(self.bindings, self.aliases, head, rest)
+        """The qualified names ``head + rest`` may stand for (kept: one dotted name recurs
+        through a file; callers do not change the set)."""
+        found = self.resolved.get((head, rest))
+        if found is None:
+            found = self.resolved[head, rest] = _resolve(self.bindings, self.aliases, head,
+                                                         rest)
+        return found
 
     def facts(self) -> FileFacts:
         qualnames: set[str] = set()
@@ -443,7 +492,7 @@ class _Walker:
         if chain is None:
             return {""} if type(base) is not ast.Call else {"?"}
         head, rest = chain
-        found = self.resolve(head, rest)
+        found = set(self.resolve(head, rest))
         if not rest and any(head == cls for cls, _ in self.classes):
             found.add(head)  # a class of this file
         if not found and head not in self.bindings and head not in self.aliases:
