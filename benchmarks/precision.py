@@ -15,10 +15,14 @@ fixed sample of ``--sample`` (25): the findings whose hash of (seed, repository,
 line, code) is smallest, so the sample stays the same as long as the findings do, and a
 new finding enters it only if it would have been drawn anyway.
 
+Each repository is also linted with the default rules alone and no ``--preview``: what a
+plain run shows. A default rule with preview shapes (a finding it makes only in preview
+mode) is scored on both; the default-rule figure weights each default rule's precision, as
+the default run shows it, by its number of findings there.
+
 Verdicts live in ``benchmarks/precision/verdicts.tsv``: repository, path, line, code,
 verdict (``true``, ``false`` or ``debatable``) and a one-line reason. Precision is
-``true / judged``: a debatable finding counts against the rule. The default-rule figure
-weights each rule's precision by its number of findings. ``--todo`` writes each sampled
+``true / judged``: a debatable finding counts against the rule. ``--todo`` writes each sampled
 finding that has no verdict yet with the source around it, ready to be read and judged.
 """
 
@@ -99,11 +103,19 @@ def context(corpus: Path, finding: Finding, lines: int) -> str:
 
 
 def write_results(path: Path, rows: list[dict], repositories: int) -> None:
-    """The per-rule table as TSV: code, findings, judged, true, false, debatable."""
-    lines = [f"# measured on {repositories} repositories of benchmarks/precision/corpus.tsv",
-             "code\tfindings\tjudged\ttrue\tfalse\tdebatable"]
-    lines += [f"{r['code']}\t{r['findings']}\t{r['judged']}\t{r['true']}\t{r['false']}\t"
-              f"{r['debatable']}" for r in sorted(rows, key=lambda r: r["code"])]
+    """The per-rule table as TSV: code, findings, judged, true, false, debatable (of the
+    ``--select ALL --preview`` run) and, for a default rule, findings, judged, true of the
+    default run."""
+    lines = [f"# measured on {repositories} repositories of benchmarks/precision/corpus.tsv;",
+             "# the default_* columns: what the default run (no --preview) shows of a default "
+             "rule",
+             "code\tfindings\tjudged\ttrue\tfalse\tdebatable\tdefault_findings\t"
+             "default_judged\tdefault_true"]
+    for r in sorted(rows, key=lambda r: r["code"]):
+        shown = r.get("default_run")
+        extra = f"\t{shown['findings']}\t{shown['judged']}\t{shown['true']}" if shown else ""
+        lines.append(f"{r['code']}\t{r['findings']}\t{r['judged']}\t{r['true']}\t"
+                     f"{r['false']}\t{r['debatable']}{extra}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -134,41 +146,39 @@ def main() -> int:
     from torchlint.registry import all_rules
 
     rules = all_rules()
+    default_codes = sorted(code for code, rule in rules.items()
+                           if rule.default and not rule.preview)
     all_findings: list[Finding] = []
+    default_findings: list[Finding] = []
     errors: list[str] = []
     for repo in repos:
         found, failed = lint(args.corpus / repo["name"], repo["name"], args.jobs)
         all_findings += found
         errors += [f"{repo['name']}: {line}" for line in failed]
-        print(f"{repo['name']}: {len(found)} findings", file=sys.stderr)
+        # what a plain run shows of the default rules (without their preview shapes)
+        shown, failed = lint(args.corpus / repo["name"], repo["name"], args.jobs,
+                             ("--select", ",".join(default_codes)))
+        default_findings += shown
+        errors += [f"{repo['name']} (default run): {line}" for line in failed]
+        print(f"{repo['name']}: {len(found)} findings, {len(shown)} in the default run",
+              file=sys.stderr)
     verdicts = read_verdicts(args.verdicts)
 
-    scores: dict[str, RuleScore] = {}
-    by_code: dict[str, list[Finding]] = defaultdict(list)
-    for finding in all_findings:
-        by_code[finding.code].append(finding)
-    todo: list[Finding] = []
-    for code in sorted(by_code):
-        score = scores[code] = RuleScore(code, len(by_code[code]))
-        score.sampled = sample(by_code[code], args.sample, args.all_up_to, args.seed)
-        for finding in score.sampled:
-            verdict = verdicts.get(finding.key)
-            if verdict is None:
-                todo.append(finding)
-            else:
-                score.verdicts[verdict[0]] += 1
+    todo: dict[tuple[str, str, int, str], Finding] = {}
+    scores = score(all_findings, verdicts, args, todo)
+    default_scores = score(default_findings, verdicts, args, todo)
 
     rows = []
-    for code, score in scores.items():
+    for code, rule_score in scores.items():
         rule = rules.get(code)
         tier = "preview" if rule is not None and rule.preview else (
             "default" if rule is not None and rule.default else "opt-in")
-        rows.append({"code": code, "tier": tier, "findings": score.findings,
-                     "sampled": len(score.sampled), "judged": score.judged,
-                     "true": score.verdicts["true"], "false": score.verdicts["false"],
-                     "debatable": score.verdicts["debatable"],
-                     "precision": score.precision})
-    default_rows = [r for r in rows if r["tier"] == "default" and r["precision"] is not None]
+        row = {"code": code, "tier": tier, **counts(rule_score)}
+        if tier == "default":
+            row["default_run"] = counts(default_scores.get(code, RuleScore(code)))
+        rows.append(row)
+    default_rows = [r["default_run"] for r in rows
+                    if "default_run" in r and r["default_run"]["precision"] is not None]
     weight = sum(r["findings"] for r in default_rows)
     overall = sum(r["precision"] * r["findings"] for r in default_rows) / weight if weight else None
     summary = {"repositories": [r["name"] for r in repos], "findings": len(all_findings),
@@ -178,7 +188,7 @@ def main() -> int:
                                  encoding="utf-8")
     if args.todo:
         with args.todo.open("w", encoding="utf-8") as handle:
-            for finding in todo:
+            for finding in todo.values():
                 handle.write(f"=== {finding.repo}\t{finding.path}\t{finding.line}\t"
                              f"{finding.code}\n{finding.message}\n")
                 if finding.fix:
@@ -198,13 +208,52 @@ def main() -> int:
     print(f"{'code':6} {'tier':8} {'findings':>8} {'judged':>6} {'true':>5} {'false':>5} "
           f"{'debat.':>6} {'precision':>9}  unjudged")
     for row in rows:
-        precision = "-" if row["precision"] is None else f"{row['precision']:.0%}"
-        print(f"{row['code']:6} {row['tier']:8} {row['findings']:8} {row['judged']:6} "
-              f"{row['true']:5} {row['false']:5} {row['debatable']:6} {precision:>9}  "
-              f"{row['sampled'] - row['judged']}")
+        print_row(row["code"], row["tier"], row)
+        shown = row.get("default_run")
+        if shown is not None and (shown["findings"], shown["judged"], shown["true"]) != (
+                row["findings"], row["judged"], row["true"]):
+            print_row("", "  run", shown)
+    print("(run: what the default run, without --preview, shows of a default rule that also "
+          "has preview shapes)")
     if overall is not None:
-        print(f"default rules, weighted by findings: {overall:.1%} true")
+        print(f"default rules, as the default run shows them, weighted by findings: "
+              f"{overall:.1%} true")
     return 0
+
+
+def score(findings: list[Finding], verdicts: dict[tuple[str, str, int, str], tuple[str, str]],
+          args: argparse.Namespace, todo: dict[tuple[str, str, int, str], Finding]
+          ) -> dict[str, RuleScore]:
+    """Each rule's sample of ``findings`` scored against ``verdicts``; the sampled findings
+    without a verdict are added to ``todo``."""
+    by_code: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        by_code[finding.code].append(finding)
+    scores: dict[str, RuleScore] = {}
+    for code in sorted(by_code):
+        rule_score = scores[code] = RuleScore(code, len(by_code[code]))
+        rule_score.sampled = sample(by_code[code], args.sample, args.all_up_to, args.seed)
+        for finding in rule_score.sampled:
+            verdict = verdicts.get(finding.key)
+            if verdict is None:
+                todo[finding.key] = finding
+            else:
+                rule_score.verdicts[verdict[0]] += 1
+    return scores
+
+
+def counts(rule_score: RuleScore) -> dict:
+    return {"findings": rule_score.findings, "sampled": len(rule_score.sampled),
+            "judged": rule_score.judged, "true": rule_score.verdicts["true"],
+            "false": rule_score.verdicts["false"],
+            "debatable": rule_score.verdicts["debatable"], "precision": rule_score.precision}
+
+
+def print_row(code: str, tier: str, row: dict) -> None:
+    precision = "-" if row["precision"] is None else f"{row['precision']:.0%}"
+    print(f"{code:6} {tier:8} {row['findings']:8} {row['judged']:6} {row['true']:5} "
+          f"{row['false']:5} {row['debatable']:6} {precision:>9}  "
+          f"{row['sampled'] - row['judged']}")
 
 
 if __name__ == "__main__":

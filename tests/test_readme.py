@@ -67,6 +67,22 @@ def test_precision_column_reads_the_harness_results(tmp_path: Path) -> None:
     assert "| no findings |" in row["TL101"]
 
 
+def test_precision_column_shows_what_the_default_run_shows(tmp_path: Path) -> None:
+    results = tmp_path / "results.tsv"
+    results.write_text("# measured on 2 repositories\n"
+                       "code\tfindings\tjudged\ttrue\tfalse\tdebatable\tdefault_findings\t"
+                       "default_judged\tdefault_true\n"
+                       "TL801\t15\t15\t1\t14\t0\t1\t1\t1\n"
+                       "TL301\t40\t25\t23\t1\t1\t40\t25\t23\n"
+                       "TL605\t3\t3\t0\t3\t0\t0\t0\t0\n", encoding="utf-8")
+    measured = read_precision(results)
+    assert measured["TL801"] == (15, 15, 1, 1, 1, 1)
+    row = {line.split(" | ")[0].strip("| "): line for line in rule_table(measured).splitlines()}
+    assert "| 100 % (1/1); 7 % (1/15) with preview |" in row["TL801"]
+    assert "| 92 % (23/25) |" in row["TL301"]  # the same findings either way: one figure
+    assert "| no findings; 0 % (0/3) with preview |" in row["TL605"]
+
+
 def test_recall_column_reads_the_harness_results(tmp_path: Path) -> None:
     results = tmp_path / "results.tsv"
     results.write_text("# measured on 2 repositories\n"

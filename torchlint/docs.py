@@ -37,16 +37,31 @@ def read_counts(path: Path, first: int) -> dict[str, tuple[int, int, int]]:
     return found
 
 
-def read_precision(path: Path) -> dict[str, tuple[int, int, int]]:
+def read_precision(path: Path) -> dict[str, tuple[int, ...]]:
     """Per rule, from the precision harness's results (``benchmarks/precision.py
-    --write-results``): (findings, judged, true). Empty when the file is missing."""
-    return read_counts(path, 1)
+    --write-results``): (findings, judged, true) with ``--preview``, and for a default
+    rule the same three counts of the default run after them. Empty when the file is
+    missing."""
+    found: dict[str, tuple[int, ...]] = dict(read_counts(path, 1))
+    for code, shown in read_counts(path, 6).items():
+        if code in found:
+            found[code] += shown
+    return found
 
 
-def precision_cell(measured: tuple[int, int, int] | None) -> str:
+def precision_cell(measured: tuple[int, ...] | None) -> str:
+    """``92 % (23/25)``; for a default rule whose preview shapes add findings, what the
+    default run shows first: ``100 % (1/1); 7 % (1/15) with preview``."""
     if measured is None:
         return "no findings"
-    findings, judged, true = measured
+    cell = _precision(*measured[:3])
+    if len(measured) == 6 and measured[3:] != measured[:3]:
+        shown = _precision(*measured[3:]) if measured[3] else "no findings"
+        return f"{shown}; {cell} with preview"
+    return cell
+
+
+def _precision(findings: int, judged: int, true: int) -> str:
     if not judged:
         return f"{findings} unjudged"
     return f"{100 * true / judged:.0f} % ({true}/{judged})"
@@ -70,7 +85,7 @@ def recall_cell(measured: tuple[int, int, int] | None) -> str:
     return cell
 
 
-def rule_table(precision: dict[str, tuple[int, int, int]] | None = None,
+def rule_table(precision: dict[str, tuple[int, ...]] | None = None,
                recall: dict[str, tuple[int, int, int]] | None = None) -> str:
     """The README's rule table; with ``precision``, a column of measured precision on real
     code (true findings among the judged ones); with ``recall``, a column of measured
@@ -141,7 +156,7 @@ def recall_results_for(readme: Path) -> Path:
     return readme.resolve().parent / "benchmarks" / "recall" / "results.tsv"
 
 
-def update_readme(text: str, precision: dict[str, tuple[int, int, int]] | None = None,
+def update_readme(text: str, precision: dict[str, tuple[int, ...]] | None = None,
                   recall: dict[str, tuple[int, int, int]] | None = None) -> str:
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
