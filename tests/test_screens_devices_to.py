@@ -191,6 +191,15 @@ CASES: list[tuple[bool, bool | None, str]] = [
             model = torch.nn.Sequential(torch.nn.Linear(2, 3))
             model.to(device)
         """),
+    # torch functions that return a module or an object, no tensor
+    (False, False, """
+        import torch
+        def f(model, path, device):
+            compiled = torch.compile(model)
+            compiled.to(device)
+            restored = torch.load(path)
+            restored.cuda()
+        """),
     # a batch from a loop over something that is no loader; an item of an unpacked batch
     (False, False, """
         def f(items, loader):
@@ -265,3 +274,13 @@ def test_target_names_reads_nested_and_starred_targets() -> None:
     assign = ast.parse("a, (b, *c), d[0], e.f = value").body[0]
     assert isinstance(assign, ast.Assign)
     assert list(target_names(assign.targets[0])) == ["a", "b", "c"]
+
+
+def test_the_torch_functions_ruled_out_make_no_tensor_for_the_rule() -> None:
+    """The check's torch functions that make no tensor stay out of the rule's tensor ops
+    and legacy constructors (else the check would hide a finding)."""
+    from torchlint.analysis.tensor_facts import LEGACY_TENSOR_TYPES, TENSOR_OPS
+    from torchlint.rules.devices.screens import _NO_TENSOR
+
+    assert _NO_TENSOR
+    assert _NO_TENSOR.isdisjoint(TENSOR_OPS | LEGACY_TENSOR_TYPES)

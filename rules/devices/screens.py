@@ -518,6 +518,9 @@ _INPLACE_BATCH_PACKAGES = frozenset({"transformers", "torch_geometric", "dgl", "
 # the keywords a legacy constructor takes (``torch.FloatTensor(size=(2, 3), device=d)``):
 # given any other, it raises before the statement after it runs
 _LEGACY_KEYWORDS = frozenset({"device", "data", "size", "other", "storage", "names", "cdata"})
+# torch functions that make no tensor for the rule (none is in ``tensor_facts.TENSOR_OPS``):
+# ``model = torch.compile(model)`` / ``torch.load(path)`` then ``model.to(device)``
+_NO_TENSOR = frozenset({"torch.load", "torch.compile", "torch.device"})
 _LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 # what ends a search for a name's binding (``bindings._FINAL_KINDS``)
 _FINAL = frozenset({"for", "with", "param", "unknown"})
@@ -808,6 +811,8 @@ def _tensor_function(qual: str) -> bool:
     of ``torch.nn`` nor another torch class."""
     if qual.startswith("torch.nn.functional."):
         return True
+    if qual in _NO_TENSOR:
+        return False
     if qual.startswith(("torch.", "torch.cuda.")) and qual.endswith("Tensor"):
         return qual.count(".") <= 2
     return qual.startswith("torch.") and qual.count(".") == 1 and qual[6:7].islower()
