@@ -8,9 +8,10 @@ They import neither libcst nor a rule: the screen runs them before either is loa
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 
 from torchlint.analysis.ast_names import last_name as _word, start as _start
+from torchlint.analysis.ast_names import target_names as _names_in
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import FileFacts
 
@@ -512,38 +513,54 @@ def _host_source(facts: FileFacts, factory: ast.Call) -> bool:
 
 
 # ------------------------------------------------------------------ TL302
-_LOADER_WRAPPERS = frozenset({"enumerate", "iter", "tqdm"})
+_LOADER_WRAPPERS = frozenset({"iter", "tqdm"})
+_INPLACE_BATCH_PACKAGES = frozenset({"transformers", "torch_geometric", "dgl", "torch_sparse"})
+# the keywords a legacy constructor takes (``torch.FloatTensor(size=(2, 3), device=d)``):
+# given any other, it raises before the statement after it runs
+_LEGACY_KEYWORDS = frozenset({"device", "data", "size", "other", "storage", "names", "cdata"})
+# torch functions that make no tensor for the rule (none is in ``tensor_facts.TENSOR_OPS``):
+# ``model = torch.compile(model)`` / ``torch.load(path)`` then ``model.to(device)``
+_NO_TENSOR = frozenset({"torch.load", "torch.compile", "torch.device"})
+_LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
+# what ends a search for a name's binding (``bindings._FINAL_KINDS``)
+_FINAL = frozenset({"for", "with", "param", "unknown"})
+
+Found = tuple[str, ast.AST | None]
+
+
+def _first_positional(call: ast.Call) -> ast.expr | None:
+    return next((a for a in call.args if type(a) is not ast.Starred), None)
 
 
 def _loader_target(facts: FileFacts, loop: ast.For | ast.AsyncFor) -> ast.expr | None:
     """The part of the loop's target that holds batches when it walks a data loader
     (``for i, (x, y) in enumerate(loader)``: ``(x, y)``), as ``batches.loader_iterable``."""
     iterable, target = loop.iter, loop.target
-    while type(iterable) is ast.Call and iterable.args:  # type: ignore[attr-defined]
+    while type(iterable) is ast.Call and (iterable.args or iterable.keywords):  # type: ignore[attr-defined]
         word = _word(iterable.func)  # type: ignore[attr-defined]
-        if word == "enumerate":
-            if type(target) is not ast.Tuple or len(target.elts) != 2:
-                return None
-            target = target.elts[1]
-        elif word not in _LOADER_WRAPPERS:
+        first = _first_positional(iterable)  # type: ignore[arg-type]
+        if first is None:
             break
-        iterable = iterable.args[0]  # type: ignore[attr-defined]
+        if word == "enumerate" and type(target) is ast.Tuple and len(target.elts) == 2:
+            iterable, target = first, target.elts[1]
+        elif word in _LOADER_WRAPPERS:
+            iterable = first
+        else:
+            break
     if type(iterable) is ast.Call:
         return target if not _DATA_LOADERS.isdisjoint(facts.qualnames_of(iterable.func)) else None  # type: ignore[attr-defined]
     word = _word(iterable)
     return target if word is not None and "loader" in word.lower() else None
 
 
-def _name_bindings(facts: FileFacts) -> dict[str, list[tuple[str, ast.AST]]]:
-    """For each name of the file, how it is bound anywhere: ``("value", v)`` for ``x = v``,
-    ``("element", v)`` for the element ``v`` unpacked into it (``x, y = a, b``; the name
-    ``batch`` of ``x, y = batch``), ``("loop", target)`` for the loader loop whose batch
-    target holds it (see :func:`_loader_target`). Computed once per file."""
-    return facts.once("name bindings", lambda: _find_name_bindings(facts))
+def _name_bindings(facts: FileFacts) -> frozenset[str]:
+    """The names the rule can follow to a tensor: assigned (``x = v``, ``x: T = v``),
+    unpacked from a name or from as many elements (``x, y = batch``, ``x, y = a, b``), or
+    bound by the batch target of a loader loop. Computed once per file."""
+    return facts.once("tl302 names", lambda: frozenset(_find_name_bindings(facts)))
 
 
-def _find_name_bindings(facts: FileFacts) -> dict[str, list[tuple[str, ast.AST]]]:
-    found: dict[str, list[tuple[str, ast.AST]]] = {}
+def _find_name_bindings(facts: FileFacts) -> Iterator[str]:
     for node in facts.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
         if value is None:
@@ -551,36 +568,237 @@ def _find_name_bindings(facts: FileFacts) -> dict[str, list[tuple[str, ast.AST]]
         targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
         for target in targets:
             if type(target) is ast.Name:
-                found.setdefault(target.id, []).append(("value", value))
-            elif type(target) in (ast.Tuple, ast.List):
-                elements = target.elts
-                for position, element in enumerate(elements):
-                    if type(element) is not ast.Name:
-                        continue
-                    if type(value) in (ast.Tuple, ast.List):
-                        if len(value.elts) == len(elements):
-                            found.setdefault(element.id, []).append(
-                                ("element", value.elts[position]))
-                    elif type(value) is ast.Name:
-                        found.setdefault(element.id, []).append(("element", value))
+                yield target.id
+            elif type(target) in (ast.Tuple, ast.List) and (type(value) is ast.Name or type(
+                    value) in (ast.Tuple, ast.List) and len(value.elts) == len(target.elts)):
+                yield from (e.id for e in target.elts if type(e) is ast.Name)
     for loop in facts.nodes(ast.For, ast.AsyncFor):
         batch = _loader_target(facts, loop)  # type: ignore[arg-type]
         if batch is not None:
-            for node in ast.walk(batch):
-                if type(node) is ast.Name:
-                    found.setdefault(node.id, []).append(("loop", batch))
-    return found
+            yield from _names_in(batch)
+
+
+def _in_target(name: str, target: ast.AST) -> tuple[bool, bool]:
+    """(``name`` is bound by ``target``, it was unpacked), as ``batches.in_target``."""
+    if type(target) is ast.Name:
+        return target.id == name, False  # type: ignore[attr-defined]
+    if type(target) in (ast.Tuple, ast.List):
+        return name in _names_in(target), name in _names_in(target)
+    return False, False
+
+
+def _binds(nodes: Iterable[ast.AST], name: str) -> bool:
+    """Some of ``nodes`` binds ``name`` (nested functions, classes and lambdas aside; a
+    comprehension's variables are its own), never where ``bindings.binds_anywhere`` would
+    not: an assignment, loop or ``with`` target, walrus, ``del``, import, ``def``,
+    ``class``, ``global``/``nonlocal``, an ``except ... as``."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                return True
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if node.name == name:  # type: ignore[attr-defined]
+                return True
+        elif kind in (ast.Import, ast.ImportFrom):
+            if any((a.asname or a.name.split(".", 1)[0]) == name for a in node.names):  # type: ignore[attr-defined]
+                return True
+        elif kind in (ast.Global, ast.Nonlocal):
+            if name in node.names:  # type: ignore[attr-defined]
+                return True
+        elif kind is ast.comprehension:
+            stack.append(node.iter)  # type: ignore[attr-defined]
+            stack.extend(node.ifs)  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler and node.name == name:  # type: ignore[attr-defined]
+            return True
+        elif kind is not ast.Lambda and kind.__name__ not in ("TryStar", "TypeAlias"):
+            stack.extend(ast.iter_child_nodes(node))
+        elif kind.__name__ == "TryStar":  # libcst's ``except*`` binds no name
+            stack.extend((*node.body, *node.orelse, *node.finalbody))  # type: ignore[attr-defined]
+            stack.extend(s for h in node.handlers for s in h.body)  # type: ignore[attr-defined]
+    return False
+
+
+def _binding_by(stmt: ast.stmt, name: str) -> Found | None:
+    """How the statement ``stmt`` binds ``name`` (None: it does not), as
+    ``bindings._binding_by``."""
+    kind = type(stmt)
+    if kind is ast.Assign and len(stmt.targets) == 1:  # type: ignore[attr-defined]
+        target = stmt.targets[0]  # type: ignore[attr-defined]
+        if type(target) is ast.Name:
+            if target.id == name:
+                return "assign", stmt
+            return ("unknown", stmt) if _binds([stmt.value], name) else None  # type: ignore[attr-defined]
+        if type(target) in (ast.Tuple, ast.List) and name in _names_in(target):
+            return "unpack", stmt
+    elif kind is ast.AnnAssign and type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
+            stmt.target.id == name):  # type: ignore[attr-defined]
+        return ("unknown" if stmt.value is None else "assign"), stmt  # type: ignore[attr-defined]
+    elif kind is ast.AugAssign and type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
+            stmt.target.id == name):  # type: ignore[attr-defined]
+        return "augmented", stmt
+    elif kind in (ast.With, ast.AsyncWith) and any(
+            type(i.optional_vars) is ast.Name and i.optional_vars.id == name  # type: ignore[union-attr]
+            for i in stmt.items) and not _binds(stmt.body, name):  # type: ignore[attr-defined]
+        return "with", stmt
+    return ("unknown", stmt) if _binds([stmt], name) else None
+
+
+def _earlier(statements: list[ast.stmt], name: str, into_with: bool
+             ) -> Generator[Found, None, bool]:
+    """The bindings of ``name`` by ``statements``, last first, as
+    ``bindings._in_statements``; returns True once a final one was yielded."""
+    for stmt in reversed(statements):
+        if type(stmt) in (ast.With, ast.AsyncWith) and not any(
+                i.optional_vars is not None and name in _names_in(i.optional_vars)
+                for i in stmt.items):  # type: ignore[attr-defined]
+            if not _binds(stmt.body, name):  # type: ignore[attr-defined]
+                continue
+            if not into_with:
+                yield "unknown", stmt
+                return True
+            if (yield from _earlier(stmt.body, name, into_with)):  # type: ignore[attr-defined]
+                return True
+            continue
+        found = _binding_by(stmt, name)
+        if found is not None:
+            yield found
+            if found[0] in _FINAL:
+                return True
+    return False
+
+
+def _blocks(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt]]]:
+    """The blocks of statements of a compound statement, with the field holding each."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, field, None)
+        if block:
+            yield field, block
+    for handler in getattr(stmt, "handlers", ()):
+        yield "handler", handler.body
+    for case in getattr(stmt, "cases", ()):
+        yield "case", case.body
+
+
+def _path_to(facts: FileFacts, stmt: ast.stmt
+             ) -> list[tuple[ast.AST | None, str, list[ast.stmt], int]] | None:
+    """The blocks from the body of the innermost function or class holding ``stmt`` (or the
+    module's) down to ``stmt``: (the statement owning the block, its field, the block, the
+    index there of the statement that holds ``stmt``). None when not found."""
+    scope: ast.AST | None = None
+    for node in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        if _holds(node, stmt) and (scope is None or _start(node) > _start(scope)):
+            scope = node
+    assert facts.tree is not None
+    owner: ast.AST | None = scope
+    field, block = "body", (scope.body if scope is not None else facts.tree.body)  # type: ignore[attr-defined]
+    path = []
+    while True:
+        index = next((i for i, s in enumerate(block) if _holds(s, stmt)), None)
+        if index is None:
+            return None
+        path.append((owner, field, block, index))
+        found = block[index]
+        if found is stmt:
+            return path
+        inner = next(((f, b) for f, b in _blocks(found) if any(_holds(s, stmt) for s in b)),
+                     None)
+        if inner is None or isinstance(found, _SCOPES):
+            return None
+        owner, (field, block) = found, inner
+
+
+def _bindings_before(facts: FileFacts, name: str, stmt: ast.stmt, *, into_with: bool
+                     ) -> Iterator[Found]:
+    """The bindings of ``name`` before the statement ``stmt``, latest first, in
+    straight-line code of its scope, as ``bindings.bindings_before``: ``("lost", None)``
+    when ``stmt`` could not be placed."""
+    path = _path_to(facts, stmt)
+    if path is None:
+        yield "lost", None
+        return
+    for owner, field, block, index in reversed(path):
+        if (yield from _earlier(block[:index], name, into_with)):
+            return
+        if type(owner) in _LOOP_TYPES and field == "body":
+            if type(owner) is not ast.While and name in _names_in(owner.target):  # type: ignore[union-attr]
+                yield "for", owner
+                return
+            if _binds(owner.body, name):  # type: ignore[union-attr]
+                yield "unknown", owner
+                return
+    # the scope's start: a parameter, or nothing more (neither a tensor for the rule)
+
+
+def _imports_inplace_batch_package(facts: FileFacts) -> bool:
+    """The module's code (not that of its functions and classes) imports a package whose
+    batches move in place (``transformers``, PyG...): the rule then reads more."""
+    def find() -> bool:
+        assert facts.tree is not None
+        for stmt in _module_statements(facts.tree.body):
+            if type(stmt) is ast.Import:
+                modules = [a.name for a in stmt.names]  # type: ignore[attr-defined]
+            elif type(stmt) is ast.ImportFrom and stmt.module:  # type: ignore[attr-defined]
+                modules = [stmt.module]  # type: ignore[attr-defined]
+            else:
+                continue
+            if any(m.split(".", 1)[0] in _INPLACE_BATCH_PACKAGES for m in modules):
+                return True
+        return False
+    return facts.once("tl302 inplace batches", find)
+
+
+def _loader_batch(facts: FileFacts, name: str, at: ast.stmt) -> tuple[bool, bool]:
+    """(``name`` is, at ``at``, the target of a loop over a data loader, it was unpacked),
+    as ``batches.loader_batch``."""
+    for kind, node in _bindings_before(facts, name, at, into_with=True):
+        if kind == "lost":
+            return True, False
+        batch = _loader_target(facts, node) if kind == "for" else None  # type: ignore[arg-type]
+        return (False, False) if batch is None else _in_target(name, batch)
+    return False, False
+
+
+def _batch_item(facts: FileFacts, node: ast.expr, at: ast.stmt) -> bool:
+    """``batch["image"]`` / ``batch[0]`` of a whole loader batch, as ``batches.batch_item``."""
+    if type(node) is not ast.Subscript or type(node.value) is not ast.Name:  # type: ignore[attr-defined]
+        return False
+    key = node.slice  # type: ignore[attr-defined]
+    if type(key) is not ast.Constant or not (
+            isinstance(key.value, (str, bytes)) or type(key.value) is int):  # type: ignore[attr-defined]
+        return False
+    found, unpacked = _loader_batch(facts, node.value.id, at)  # type: ignore[attr-defined]
+    return found and not unpacked and not _imports_inplace_batch_package(facts)
+
+
+def _element_for(name: str, target: ast.Tuple | ast.List, value: ast.expr) -> ast.expr | None:
+    """The element of ``value`` unpacked into ``name``, as ``batches._element_for``."""
+    if type(value) not in (ast.Tuple, ast.List):
+        return value if type(value) is ast.Name else None
+    elements = target.elts
+    if any(type(e) is ast.Starred for e in elements):
+        return None
+    position = next((k for k, e in enumerate(elements)
+                     if type(e) is ast.Name and e.id == name), None)
+    if position is None or len(value.elts) != len(elements) or any(  # type: ignore[attr-defined]
+            type(e) is ast.Starred for e in value.elts):  # type: ignore[attr-defined]
+        return None
+    return value.elts[position]  # type: ignore[attr-defined,no-any-return]
 
 
 def _may_make_tensor(facts: FileFacts, value: ast.expr) -> bool:
     """A call that may make a tensor (as ``tensor_facts.is_tensor_expression`` and
     ``is_legacy_tensor_call``): of a torch function, of a legacy constructor
-    (``torch.FloatTensor``) or of a name from another module (a project alias of one),
-    maybe with methods chained on it."""
+    (``torch.FloatTensor``) or of a name from another module that may be a project alias
+    of one (called with no keyword such a constructor refuses), maybe with methods chained
+    on it."""
     while type(value) is ast.Call:
         func = value.func  # type: ignore[attr-defined]
         quals = facts.qualnames_of(func)
-        if any(_tensor_function(q) for q in quals) or _project_or_foreign(quals):
+        if any(_tensor_function(q) for q in quals) or _project_or_foreign(quals) and all(
+                k.arg is None or k.arg in _LEGACY_KEYWORDS for k in value.keywords):  # type: ignore[attr-defined]
             return True
         if type(func) is not ast.Attribute:
             return False
@@ -593,23 +811,11 @@ def _tensor_function(qual: str) -> bool:
     of ``torch.nn`` nor another torch class."""
     if qual.startswith("torch.nn.functional."):
         return True
+    if qual in _NO_TENSOR:
+        return False
     if qual.startswith(("torch.", "torch.cuda.")) and qual.endswith("Tensor"):
         return qual.count(".") <= 2
     return qual.startswith("torch.") and qual.count(".") == 1 and qual[6:7].islower()
-
-
-def _loop_batch(facts: FileFacts, name: str, *, whole: bool = False) -> bool:
-    """``name`` is bound by a loader loop's target (``whole``: it is the whole target)."""
-    return any(kind == "loop" and (not whole or type(batch) is ast.Name)
-               for kind, batch in _name_bindings(facts).get(name, ()))
-
-
-def _batch_item(facts: FileFacts, node: ast.expr) -> bool:
-    """``batch["image"]`` / ``batch[0]`` of a whole batch of a loader loop."""
-    return type(node) is ast.Subscript and type(node.value) is ast.Name and (  # type: ignore[attr-defined]
-        type(node.slice) is ast.Constant and isinstance(  # type: ignore[attr-defined]
-            node.slice.value, (str, int))) and _loop_batch(  # type: ignore[attr-defined]
-        facts, node.value.id, whole=True)  # type: ignore[attr-defined]
 
 
 def _chain_root(value: ast.expr) -> ast.expr:
@@ -618,34 +824,52 @@ def _chain_root(value: ast.expr) -> ast.expr:
     return value
 
 
-def _may_be_tensor_name(facts: FileFacts, name: str) -> bool:
-    """As ``batches.is_known_tensor_name``, for any binding of ``name`` in the file."""
-    for kind, value in _name_bindings(facts).get(name, ()):
-        if kind == "loop":
+def _known_tensor(facts: FileFacts, name: str, at: ast.stmt) -> bool:
+    """As ``batches.is_known_tensor_name``: the binding of ``name`` that reaches ``at`` in
+    straight-line code (through ``x = x.float()``) makes a tensor, is a loader's batch, an
+    element unpacked from one or its item."""
+    for kind, node in _bindings_before(facts, name, at, into_with=False):
+        if kind == "lost":
             return True
-        if kind == "element" and type(value) is ast.Name:
-            if value.id != name and _loop_batch(facts, value.id):  # type: ignore[attr-defined]
-                return True
-            continue
-        root = _chain_root(value)  # type: ignore[arg-type]
-        if type(root) is ast.Name and root.id == name and root is not value:  # type: ignore[attr-defined]
-            continue  # x = x.float(): decided by the binding before
-        if _may_make_tensor(facts, value) or _batch_item(facts, value):  # type: ignore[arg-type]
+        if kind == "for":
+            batch = _loader_target(facts, node)  # type: ignore[arg-type]
+            if batch is None:
+                return False
+            found, unpacked = _in_target(name, batch)
+            return found and (unpacked or not _imports_inplace_batch_package(facts))
+        if kind not in ("assign", "unpack"):
+            return False
+        value = node.value  # type: ignore[union-attr]
+        if type(node) is ast.Assign and type(node.targets[0]) in (ast.Tuple, ast.List):  # type: ignore[attr-defined]
+            value = _element_for(name, node.targets[0], value)  # type: ignore[attr-defined]
+            if type(value) is ast.Name:  # x, y = batch
+                return value.id != name and _loader_batch(facts, value.id, at)[0]  # type: ignore[attr-defined]
+        if value is None:
+            return False
+        if _may_make_tensor(facts, value) or _batch_item(facts, value, at):
             return True
+        root = _chain_root(value)
+        if not (type(root) is ast.Name and root.id == name and root is not value):  # type: ignore[attr-defined]
+            return False
+        # x = x.float(): what was x before?
     return False
 
 
 def may_flag_tl302(facts: FileFacts, options: Options) -> bool:
     """A statement ``x.cuda()`` / ``x.cpu()`` / ``x.to(...)`` (or on a batch's item) whose
-    ``x`` may be a tensor: bound somewhere to a torch call, a loader's batch or its item."""
+    ``x``, bound before it in straight-line code, may be a tensor: of a torch call (or a
+    call of a project name), a loader's batch or its item."""
     for statement in facts.nodes(ast.Expr):
         call = statement.value  # type: ignore[attr-defined]
         if type(call) is not ast.Call or type(call.func) is not ast.Attribute or (
                 call.func.attr not in ("cuda", "cpu", "to")):
             continue
         target = call.func.value
-        if type(target) is ast.Name and _may_be_tensor_name(facts, target.id) or (
-                _batch_item(facts, target)):
+        if type(target) is ast.Name:
+            if target.id in _name_bindings(facts) and _known_tensor(
+                    facts, target.id, statement):  # type: ignore[arg-type]
+                return True
+        elif _batch_item(facts, target, statement):  # type: ignore[arg-type]
             return True
     return False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from collections.abc import Iterator
 
 
 def chain(node: ast.AST | None) -> tuple[str, str] | None:
@@ -47,6 +48,19 @@ def argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | N
     before = list(itertools.takewhile(lambda a: type(a) is not ast.Starred, call.args))
     return given[0] if given else before[position] if position is not None and (
         position < len(before)) else None
+
+
+def target_names(target: ast.AST) -> Iterator[str]:
+    """The names an assignment target binds (``x``, ``x, (y, *z)``), as libcst's
+    ``nodes.target_names``."""
+    kind = type(target)
+    if kind is ast.Name:
+        yield target.id  # type: ignore[attr-defined]
+    elif kind in (ast.Tuple, ast.List):
+        for element in target.elts:  # type: ignore[attr-defined]
+            yield from target_names(element)
+    elif kind is ast.Starred:
+        yield from target_names(target.value)  # type: ignore[attr-defined]
 
 
 def self_attribute(node: ast.AST | None) -> str | None:
