@@ -130,6 +130,14 @@ CLEAN = [
         return data.view(bsz, -1).t().contiguous()
     """,
     "import torch\ny = torch.narrow(x, 0, 0, 2).view(-1)\n",
+    # the sizes are unpacked from the permuted tensor, not from the one it permutes
+    """
+    import torch
+    def to_superpixels(img):
+        img = img.permute(1, 2, 0)
+        h, w, c = img.size()
+        return img.view(h * w, c)
+    """,
     # expand_as has no layout the rule follows
     "import torch\ny = x.expand_as(z).view(-1)\n",
     # the permuted tensor of a known rank keeps as many chunks as the view asks for

@@ -164,7 +164,13 @@ class _Views:
     def __init__(self, facts: FileFacts, view: ast.Call) -> None:
         self.facts = facts
         self.view = view
-        self.levels = _levels(facts, view)
+        self._levels: list[_Level] | None = None
+
+    @property
+    def levels(self) -> list[_Level]:
+        if self._levels is None:
+            self._levels = _levels(self.facts, self.view)
+        return self._levels
 
     def may_report(self) -> bool:
         view = self.view
@@ -182,13 +188,14 @@ class _Views:
             return True
         if layout is None:
             return False
-        return self.may_merge_apart(producer, layout, target) or _flattens_apart(view, layout)
+        return self.may_merge_apart(producer, at, layout, target) or _flattens_apart(
+            view, layout)
 
     # --- which producer the view is applied to (the rule's _producer)
     def producer(self, value: ast.expr) -> tuple[ast.expr, ast.AST] | None:
         if _may_produce(self.facts, value):
             return value, self.view
-        if type(value) is not ast.Name:
+        if type(value) is not ast.Name or value.id not in _producer_names(self.facts):
             return None
         bound = self.binding(value.id, self.view, last=False)
         if bound is not None and bound[0] == "unknown":
@@ -374,10 +381,17 @@ class _Views:
         return found[1] if found is not None else None
 
     # --- merges_apart: sizes spelled with the names of a shape unpacking
-    def may_merge_apart(self, producer: ast.expr, layout: _Layout, target: int) -> bool:
+    def unpacks_to(self, name: str, at: ast.AST, rank: int) -> bool:
+        """Is ``name``'s shape unpacked into ``rank`` names where ``at`` reads it?"""
+        bound = self.binding(name, at)
+        return bound is not None and self.unpacked_rank(
+            name, at, None if bound[0] == "param" else bound[1]) == rank
+
+    def may_merge_apart(self, producer: ast.expr, at: ast.AST, layout: _Layout,
+                        target: int) -> bool:
         """A necessary condition of ``merges_apart``: the view asks for fewer dimensions
         than the layout has, with products of names (and one ``-1``), on a permuted
-        tensor whose shape some statement unpacks into as many names."""
+        tensor whose shape is unpacked into as many names before the producer reads it."""
         if layout.open or any(d is None for d in layout.dims) or target >= len(layout.dims):
             return False
         if type(producer) is ast.NamedExpr:
@@ -387,14 +401,24 @@ class _Views:
         func, args = producer.func, producer.args  # type: ignore[attr-defined]
         names = {r.id for r in (func.value if type(func) is ast.Attribute else None,  # type: ignore[union-attr]
                                 args[0] if args else None) if type(r) is ast.Name}
-        if not any(rank == len(layout.dims) for name in names
-                   for _, rank in _unpacks(self.facts).get(name, ())):
+        if not any(self.unpacks_to(name, at, len(layout.dims)) for name in names):
             return False
         values = list(self.view.args)
         if len(values) == 1 and type(values[0]) in (ast.Tuple, ast.List):
             values = list(values[0].elts)  # type: ignore[attr-defined]
         rest = [v for v in values if _literal(v) == -1]
         return len(rest) <= 1 and all(_literal(v) == -1 or _names_product(v) for v in values)
+
+
+def _producer_names(facts: FileFacts) -> frozenset[str]:
+    """The names some ``name = <producer>`` binds: the only ones a view of a name can
+    reach a producer through."""
+    return facts.once("tl501 producer names", lambda: frozenset(
+        node.targets[0].id if type(node) is ast.Assign else node.target.id  # type: ignore[attr-defined]
+        for node in facts.nodes(ast.Assign, ast.AnnAssign)
+        if (type(node) is ast.AnnAssign or len(node.targets) == 1) and type(  # type: ignore[attr-defined]
+            node.targets[0] if type(node) is ast.Assign else node.target) is ast.Name  # type: ignore[attr-defined]
+        and node.value is not None and _may_produce(facts, node.value)))  # type: ignore[attr-defined]
 
 
 def _apply(name: str, args: list[ast.expr], base: _Layout | None) -> _Shape | None:
