@@ -130,6 +130,13 @@ CLEAN = [
         return data.view(bsz, -1).t().contiguous()
     """,
     "import torch\ny = torch.narrow(x, 0, 0, 2).view(-1)\n",
+    # the view merges only dimensions the permutation kept in order (h and w)
+    """
+    import torch
+    def f(x):
+        b, c, h, w = x.shape
+        return x.permute(0, 2, 3, 1).view(b, -1, c)
+    """,
     # the sizes are unpacked from the permuted tensor, not from the one it permutes
     """
     import torch

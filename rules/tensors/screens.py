@@ -188,7 +188,7 @@ class _Views:
             return True
         if layout is None:
             return False
-        return self.may_merge_apart(producer, at, layout, target) or _flattens_apart(
+        return self.may_merge_apart(producer, at, layout) or _flattens_apart(
             view, layout)
 
     # --- which producer the view is applied to (the rule's _producer)
@@ -305,8 +305,8 @@ class _Views:
                 found = self.base(value, where, depth - 1)
                 if found is not None:
                     return found
-            rank = self.unpacked_rank(name, at, None if kind == "param" else where)
-            return _Layout.contiguous(rank) if rank is not None else None
+            names = self.unpacked(name, at, None if kind == "param" else where)
+            return _Layout.contiguous(len(names)) if names is not None else None
         shape = self.transformed(node, at, depth - 1)
         if shape is not None:
             return shape[0]
@@ -365,49 +365,119 @@ class _Views:
             self.base(operand, at, depth - 1) for operand in operands) if found]
         return _Layout.contiguous(max(ranks), open=True) if ranks else None
 
-    def unpacked_rank(self, name: str, at: ast.AST, bound_at: ast.AST | None) -> int | None:
-        """Mirrors ``unpacked_shape``: the rank of the nearest ``a, b = name.shape`` of the
+    def unpacked(self, name: str, at: ast.AST, bound_at: ast.AST | None
+                 ) -> tuple[str | None, ...] | None:
+        """Mirrors ``unpacked_shape``: the names of the nearest ``a, b = name.shape`` of the
         view's scope after ``bound_at`` and before ``at``."""
         scope = _scope(self.levels)
         if scope is _NO_SCOPE:
             return None
         here = _start(at)
         since = _start(bound_at) if bound_at is not None else (0, -1)
-        found = None
-        for unpack, rank in _unpacks(self.facts).get(name, ()):
+        found: tuple[ast.Assign, tuple[str | None, ...]] | None = None
+        for unpack, names in _unpacks(self.facts).get(name, ()):
             if since < _start(unpack) < here and _innermost_scope(self.facts, unpack) is scope:
                 if found is None or _start(unpack) > _start(found[0]):
-                    found = unpack, rank
+                    found = unpack, names
         return found[1] if found is not None else None
 
-    # --- merges_apart: sizes spelled with the names of a shape unpacking
-    def unpacks_to(self, name: str, at: ast.AST, rank: int) -> bool:
-        """Is ``name``'s shape unpacked into ``rank`` names where ``at`` reads it?"""
-        bound = self.binding(name, at)
-        return bound is not None and self.unpacked_rank(
-            name, at, None if bound[0] == "param" else bound[1]) == rank
-
-    def may_merge_apart(self, producer: ast.expr, at: ast.AST, layout: _Layout,
-                        target: int) -> bool:
-        """A necessary condition of ``merges_apart``: the view asks for fewer dimensions
-        than the layout has, with products of names (and one ``-1``), on a permuted
-        tensor whose shape is unpacked into as many names before the producer reads it."""
-        if layout.open or any(d is None for d in layout.dims) or target >= len(layout.dims):
+    def may_merge_apart(self, producer: ast.expr, at: ast.AST, layout: _Layout) -> bool:
+        """Mirrors ``merges_apart``: the view's sizes are products of the names a shape
+        unpacking gave the permuted tensor's sizes (one ``-1`` for what is left), and one
+        of them covers dimensions that cannot merge (whether those names still hold the
+        sizes at the view is not asked: that errs towards holding)."""
+        if layout.open or any(d is None for d in layout.dims):
             return False
+        names = self.size_names(producer, at, len(layout.dims))
+        if names is None:
+            return False
+        groups = _view_groups(self.view, [names[d] for d in layout.dims])  # type: ignore[index]
+        return groups is not None and any(
+            not _mergeable(left, right, layout.narrowed) for start, stop in groups
+            for left, right in zip(layout.dims[start:stop - 1], layout.dims[start + 1:stop]))
+
+    def size_names(self, producer: ast.expr, at: ast.AST, rank: int
+                   ) -> tuple[str, ...] | None:
+        """Mirrors ``_size_names``: the distinct names ``b, c, h, w = x.shape`` gave the
+        sizes of the contiguous tensor ``x`` the producer permutes."""
         if type(producer) is ast.NamedExpr:
             producer = producer.value  # type: ignore[attr-defined]
         if type(producer) is not ast.Call:
-            return False
+            return None
         func, args = producer.func, producer.args  # type: ignore[attr-defined]
-        names = {r.id for r in (func.value if type(func) is ast.Attribute else None,  # type: ignore[union-attr]
-                                args[0] if args else None) if type(r) is ast.Name}
-        if not any(self.unpacks_to(name, at, len(layout.dims)) for name in names):
-            return False
-        values = list(self.view.args)
-        if len(values) == 1 and type(values[0]) in (ast.Tuple, ast.List):
-            values = list(values[0].elts)  # type: ignore[attr-defined]
-        rest = [v for v in values if _literal(v) == -1]
-        return len(rest) <= 1 and all(_literal(v) == -1 or _names_product(v) for v in values)
+        qual = _qual(self.facts, func)
+        receiver = func.value if qual in (None, _FOREIGN) and type(func) is ast.Attribute else (
+            args[0] if qual not in (None, _FOREIGN) and args else None)
+        if type(receiver) is ast.Starred:
+            receiver = receiver.value  # type: ignore[attr-defined]
+        if type(receiver) is not ast.Name:
+            return None
+        bound = self.binding(receiver.id, at)  # type: ignore[attr-defined]
+        if bound is None:
+            return None
+        base = self.base(receiver, at, _DEPTH)
+        if base is None or base.open or base.narrowed or base.dims != tuple(range(rank)):
+            return None
+        names = self.unpacked(receiver.id, at, None if bound[0] == "param" else bound[1])  # type: ignore[attr-defined]
+        if names is None or len(names) != rank or None in names or len(set(names)) != rank:
+            return None
+        return names  # type: ignore[return-value]
+
+
+def _view_groups(view: ast.Call, order: list[str]) -> list[tuple[int, int]] | None:
+    """Mirrors ``layouts._view_groups``: the run of permuted dimensions each argument of
+    the view covers."""
+    if view.keywords or any(type(a) is ast.Starred for a in view.args):
+        return None
+    values = list(view.args)
+    if len(values) == 1 and type(values[0]) in (ast.Tuple, ast.List):
+        values = [e.value if type(e) is ast.Starred else e  # type: ignore[attr-defined]
+                  for e in values[0].elts]  # type: ignore[attr-defined]
+    rest = [i for i, v in enumerate(values) if _literal(v) == -1]
+    if len(rest) > 1:
+        return None
+    split = rest[0] if rest else len(values)
+    groups: list[tuple[int, int]] = []
+    position = 0
+    for value in values[:split]:
+        factors = _factors(value)
+        if factors is None:
+            return None
+        stop = position + len(factors)
+        if set(order[position:stop]) != factors or stop > len(order):
+            return None
+        groups.append((position, stop))
+        position = stop
+    end = len(order)
+    tail: list[tuple[int, int]] = []
+    for value in reversed(values[split + 1:]):
+        factors = _factors(value)
+        if factors is None:
+            return None
+        start = end - len(factors)
+        if start < position or set(order[start:end]) != factors:
+            return None
+        tail.insert(0, (start, end))
+        end = start
+    if rest:
+        if end <= position:
+            return None
+        groups.append((position, end))
+    elif end != position:
+        return None
+    return groups + tail
+
+
+def _factors(value: ast.expr) -> set[str] | None:
+    """``{"w", "c"}`` for ``w * c``; None for anything but a product of distinct names."""
+    if type(value) is ast.Name:
+        return {value.id}  # type: ignore[attr-defined]
+    if type(value) is ast.BinOp and type(value.op) is ast.Mult:  # type: ignore[attr-defined]
+        left, right = _factors(value.left), _factors(value.right)  # type: ignore[attr-defined]
+        if left is None or right is None or left & right:
+            return None
+        return left | right
+    return None
 
 
 def _producer_names(facts: FileFacts) -> frozenset[str]:
@@ -516,13 +586,6 @@ def _last_size_of(node: ast.expr, name: str) -> bool:
             owner.value) is ast.Name and owner.value.id == name and _literal(  # type: ignore[attr-defined]
             node.slice) == -1  # type: ignore[attr-defined]
     return False
-
-
-def _names_product(node: ast.expr) -> bool:
-    if type(node) is ast.Name:
-        return True
-    return type(node) is ast.BinOp and type(node.op) is ast.Mult and _names_product(  # type: ignore[attr-defined]
-        node.left) and _names_product(node.right)  # type: ignore[attr-defined]
 
 
 _FOREIGN = "<foreign>"
@@ -759,13 +822,15 @@ def _scope(levels: list[_Level]) -> object:
     return None
 
 
-def _unpacks(facts: FileFacts) -> dict[str, list[tuple[ast.Assign, int]]]:
-    """Name -> the ``a, b, c = name.shape`` (or ``name.size()``) of the file, with ranks."""
+def _unpacks(facts: FileFacts) -> dict[str, list[tuple[ast.Assign, tuple[str | None, ...]]]]:
+    """Name -> the ``a, b, c = name.shape`` (or ``name.size()``) of the file, with the
+    names they give the sizes (None: no plain name)."""
     return facts.once("tl501 unpacks", lambda: _find_unpacks(facts))
 
 
-def _find_unpacks(facts: FileFacts) -> dict[str, list[tuple[ast.Assign, int]]]:
-    found: dict[str, list[tuple[ast.Assign, int]]] = {}
+def _find_unpacks(facts: FileFacts
+                  ) -> dict[str, list[tuple[ast.Assign, tuple[str | None, ...]]]]:
+    found: dict[str, list[tuple[ast.Assign, tuple[str | None, ...]]]] = {}
     for node in facts.nodes(ast.Assign):
         assign: Any = node
         if len(assign.targets) != 1 or type(assign.targets[0]) not in (ast.Tuple, ast.List) or any(
@@ -779,7 +844,8 @@ def _find_unpacks(facts: FileFacts) -> dict[str, list[tuple[ast.Assign, int]]]:
         elif not (type(value) is ast.Attribute and value.attr == "shape"):
             continue
         if type(value.value) is ast.Name:
-            found.setdefault(value.value.id, []).append((assign, len(assign.targets[0].elts)))
+            names = tuple(e.id if type(e) is ast.Name else None for e in assign.targets[0].elts)
+            found.setdefault(value.value.id, []).append((assign, names))
     return found
 
 
