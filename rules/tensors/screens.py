@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from torchlint.analysis.ast_names import (
-    argument,
+    argument as _argument,
     end as _end,
     self_attribute as _self_attribute,
     start as _start,
@@ -620,7 +620,7 @@ def _may_produce(facts: FileFacts, node: ast.expr) -> bool:
         return False
     quals = facts.qualnames_of(func)
     if any(q in NON_CONTIGUOUS_FUNCTIONS and not (
-            q == "torch.narrow" and _outermost(argument(call, "dim", 1))) for q in quals):
+            q == "torch.narrow" and _outermost(_argument(call, "dim", 1))) for q in quals):
         return True
     if quals and not any(_foreign(q) for q in quals):
         return False
@@ -630,7 +630,7 @@ def _may_produce(facts: FileFacts, node: ast.expr) -> bool:
         return False
     if method in ("permute", *_SWAPS):
         return bool(call.args or call.keywords)
-    return not (method == "narrow" and _outermost(argument(call, "dim", 0)))
+    return not (method == "narrow" and _outermost(_argument(call, "dim", 0)))
 
 
 def _outermost(dim: ast.expr | None) -> bool:
