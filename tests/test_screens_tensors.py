@@ -50,9 +50,9 @@ def test_tl502_rules_out_calls_with_dim(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "import torch\ny = x.permute(0, 2, 1).view(8, -1)\n",
     "import torch\ndef f(x):\n    y = x.transpose(1, 2)\n    return y.view(-1)\n",
-    "import torch\ny = x.T.view(4, 4)\n",
+    "import torch\ny = x.T.view(-1)\n",
     "import torch\ny = torch.transpose(x, 0, 1).view(-1)\n",
-    "import torch\ny = (z := x.mT).view(2, 8)\n",
+    "import torch\ny = (z := x.mT).view(-1)\n",
     "import torch\nif flip:\n    x = x.transpose(0, 1)\ny = x.view(-1, x.size(-1))\n",
     "import torch\ndef f(x):\n    if flip:\n        x = x.transpose(0, 1)\n"
     "    return x.view(-1, x.size(-1))\n",
