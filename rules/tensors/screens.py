@@ -21,9 +21,18 @@ from typing import Any
 
 from torchlint.analysis.ast_names import (
     argument as _argument,
+)
+from torchlint.analysis.ast_names import (
     end as _end,
+)
+from torchlint.analysis.ast_names import (
     self_attribute as _self_attribute,
+)
+from torchlint.analysis.ast_names import (
     start as _start,
+)
+from torchlint.analysis.ast_names import (
+    target_names as _target_names,
 )
 from torchlint.analysis.layer_table import (
     AVG_POOL,
@@ -764,17 +773,6 @@ def _rebound_in_branch(statement: ast.AST, name: str
             last.targets[0]) is not ast.Name or last.targets[0].id != name:  # type: ignore[union-attr]
         return None
     return "assign", last, last.value  # type: ignore[union-attr]
-
-
-def _target_names(target: ast.AST | None) -> Iterator[str]:
-    kind = type(target)
-    if kind is ast.Name:
-        yield target.id  # type: ignore[union-attr]
-    elif kind is ast.Tuple or kind is ast.List:
-        for element in target.elts:  # type: ignore[union-attr]
-            yield from _target_names(element)
-    elif kind is ast.Starred:
-        yield from _target_names(target.value)  # type: ignore[union-attr]
 
 
 def _bound(node: ast.AST) -> set[str]:
@@ -1875,17 +1873,6 @@ def _binds(node: ast.AST) -> Iterator[str]:
         return
     for target in targets:
         yield from _target_names(target)
-
-
-def _target_names(target: ast.AST) -> Iterator[str]:
-    kind = type(target)
-    if kind is ast.Name:
-        yield target.id  # type: ignore[attr-defined]
-    elif kind in (ast.Tuple, ast.List):
-        for element in target.elts:  # type: ignore[attr-defined]
-            yield from _target_names(element)
-    elif kind is ast.Starred:
-        yield from _target_names(target.value)  # type: ignore[attr-defined]
 
 
 def _module_values(tree: ast.Module) -> dict[str, object]:
