@@ -23,6 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.memory_layout import Layout, mergeable
 from torchlint.analysis.nodes import method_call
 from torchlint.analysis.shapes import ShapeUnpack, unpacked_shape
 from torchlint.analysis.torch_facts import DTYPE_NAMES
@@ -37,45 +38,6 @@ _CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 _SAME_LAYOUT_METHODS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool",
                                   "detach", "clone", "contiguous"})
 _DEPTH = 10
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Each dimension's base dimension (None: broadcast), the base dimensions that were
-    narrowed, and whether more trailing dimensions may follow (rank not known, only its
-    least value)."""
-
-    dims: tuple[int | None, ...]
-    narrowed: frozenset[int] = frozenset()
-    open: bool = False
-
-    @classmethod
-    def contiguous(cls, rank: int, *, open: bool = False) -> Layout:
-        return cls(tuple(range(rank)), frozenset(), open)
-
-    def at_least(self, rank: int) -> Layout | None:
-        """This layout with at least ``rank`` dimensions (extends an open one)."""
-        if len(self.dims) >= rank:
-            return self
-        if not self.open or any(d is None for d in self.dims):
-            return None
-        return Layout(tuple(range(rank)), self.narrowed, True) if self.dims == tuple(
-            range(len(self.dims))) else None
-
-    def chunks(self) -> int:
-        """How many runs of mergeable dimensions the layout has (a lower bound when open:
-        more trailing dimensions never join runs)."""
-        count = 1 if self.dims else 0
-        for left, right in zip(self.dims, self.dims[1:]):
-            if not _mergeable(left, right, self.narrowed):
-                count += 1
-        return count
-
-
-def _mergeable(left: int | None, right: int | None, narrowed: frozenset[int]) -> bool:
-    if left is None or right is None:
-        return left is None and right is None
-    return right == left + 1 and right not in narrowed
 
 
 @dataclass(frozen=True)
@@ -322,7 +284,7 @@ def merges_apart(ctx: FileContext, view: cst.Call, producer: cst.BaseExpression,
             return False
     for start, stop in groups:
         for left, right in zip(layout.dims[start:stop - 1], layout.dims[start + 1:stop]):
-            if not _mergeable(left, right, layout.narrowed):
+            if not mergeable(left, right, layout.narrowed):
                 return True
     return False
 
@@ -346,7 +308,7 @@ def flattens_leading_apart(view: cst.Call, shape: Shape) -> bool:
     rank = max(len(layout.dims), 3)
     dims = layout.dims + tuple(range(len(layout.dims), rank))
     leading = dims[:-1]  # more trailing dimensions only lengthen this run
-    return any(not _mergeable(left, right, layout.narrowed)
+    return any(not mergeable(left, right, layout.narrowed)
                for left, right in zip(leading, leading[1:]))
 
 

@@ -49,6 +49,7 @@ from torchlint.analysis.layer_table import (
     SPATIAL_FUNCTIONS,
     accepted_ranks,
 )
+from torchlint.analysis.memory_layout import Layout, mergeable
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import FileFacts
 
@@ -130,41 +131,7 @@ _LAYOUT_NAMES = frozenset({"t", "permute", "narrow", "expand", "flatten", *_SWAP
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Mirrors ``layouts.Layout``: each dimension's base dimension (None: broadcast), the
-    narrowed base dimensions, whether more trailing dimensions may follow."""
-
-    dims: tuple[int | None, ...]
-    narrowed: frozenset[int] = frozenset()
-    open: bool = False
-
-    @classmethod
-    def contiguous(cls, rank: int, *, open: bool = False) -> _Layout:
-        return cls(tuple(range(rank)), frozenset(), open)
-
-    def at_least(self, rank: int) -> _Layout | None:
-        if len(self.dims) >= rank:
-            return self
-        if not self.open or any(d is None for d in self.dims):
-            return None
-        return _Layout(tuple(range(rank)), self.narrowed, True) if self.dims == tuple(
-            range(len(self.dims))) else None
-
-    def chunks(self) -> int:
-        count = 1 if self.dims else 0
-        return count + sum(not _mergeable(a, b, self.narrowed)
-                           for a, b in zip(self.dims, self.dims[1:]))
-
-
-def _mergeable(left: int | None, right: int | None, narrowed: frozenset[int]) -> bool:
-    if left is None or right is None:
-        return left is None and right is None
-    return right == left + 1 and right not in narrowed
-
-
-# (layout or None, the least number of chunks when the layout is not known)
-_Shape = tuple[_Layout | None, int]
+_Shape = tuple[Layout | None, int]
 
 
 class _Views:
@@ -268,12 +235,12 @@ class _Views:
             if node.attr == "T":  # type: ignore[attr-defined]
                 if base is None or base.open:
                     return None, 2
-                return _Layout(tuple(reversed(base.dims)), base.narrowed), 0
+                return Layout(tuple(reversed(base.dims)), base.narrowed), 0
             if base is None or base.open or len(base.dims) < 2:
                 return None, 2
             dims = list(base.dims)
             dims[-1], dims[-2] = dims[-2], dims[-1]
-            return _Layout(tuple(dims), base.narrowed), 0
+            return Layout(tuple(dims), base.narrowed), 0
         if type(node) is not ast.Call:
             return None
         call: ast.Call = node  # type: ignore[assignment]
@@ -301,7 +268,7 @@ class _Views:
         base = self.base(receiver, at, depth)
         return _apply(name, list(args), base)
 
-    def base(self, node: ast.expr, at: ast.AST, depth: int) -> _Layout | None:
+    def base(self, node: ast.expr, at: ast.AST, depth: int) -> Layout | None:
         if depth <= 0:
             return None
         if type(node) is ast.Name:
@@ -315,7 +282,7 @@ class _Views:
                 if found is not None:
                     return found
             names = self.unpacked(name, at, None if kind == "param" else where)
-            return _Layout.contiguous(len(names)) if names is not None else None
+            return Layout.contiguous(len(names)) if names is not None else None
         shape = self.transformed(node, at, depth - 1)
         if shape is not None:
             return shape[0]
@@ -340,39 +307,39 @@ class _Views:
                 if type(element) is not ast.Starred:
                     found = self.base(element, at, depth - 1)
                     if found is not None:
-                        return _Layout.contiguous(len(found.dims), open=found.open)
+                        return Layout.contiguous(len(found.dims), open=found.open)
             return None
         if qual in _SHAPED_FACTORIES:
             rank = _shape_rank(call.args, [])
-            return _Layout.contiguous(rank) if rank is not None else None
+            return Layout.contiguous(rank) if rank is not None else None
         if type(call.func) is not ast.Attribute or qual is not None:
             return None
         name = call.func.attr
         if name in _SHAPED_METHODS:
             rank = _shape_rank(call.args, call.keywords)
-            return _Layout.contiguous(rank) if rank is not None else None
+            return Layout.contiguous(rank) if rank is not None else None
         if name == "flatten":
             given = [*call.args, *call.keywords]
             if not given:
-                return _Layout.contiguous(1)
+                return Layout.contiguous(1)
             if len(given) != 1 or type(given[0]) is ast.keyword and (
                     given[0].arg != "start_dim"):  # type: ignore[union-attr]
                 return None
             dim = _literal(given[0].value if type(given[0]) is ast.keyword else given[0])  # type: ignore[union-attr,arg-type]
-            return _Layout.contiguous(dim + 1) if dim is not None and dim >= 0 else None
+            return Layout.contiguous(dim + 1) if dim is not None and dim >= 0 else None
         if name in _SAME_LAYOUT and not call.args and not call.keywords:
             inner = self.base(call.func.value, at, depth - 1)
             if name == "contiguous":
-                return _Layout.contiguous(len(inner.dims)) if inner is not None and (
+                return Layout.contiguous(len(inner.dims)) if inner is not None and (
                     not inner.open) else None
             return inner
         return None
 
     def product(self, operands: Iterable[ast.expr], at: ast.AST, depth: int
-                ) -> _Layout | None:
+                ) -> Layout | None:
         ranks = [len(found.dims) for found in (
             self.base(operand, at, depth - 1) for operand in operands) if found]
-        return _Layout.contiguous(max(ranks), open=True) if ranks else None
+        return Layout.contiguous(max(ranks), open=True) if ranks else None
 
     def unpacked(self, name: str, at: ast.AST, bound_at: ast.AST | None
                  ) -> tuple[str | None, ...] | None:
@@ -390,7 +357,7 @@ class _Views:
                     found = unpack, names
         return found[1] if found is not None else None
 
-    def may_merge_apart(self, producer: ast.expr, at: ast.AST, layout: _Layout) -> bool:
+    def may_merge_apart(self, producer: ast.expr, at: ast.AST, layout: Layout) -> bool:
         """Mirrors ``merges_apart``: the view's sizes are products of the names a shape
         unpacking gave the permuted tensor's sizes (one ``-1`` for what is left), and one
         of them covers dimensions that cannot merge (whether those names still hold the
@@ -402,7 +369,7 @@ class _Views:
             return False
         groups = _view_groups(self.view, [names[d] for d in layout.dims])  # type: ignore[index]
         return groups is not None and any(
-            not _mergeable(left, right, layout.narrowed) for start, stop in groups
+            not mergeable(left, right, layout.narrowed) for start, stop in groups
             for left, right in zip(layout.dims[start:stop - 1], layout.dims[start + 1:stop]))
 
     def size_names(self, producer: ast.expr, at: ast.AST, rank: int
@@ -500,21 +467,21 @@ def _producer_names(facts: FileFacts) -> frozenset[str]:
         and node.value is not None and _may_produce(facts, node.value)))  # type: ignore[attr-defined]
 
 
-def _apply(name: str, args: list[ast.expr], base: _Layout | None) -> _Shape | None:
+def _apply(name: str, args: list[ast.expr], base: Layout | None) -> _Shape | None:
     """Mirrors the producers' layouts in ``layouts._transformed``."""
     if name == "t":
         if base is not None and not base.open and len(base.dims) == 2:
-            return _Layout((base.dims[1], base.dims[0]), base.narrowed), 0
+            return Layout((base.dims[1], base.dims[0]), base.narrowed), 0
         return None, 2
     if name == "permute":
         order = _ints(list(args[0].elts) if len(args) == 1 and type(args[0]) in (  # type: ignore[attr-defined]
             ast.Tuple, ast.List) else args)
         if order is None or sorted(order) != list(range(len(order))):
             return None
-        start = base.at_least(len(order)) if base is not None else _Layout.contiguous(len(order))
+        start = base.at_least(len(order)) if base is not None else Layout.contiguous(len(order))
         if start is None or len(start.dims) != len(order):
             return None
-        return _Layout(tuple(start.dims[i] for i in order), start.narrowed), 0
+        return Layout(tuple(start.dims[i] for i in order), start.narrowed), 0
     if name in _SWAPS:
         pair = _ints(args)
         if pair is None or len(pair) != 2:
@@ -523,7 +490,7 @@ def _apply(name: str, args: list[ast.expr], base: _Layout | None) -> _Shape | No
         if first < 0 or second < 0:
             both = first < 0 and second < 0 and first != second
             return None, 2 if both and name not in ("movedim", "moveaxis") else 1
-        start = (base or _Layout.contiguous(0, open=True)).at_least(max(first, second) + 1)
+        start = (base or Layout.contiguous(0, open=True)).at_least(max(first, second) + 1)
         if start is None:
             return None
         dims = list(start.dims)
@@ -531,18 +498,18 @@ def _apply(name: str, args: list[ast.expr], base: _Layout | None) -> _Shape | No
             dims.insert(second, dims.pop(first))
         else:
             dims[first], dims[second] = dims[second], dims[first]
-        return _Layout(tuple(dims), start.narrowed, start.open), 0
+        return Layout(tuple(dims), start.narrowed, start.open), 0
     if name == "narrow":
         dim = _ints(args[:1])
         if dim is None or dim[0] < 0:
             return None
-        start = (base or _Layout.contiguous(0, open=True)).at_least(dim[0] + 1)
+        start = (base or Layout.contiguous(0, open=True)).at_least(dim[0] + 1)
         if start is None:
             return None
         origin = start.dims[dim[0]]
         narrowed = start.narrowed | {origin} if origin is not None and dim[0] > 0 else (
             start.narrowed)
-        return _Layout(start.dims, narrowed, start.open), 0
+        return Layout(start.dims, narrowed, start.open), 0
     # expand
     if len(args) == 1 and type(args[0]) not in (ast.Tuple, ast.List) and _literal(args[0]) is None:
         return None
@@ -564,10 +531,10 @@ def _apply(name: str, args: list[ast.expr], base: _Layout | None) -> _Shape | No
     if kept is None:
         counter = iter(range(len(dims)))
         dims = [None if d is None else next(counter) for d in dims]
-    return _Layout(tuple(dims), base.narrowed if base is not None else frozenset()), 0
+    return Layout(tuple(dims), base.narrowed if base is not None else frozenset()), 0
 
 
-def _flattens_apart(view: ast.Call, layout: _Layout) -> bool:
+def _flattens_apart(view: ast.Call, layout: Layout) -> bool:
     """Mirrors ``flattens_leading_apart``: ``x.view(-1, x.size(-1))`` on an open layout
     whose leading dimensions cannot merge."""
     receiver = view.func.value  # type: ignore[attr-defined]
@@ -580,7 +547,7 @@ def _flattens_apart(view: ast.Call, layout: _Layout) -> bool:
     rank = max(len(layout.dims), 3)
     dims = layout.dims + tuple(range(len(layout.dims), rank))
     leading = dims[:-1]
-    return any(not _mergeable(a, b, layout.narrowed) for a, b in zip(leading, leading[1:]))
+    return any(not mergeable(a, b, layout.narrowed) for a, b in zip(leading, leading[1:]))
 
 
 def _last_size_of(node: ast.expr, name: str) -> bool:
