@@ -29,7 +29,7 @@ from torchlint.config.discovery import discover  # noqa: E402
 from torchlint.config.selectors import expand_selectors  # noqa: E402
 from torchlint.config.settings import Settings  # noqa: E402
 from torchlint.engine.lint import lint_source  # noqa: E402
-from torchlint.engine.prefilter import could_fire, star_imported  # noqa: E402
+from torchlint.engine.prefilter import could_fire, star_import_matters  # noqa: E402
 from torchlint.engine.triage import triage  # noqa: E402
 from torchlint.notebook import Notebook, NotebookError  # noqa: E402
 from torchlint.registry import all_rules  # noqa: E402
@@ -70,7 +70,7 @@ def check_file(path: str, codes: tuple[str, ...], root: str
     settings = replace(base, codes=frozenset(codes), rule_classes=tuple(rules))
     options = settings.options
     facts = triage(source.text)
-    star = star_imported(source.text)  # the engine then runs every rule
+    star = star_import_matters(source.text)  # the engine then runs every rule
     passing = [rule.code for rule in rules if star or could_fire(rule, source.text, options) and (
         facts is None or rule.requires is None or rule.requires.holds(facts, options))]
     result = lint_source(source, settings, prefilter=False)

@@ -14,7 +14,7 @@ from torchlint.analysis.options import Options
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
-from torchlint.engine.prefilter import star_imported
+from torchlint.engine.prefilter import star_import_matters
 from torchlint.engine.screen import certainly_clean, screen
 from torchlint.engine.triage import (
     api,
@@ -341,13 +341,45 @@ def test_a_star_import_leaves_nothing_to_rule_out(tmp_path: Path) -> None:
     (tmp_path / "model.py").write_text("import torch\nfrom torch.autograd import Variable\n")
     train = tmp_path / "train.py"
     train.write_text("from model import *\n\nx = Variable(torch.ones(3))\n")
-    assert star_imported(train.read_text())
+    assert star_import_matters(train.read_text())
     assert screen(SourceFile.read(train), Settings(root=str(tmp_path)).for_file(str(train))
                   ) is None
     result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
                              str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
                             timeout=300)
     assert "train.py:3:5: TL704" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("text", "outside"), [
+    # a package's __init__ re-exporting its modules, and warning on import
+    ("from .layers import *\nfrom .models import Net\n__all__ = ['Net']\n", set()),
+    ("import warnings\nfrom ._factory import *\n"
+     "warnings.warn(f'{__name__} moved', FutureWarning)\n", set()),
+    # names read that only the star import may bind: at module level, in a function, a
+    # base class, a default, a method reading a name of its class body (not its scope)
+    ("from model import *\nx = Variable(torch.ones(3))\n", {"Variable", "torch"}),
+    ("from .x import *\ndef f(a):\n    return nn.Linear(a, 2)\n", {"nn"}),
+    ("from .x import *\nclass Net(Module):\n    pass\n", {"Module"}),
+    ("from .x import *\ndef f(a=default_size):\n    return a\n", {"default_size"}),
+    ("from .x import *\nclass K:\n    width = 3\n    def m(self):\n        return width\n",
+     {"width"}),
+    # bound by the file itself, in the scope that reads it
+    ("from .x import *\nimport torch\ndef f(n):\n    y = torch.ones(n)\n"
+     "    return [v for v in y]\n", set()),
+])
+def test_the_names_a_star_import_may_bind(text: str, outside: set[str]) -> None:
+    from torchlint.analysis.star_imports import outside_names
+
+    assert outside_names(text) == outside
+    assert star_import_matters(text) is bool(outside)
+
+
+def test_a_star_import_that_binds_nothing_the_file_reads_is_screened(tmp_path: Path) -> None:
+    (tmp_path / "layers.py").write_text("import torch\nrange = torch.range\n")
+    init = tmp_path / "__init__.py"
+    init.write_text("from .layers import *\n__all__ = ['range']\n")
+    assert screen(SourceFile.read(init), Settings(root=str(tmp_path)).for_file(str(init))
+                  ) == frozenset()
 
 
 def test_the_screen_tells_checks_whether_the_file_is_test_code(

@@ -15,7 +15,7 @@ from torchlint.diagnostic import Diagnostic, NodeEdit
 from torchlint.engine.parse import (compiles, parse, python_syntax_error, remembers_parses,
                                     syntax_error)
 from torchlint.engine.positions import Locator
-from torchlint.engine.prefilter import rules_to_run, star_imported
+from torchlint.engine.prefilter import rules_to_run, star_import_matters
 from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
 from torchlint.engine.triage import triage
 from torchlint.engine.walk import rule_failure, run_rules
@@ -55,7 +55,7 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     target = settings.options.target_torch
     rules = [r for r in rules if r.code not in ENGINE_CODES and r.applies_to.includes(target)]
     parses = False
-    if prefilter and not star_imported(text):
+    if prefilter and not star_import_matters(text):
         rules = rules_to_run(rules, text, settings.options)
         if rules:
             # the ast triage: run only the rules whose triggers hold on the file's facts

@@ -103,10 +103,22 @@ _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MUL
 
 
 def star_imported(text: str) -> bool:
-    """``from x import *``: any name of the file may come from elsewhere, spelled nowhere
-    in it (the project knowledge follows such imports), so no trigger, pattern or ``ast``
-    fact can rule a rule out."""
+    """``from x import *`` somewhere in ``text``."""
     return "*" in text and _STAR_IMPORT.search(text) is not None
+
+
+def star_import_matters(text: str) -> bool:
+    """``from x import *`` that may bind a name the file reads: that name may then come
+    from elsewhere, spelled nowhere in the file (the project knowledge follows such
+    imports), so no trigger, pattern or ``ast`` fact can rule a rule out. A file that reads
+    only names it binds itself, builtins and module attributes (a package's ``__init__``
+    re-exporting its modules) is screened as any other."""
+    if not star_imported(text):
+        return False
+    from torchlint.analysis.star_imports import outside_names
+
+    outside = outside_names(text)
+    return outside is None or bool(outside)
 
 
 def could_fire(rule: type[Rule], text: str, options: Options | None = None) -> bool:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from torchlint.analysis.test_paths import is_test_file
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
-from torchlint.engine.prefilter import rules_to_run, star_imported, triggered
+from torchlint.engine.prefilter import rules_to_run, star_import_matters, triggered
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
     """The codes of the enabled rules that can fire on ``source`` (none: its lint is empty,
     CPython parses it); None when the screen cannot tell (every rule may)."""
     text = source.text
-    if UNUSED_NOQA in settings.codes and "noqa" in text.lower() or star_imported(text):
+    if UNUSED_NOQA in settings.codes and "noqa" in text.lower() or star_import_matters(text):
         return None
     rules = _rules(settings)
     if rules is None:
