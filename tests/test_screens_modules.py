@@ -265,3 +265,66 @@ def test_check_holds_for_each_finding_of_the_fixture_alone(code: str) -> None:
         checked += 1
         assert _holds(code, piece), f"{code} fixture line {line}:\n{piece}"
     assert checked
+
+
+# TL101 as the rule decides it: the shapes it reports, also through locals and growth
+LIST_FLAGGED = [
+    MODULE + "    def __init__(self, n):\n        blocks = []\n        for _ in range(n):\n"
+             "            block = nn.Linear(2, 2)\n            blocks.append(block)\n"
+             "        self.a = blocks\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        self.a.extend([nn.ReLU(), None])\n",
+    MODULE + "    def __init__(self):\n        self.a = list()\n        self.a.insert(0, nn.ReLU())\n"
+             "        self.b = self.a[0]\n",
+    "from abc import ABC\nfrom torch import nn\n\n\nclass Net(nn.Module, ABC):\n"
+    "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
+    MODULE + "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n"
+             "    def forward(self, x):\n        return len(self.a)\n",
+]
+
+# and the clean shapes that made the check hold on real code
+LIST_CLEAN = [
+    # a class of no torch base (ABC), a method of a class on a project class
+    "from abc import ABC\nfrom torch import nn\n\n\nclass Holder(ABC):\n"
+    "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
+    # a local also bound otherwise (a parameter, an unpacking)
+    MODULE + "    def __init__(self, head=None):\n        if head is None:\n"
+             "            head = nn.Linear(2, 2)\n        self.a = [head]\n",
+    MODULE + "    def setup(self):\n        opt, sched = self.configure()\n        if sched is None:\n"
+             "            sched = nn.Linear(2, 2)\n        self.a = [sched]\n",
+    # layers registered by hand, then kept in a list too
+    MODULE + "    def __init__(self):\n        self.a = []\n        for i in range(2):\n"
+             "            fc = nn.Linear(2, 2)\n            self.add_module(f'fc{i}', fc)\n"
+             "            self.a.append(fc)\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        for i in range(2):\n"
+             "            fc = nn.Linear(2, 2)\n            setattr(self, 'fc%i' % i, fc)\n"
+             "            self.a.append(fc)\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        for i in range(2):\n"
+             "            self.a.append(nn.Linear(2, 2))\n"
+             "            self.add_module(str(i), self.a[-1])\n",
+    # a list wrapped later in the method or the class
+    MODULE + "    def __init__(self):\n        self.a = []\n        self.a.append(nn.Linear(2, 2))\n"
+             "        self.a = nn.Sequential(*self.a)\n",
+    MODULE + "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n"
+             "        self.b = nn.ModuleList(self.a)\n",
+    MODULE + "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n"
+             "        self.b = make_stack(self.a)\n",
+    # a local list rebound, handed to a call; a value a ModuleList refuses
+    MODULE + "    def __init__(self, cfg):\n        heads = [nn.Linear(2, 2)]\n"
+             "        heads = cfg.get('heads', heads)\n        self.a = heads\n",
+    MODULE + "    def __init__(self):\n        heads = [nn.Linear(2, 2)]\n"
+             "        check(heads)\n        self.a = heads\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        self.a.append(nn.Linear(2, 2))\n"
+             "        self.a.append('fc')\n",
+]
+
+
+@pytest.mark.parametrize("text", LIST_FLAGGED)
+def test_list_check_holds_where_tl101_reports(text: str) -> None:
+    assert _reports("TL101", text), "the snippet must be a finding of the rule"
+    assert _holds("TL101", text)
+
+
+@pytest.mark.parametrize("text", LIST_CLEAN)
+def test_list_check_rules_out_what_tl101_leaves(text: str) -> None:
+    assert not _reports("TL101", text), "the snippet must be clean"
+    assert not _holds("TL101", text)

@@ -13,6 +13,7 @@ Imports neither libcst nor a rule (the screen runs before either is loaded).
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 import weakref
@@ -142,7 +143,13 @@ def _defs_of(body: list[ast.stmt]) -> Iterator[ast.AST]:
 def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     """The classes of the file that may be torch modules: those of the facts, and those
     deriving (maybe through classes of the file) from a ``torch.nn`` layer."""
-    found = set(facts.module_classes(options))
+    return _derived_classes(facts, set(facts.module_classes(options)), _is_layer_name)
+
+
+def _derived_classes(facts: FileFacts, found: set[str],
+                     accepts: Callable[[str], bool]) -> frozenset[str]:
+    """``found`` and the classes of the file with a base in it or that ``accepts`` (two
+    classes of one name: either)."""
     bases: dict[str, set[str]] = {}
     for cls, candidates in facts.class_bases:
         bases.setdefault(cls, set()).update(candidates)
@@ -150,7 +157,7 @@ def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     while changed:
         changed = False
         for cls, candidates in bases.items():
-            if cls not in found and any(q in found or _is_layer_name(q) for q in candidates):
+            if cls not in found and any(q in found or accepts(q) for q in candidates):
                 found.add(cls)
                 changed = True
     return frozenset(found)
@@ -237,8 +244,24 @@ def _containers(facts: FileFacts) -> _Containers:
 def may_flag_tl101(facts: FileFacts, options: Options) -> bool:
     """A method of a module class stores on ``self`` a list that holds a layer: a display or
     comprehension of one, ``list(...)`` of one, an empty list grown with one, or a local
-    list of that kind."""
-    return _stores_container(facts, options, "list")
+    list of that kind; as the rule decides it (:class:`_ListStores`): the last such store
+    of the attribute in the method, no value the list would refuse, a local always bound
+    to a layer and not registered by hand, the attribute not handed to a registering call,
+    a project helper or a star argument in the class."""
+    found = _containers(facts)
+    made = found.made["list"]
+    if not made:
+        return False
+    file = _file(facts, options)
+    classes = _plain_module_classes(facts, options)
+    for method in file.methods:
+        if not made.within(method) or not _MethodScan(file, found, method, "list").flags():
+            continue
+        cls = _class_of(facts, method)
+        if cls is not None and cls.name in classes and _ListStores(  # type: ignore[attr-defined]
+                file, cls, method).reports():
+            return True
+    return False
 
 
 def may_flag_tl102(facts: FileFacts, options: Options) -> bool:
@@ -385,6 +408,351 @@ class _MethodScan:
         if type(value) in (ast.ListComp, ast.GeneratorExp):
             return self.layerish(value.elt)  # type: ignore[attr-defined]
         return False
+
+
+# ------------------------------------------------------------------ TL101, as the rule decides
+def _plain_module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
+    """The classes of the file that may be module classes for the rule: a base that is a
+    module base of ``options``, a ``torch.nn`` layer, a class of the file that may be one,
+    or a name from another module than torch's or the standard library's (``ABC``, whose
+    classes the facts count in, never is one)."""
+    return facts.once(("plain module classes", options), lambda: _derived_classes(
+        facts, set(), lambda q: q in options.module_bases or _is_layer_name(q)
+        or _project_class(q)))
+
+
+_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# the statements and clauses whose names make a local no surely-layer name (containers.py)
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+            ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.NamedExpr,
+            ast.Delete, ast.comprehension, ast.Import, ast.ImportFrom)
+# and those that rebind a local container (containers._REBINDING_TYPES)
+_REBINDERS = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.Delete,
+              ast.comprehension, ast.NamedExpr, ast.Assign, ast.AnnAssign)
+_REGISTERING = frozenset({"add_module", "register_module"})
+# containers._PLACING: a project helper that places a module inside another
+_PLACING = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(sub)?(module|layer|attr)"
+                      r"|setattr$")
+_NON_LAYERS = frozenset({"Parameter", "ParameterList", "ParameterDict",
+                         "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _scope_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's body in pre-order, not entering nested functions, classes
+    and lambdas (analysis.nodes.iter_scope)."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(function.body))  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, _NEW_SCOPES):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
+def _target_names(target: ast.AST | None) -> Iterator[str]:
+    kind = type(target)
+    if kind is ast.Name:
+        yield target.id  # type: ignore[union-attr]
+    elif kind is ast.Tuple or kind is ast.List:
+        for element in target.elts:  # type: ignore[union-attr]
+            yield from _target_names(element)
+    elif kind is ast.Starred:
+        yield from _target_names(target.value)  # type: ignore[union-attr]
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    """The names a statement or clause binds at its own level (analysis.bindings)."""
+    kind = type(node)
+    if kind is ast.Assign:
+        for target in node.targets:  # type: ignore[attr-defined]
+            yield from _target_names(target)
+    elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
+                  ast.comprehension):
+        yield from _target_names(node.target)  # type: ignore[attr-defined]
+    elif kind in (ast.With, ast.AsyncWith):
+        for item in node.items:  # type: ignore[attr-defined]
+            yield from _target_names(item.optional_vars)
+    elif kind is ast.Delete:
+        for target in node.targets:  # type: ignore[attr-defined]
+            yield from _target_names(target)
+    elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        yield node.name  # type: ignore[attr-defined]
+    elif kind is ast.Import:
+        for alias in node.names:  # type: ignore[attr-defined]
+            yield alias.asname or alias.name.split(".", 1)[0]
+    elif kind is ast.ImportFrom:
+        for alias in node.names:  # type: ignore[attr-defined]
+            yield alias.asname or alias.name
+
+
+def _arguments(call: ast.Call) -> list[tuple[ast.expr, bool]]:
+    """A call's arguments in source order, as libcst lists them: (value, starred)."""
+    found = [(a.value, True) if type(a) is ast.Starred else (a, False) for a in call.args]
+    found += [(k.value, k.arg is None) for k in call.keywords]
+    if call.keywords and call.args:
+        found.sort(key=lambda a: _start(a[0]))
+    return found
+
+
+class _Growth:
+    def __init__(self) -> None:
+        self.layers = self.unknown = self.bad = 0
+        self.after: list[int] = []
+
+
+class _ListStores:
+    """TL101's decision on one method of a module class (containers.unregistered_containers),
+    in ``ast`` terms: each test is the rule's, or, where the ``ast`` facts know less (what
+    a name from another module is), one that holds more often."""
+
+    def __init__(self, file: _File, cls: ast.AST, method: ast.AST) -> None:
+        self.file = file
+        self.facts = file.facts
+        self.cls = cls
+        self.method = method
+        self.nodes = _scope_nodes(method)
+        self._layer_names: set[str] | None = None
+
+    def reports(self) -> bool:
+        nodes = self.nodes
+        stores: list[tuple[str, int]] = []
+        assigned: set[str] = set()
+        for index, node in enumerate(nodes):
+            target = _single_target(node)
+            if type(target) is ast.Name:
+                assigned.add(target.id)  # type: ignore[union-attr]
+            attr = _self_attribute(target)
+            if attr is not None:
+                stores.append((attr, index))
+        for position, (attr, index) in enumerate(stores):
+            if any(a == attr for a, _ in stores[position + 1:]):
+                continue  # only the last store of the attribute counts
+            value = nodes[index].value  # type: ignore[attr-defined]
+            direct = self.direct(value)
+            if direct is not None:
+                found = direct
+            elif self.empty(value):
+                growth = self.growth(index + 1, lambda e, a=attr: _self_attribute(e) == a)  # type: ignore[misc]
+                found = bool(growth.layers and not growth.bad)
+            elif type(value) is ast.Name and value.id in assigned:
+                found = self.local(index, value.id)
+            else:
+                found = False
+            if found and attr not in _wrapped(self.file, self.cls):
+                return True
+        return False
+
+    # ------------------------------------------------------------- layers
+    @property
+    def layer_names(self) -> set[str]:
+        """Locals every binding of which assigns a layer call (a superset), less those
+        handed to a registering call (containers.layer_locals, registered_names)."""
+        if self._layer_names is None:
+            args = self.method.args  # type: ignore[attr-defined]
+            bad = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            good: set[str] = set()
+            for node in self.nodes:
+                target = _single_target(node)
+                if type(target) is ast.Name:
+                    (good if self.file.builds_layer(node.value) else bad).add(  # type: ignore[attr-defined]
+                        target.id)  # type: ignore[union-attr]
+                elif isinstance(node, _BINDERS):
+                    bad.update(_bound_names(node))
+                elif type(node) is ast.Call and _registers(self.facts, node):  # type: ignore[arg-type]
+                    bad.update(v.id for v, _ in _arguments(node)  # type: ignore[arg-type,attr-defined]
+                               if type(v) is ast.Name)
+            self._layer_names = good - bad
+        return self._layer_names
+
+    def layerish(self, node: ast.AST) -> bool:
+        if type(node) is ast.Name:
+            return node.id in self.layer_names  # type: ignore[attr-defined]
+        return self.file.builds_layer(node)
+
+    def item(self, growth: _Growth, node: ast.AST) -> None:
+        if self.layerish(node):
+            growth.layers += 1
+        elif _refused(node):
+            growth.bad += 1
+        else:
+            growth.unknown += 1
+
+    def sequence(self, growth: _Growth, node: ast.AST) -> None:
+        kind = type(node)
+        if kind is ast.List or kind is ast.Tuple:
+            for element in node.elts:  # type: ignore[attr-defined]
+                if type(element) is ast.Starred:
+                    growth.unknown += 1
+                else:
+                    self.item(growth, element)
+        elif kind is ast.ListComp or kind is ast.GeneratorExp:
+            self.item(growth, node.elt)  # type: ignore[attr-defined]
+        else:
+            growth.unknown += 1
+
+    # ------------------------------------------------------------- values
+    def _builtin_list(self, func: ast.AST) -> bool:
+        return type(func) is ast.Name and func.id == "list" or (  # type: ignore[attr-defined]
+            "builtins.list" in self.facts.qualnames_of(func))
+
+    def direct(self, value: ast.AST) -> bool | None:
+        """A display, comprehension or ``list(...)`` of layers (None: none of those)."""
+        kind = type(value)
+        if kind is ast.List:
+            growth = _Growth()
+            self.sequence(growth, value)
+            return True if growth.layers and not growth.bad else None
+        if kind is ast.ListComp:
+            return True if self.layerish(value.elt) else None  # type: ignore[attr-defined]
+        if kind is ast.Call and len(value.args) == 1 and not value.keywords and type(  # type: ignore[attr-defined]
+                value.args[0]) is not ast.Starred and self._builtin_list(value.func):  # type: ignore[attr-defined]
+            inner = value.args[0]  # type: ignore[attr-defined]
+            if type(inner) in (ast.GeneratorExp, ast.ListComp) and self.layerish(inner.elt):
+                return True
+        return None
+
+    def empty(self, value: ast.AST) -> bool:
+        if type(value) is ast.List:
+            return not value.elts  # type: ignore[attr-defined]
+        return type(value) is ast.Call and not value.args and not (  # type: ignore[attr-defined]
+            value.keywords) and self._builtin_list(value.func)  # type: ignore[attr-defined]
+
+    def growth(self, start: int, is_subject: Callable[[ast.AST], bool]) -> _Growth:
+        """How the list ``is_subject`` tells is grown by the nodes from ``start`` on."""
+        growth = _Growth()
+        nodes = self.nodes
+        for index in range(start, len(nodes)):
+            node = nodes[index]
+            kind = type(node)
+            if kind is ast.Call and type(node.func) is ast.Attribute and is_subject(  # type: ignore[attr-defined]
+                    node.func.value):  # type: ignore[attr-defined]
+                method = node.func.attr  # type: ignore[attr-defined]
+                args = _arguments(node)  # type: ignore[arg-type]
+                before = (growth.layers, growth.unknown, growth.bad)
+                if method == "append" and len(args) == 1:
+                    self.item(growth, args[0][0])
+                elif method == "insert" and len(args) == 2:
+                    self.item(growth, args[1][0])
+                elif method == "extend" and len(args) == 1:
+                    self.sequence(growth, args[0][0])
+                if (growth.layers, growth.unknown, growth.bad) != before:
+                    growth.after.append(index)
+            elif kind is ast.AugAssign and type(node.op) is ast.Add and is_subject(  # type: ignore[attr-defined]
+                    node.target):  # type: ignore[attr-defined]
+                self.sequence(growth, node.value)  # type: ignore[attr-defined]
+                growth.after.append(index)
+        return growth
+
+    def local(self, use: int, name: str) -> bool:
+        """``self.X = name``: ``name`` is bound once before, to a list of layers, not
+        rebound, handed to no call, nor grown after (containers._local_container)."""
+        binding: int | None = None
+        for index, node in enumerate(self.nodes):
+            target = _single_target(node)
+            kind = type(node)
+            if type(target) is ast.Name and target.id == name:  # type: ignore[union-attr]
+                if binding is not None:
+                    return False
+                binding = index
+            elif isinstance(node, _REBINDERS):
+                if kind is not ast.AugAssign and name in _bound_names(node):
+                    return False
+            elif kind is ast.Call and any(type(v) is ast.Name and v.id == name  # type: ignore[attr-defined]
+                                          for v, _ in _arguments(node)):  # type: ignore[arg-type]
+                return False
+        if binding is None or binding > use:
+            return False
+        value = self.nodes[binding].value  # type: ignore[attr-defined]
+        growth = self.growth(binding + 1, lambda e: type(e) is ast.Name and e.id == name)  # type: ignore[attr-defined]
+        if any(index > use for index in growth.after) or growth.bad:
+            return False
+        return self.direct(value) is not None or self.empty(value) and bool(growth.layers)
+
+
+def _refused(node: ast.AST) -> bool:
+    """A value ``nn.ModuleList`` would refuse (containers.is_clearly_not_module): a number,
+    string or bool literal, a display, a comprehension of a container, an operation."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return node.value is not None and node.value is not Ellipsis  # type: ignore[attr-defined]
+    return kind in (ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
+                    ast.DictComp, ast.SetComp, ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)
+
+
+def _registers(facts: FileFacts, call: ast.Call) -> bool:
+    """Surely a registering call for the rule (containers._registers): ``x.add_module``,
+    ``x.register_module``, a helper named to place a module, ``setattr(self, ...)``."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in _REGISTERING:
+        return True
+    name = _last_name(func)
+    if name is None:
+        return False
+    if name != "setattr" and _PLACING.search(name) and len(call.args) + len(call.keywords) >= 2:
+        return True
+    if type(func) is ast.Name and name == "setattr" and not (
+            name in facts.bindings or name in facts.aliases or name in facts.functions):
+        first = _arguments(call)
+        return bool(first) and type(first[0][0]) is ast.Name and first[0][0].id == "self"  # type: ignore[attr-defined]
+    return False
+
+
+def _sure_layer(facts: FileFacts, call: ast.Call) -> bool:
+    """Surely a ``torch.nn`` layer call for the rule (an imported name, one meaning)."""
+    func = call.func
+    head = func
+    while type(head) is ast.Attribute:
+        head = head.value  # type: ignore[attr-defined]
+    if type(head) is not ast.Name or head.id not in facts.bindings or head.id in facts.aliases:  # type: ignore[attr-defined]
+        return False
+    quals = facts.qualnames_of(func)
+    if len(quals) != 1:
+        return False
+    qual = next(iter(quals))
+    return _is_layer_name(qual) and qual.rsplit(".", 1)[1] not in _NON_LAYERS
+
+
+def _sure_helper(facts: FileFacts, call: ast.Call) -> bool:
+    """Surely a project helper for the rule: a called name that is no builtin's and no
+    torch name's."""
+    func = call.func
+    if type(func) is not ast.Name or func.id in _BUILTINS or func.id in facts.aliases:
+        return False
+    return not any(q.startswith(("torch.", "builtins.")) or q == "torch"
+                   for q in facts.qualnames_of(func))
+
+
+def _wrapped(file: _File, cls: ast.AST) -> set[str]:
+    """The attributes the class hands to a registering call, a layer, a project helper or a
+    star argument, or loops over while registering (containers._class_uses): a subset."""
+    facts = file.facts
+
+    def make() -> set[str]:
+        found: set[str] = set()
+        for stmt in cls.body:  # type: ignore[attr-defined]
+            for node in ast.walk(stmt):
+                kind = type(node)
+                if kind is ast.For or kind is ast.AsyncFor:
+                    if any(type(n) is ast.Call and _registers(facts, n)  # type: ignore[arg-type]
+                           for s in node.body for n in ast.walk(s)):  # type: ignore[attr-defined]
+                        found.update(a for n in ast.walk(node.iter)  # type: ignore[attr-defined]
+                                     if (a := _self_attribute(n)) is not None)
+                elif kind is ast.Call:
+                    registers = _registers(facts, node)  # type: ignore[arg-type]
+                    layer = _sure_layer(facts, node)  # type: ignore[arg-type]
+                    helper = _sure_helper(facts, node)  # type: ignore[arg-type]
+                    for value, star in _arguments(node):  # type: ignore[arg-type]
+                        attr = _self_attribute(value)
+                        if attr is not None and (layer or star or registers or helper):
+                            found.add(attr)
+                        if layer or registers:
+                            found.update(a for n in ast.walk(value)
+                                         if (a := _self_attribute(n)) is not None)
+        return found
+
+    return facts.once(("tl101 wrapped", id(cls)), make)
 
 
 # ------------------------------------------------------------------ TL103
