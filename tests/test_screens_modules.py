@@ -318,13 +318,50 @@ LIST_CLEAN = [
 ]
 
 
-@pytest.mark.parametrize("text", LIST_FLAGGED)
-def test_list_check_holds_where_tl101_reports(text: str) -> None:
-    assert _reports("TL101", text), "the snippet must be a finding of the rule"
-    assert _holds("TL101", text)
+CONV_MODULE = ("from torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
+               "        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n"
+               "        self.act = nn.ReLU()\n")
+
+# TL106: a conv and a batch norm stored on self are a finding only when forward chains them
+CONV_FLAGGED = [
+    CONV_MODULE + "    def forward(self, x):\n        return self.act(self.bn(self.conv(x)))\n",
+    CONV_MODULE + "    def forward(self, x):\n        y = self.conv(x)\n        y = self.bn(y)\n"
+                  "        return self.act(y)\n",
+    "import torch.nn as tnn\nfrom torch.nn import BatchNorm1d as BN\n\n\nclass Block(tnn.Module):\n"
+    "    def __init__(self):\n        self.conv = tnn.Conv1d(3, 8, 3, bias=True)\n"
+    "        self.bn = BN(8)\n    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+    # a docstring that names another code base without saying the code comes from it
+    '"""Blocks, see https://github.com/a/b."""\n' + CONV_MODULE
+    + "    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+]
+
+CONV_CLEAN = [
+    # forward puts another step between them, or uses the norm elsewhere
+    CONV_MODULE + "    def forward(self, x):\n        x = self.conv(x)\n        x = self.act(x)\n"
+                  "        return self.bn(x)\n",
+    CONV_MODULE + "    def forward(self, x):\n        return self.act(self.conv(x)) + self.bn(x)\n",
+    # code adapted from another code base, said in the module's or the class's docstring
+    '"""Adapted from https://github.com/a/b."""\n' + CONV_MODULE
+    + "    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+    "from torch import nn\n\n\nclass Stem(nn.Module):\n"
+    '    """Ported from https://github.com/a/b."""\n    def __init__(self):\n'
+    "        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8))\n",
+]
 
 
-@pytest.mark.parametrize("text", LIST_CLEAN)
-def test_list_check_rules_out_what_tl101_leaves(text: str) -> None:
-    assert not _reports("TL101", text), "the snippet must be clean"
-    assert not _holds("TL101", text)
+
+# the checks as their rules decide: (rule, snippet) the rule reports, and clean ones
+DECIDED = [("TL101", t) for t in LIST_FLAGGED] + [("TL106", t) for t in CONV_FLAGGED]
+LEFT = [("TL101", t) for t in LIST_CLEAN] + [("TL106", t) for t in CONV_CLEAN]
+
+
+@pytest.mark.parametrize(("code", "text"), DECIDED)
+def test_check_holds_where_its_rule_decides_to_report(code: str, text: str) -> None:
+    assert _reports(code, text), "the snippet must be a finding of the rule"
+    assert _holds(code, text)
+
+
+@pytest.mark.parametrize(("code", "text"), LEFT)
+def test_check_rules_out_what_its_rule_leaves(code: str, text: str) -> None:
+    assert not _reports(code, text), "the snippet must be clean"
+    assert not _holds(code, text)

@@ -1177,11 +1177,17 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
     statements, or stored on ``self`` in one module class (whose forward may chain
     them)."""
     found = facts.once("conv norm", lambda: _ConvNorm(facts))
-    if not found.dims:
-        return False
+    if not found.dims or _ported(facts.tree):
+        return False  # code adapted from another code base keeps its checkpoints' biases
+    ported = [c for c in facts.nodes(ast.ClassDef) if _ported(c)]
+
+    def kept(node: ast.AST) -> bool:  # not in a class adapted from elsewhere
+        return not ported or not any(_start(c) <= _start(node) and _end(node) <= _end(c)
+                                     for c in ported)
+
     for node in facts.nodes(ast.List):
         items = [None if type(e) is ast.Starred else e for e in node.elts]  # type: ignore[attr-defined]
-        if any(found.pair(a, b) for a, b in zip(items, items[1:])):
+        if any(found.pair(a, b) for a, b in zip(items, items[1:])) and kept(node):
             return True
     for call in facts.nodes(ast.Call):
         word = _last_name(call.func)  # type: ignore[attr-defined]
@@ -1190,24 +1196,96 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
             continue
         if "torch.nn.Sequential" in facts.qualnames_of(call.func):  # type: ignore[attr-defined]
             items = [None if type(a) is ast.Starred else a for a in call.args]  # type: ignore[attr-defined]
-            if any(found.pair(a, b) for a, b in zip(items, items[1:])):
+            if any(found.pair(a, b) for a, b in zip(items, items[1:])) and kept(call):
                 return True
-    if _added_in_sequence(facts, found):
+    if _added_in_sequence(facts, found, kept):
         return True
     if found.self_stores:
         file = _file(facts, options)
         stores = _Located(node for node, _, _ in found.self_stores)
         kinds = {id(node): (kind, dim) for node, kind, dim in found.self_stores}
         for cls in facts.nodes(ast.ClassDef):
-            if cls.name not in file.module_classes:  # type: ignore[attr-defined]
+            if cls.name not in file.module_classes or not kept(cls):  # type: ignore[attr-defined]
                 continue
-            held = {kinds[id(n)] for n in stores.within(cls)}
-            if any(kind == "conv" and ("bn", dim) in held for kind, dim in held):
+            held: dict[str, set[tuple[str, str]]] = {}
+            for node in stores.within(cls):
+                held.setdefault(_self_attribute(_single_target(node)), set()).add(  # type: ignore[arg-type]
+                    kinds[id(node)])
+            if any(kind == "conv" and ("bn", dim) in held[bn]
+                   for conv, bn in _forward_pairs(cls) if conv in held and bn in held
+                   for kind, dim in held[conv]):
                 return True
     return False
 
 
-def _added_in_sequence(facts: FileFacts, found: _ConvNorm) -> bool:
+# a comment or docstring saying the code is taken from another code base (conv_bn._PORTED)
+_PORTED = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
+                     r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
+                     re.IGNORECASE)
+
+
+def _ported(node: ast.AST | None) -> bool:
+    """The docstring of a module or class says it is adapted from another code base (the
+    rule also reads the file's header comments, which the ``ast`` has not)."""
+    if node is None:
+        return False
+    body = node.body  # type: ignore[attr-defined]
+    first = body[0] if body else None
+    return type(first) is ast.Expr and type(first.value) is ast.Constant and type(  # type: ignore[attr-defined]
+        first.value.value) is str and _PORTED.search(first.value.value) is not None  # type: ignore[attr-defined]
+
+
+def _forward_pairs(cls: ast.AST) -> set[tuple[str, str]]:
+    """(conv, norm) attributes the ``forward`` methods of ``cls`` chain:
+    ``self.bn(self.conv(x))``, or ``x = self.conv(y)`` directly followed by
+    ``x = self.bn(x)``."""
+    pairs: set[tuple[str, str]] = set()
+    for method in _defs_of(cls.body):  # type: ignore[attr-defined]
+        if method.name != "forward":  # type: ignore[attr-defined]
+            continue
+        for node in ast.walk(method):
+            if type(node) is ast.Call:
+                outer = _self_attribute(node.func)  # type: ignore[attr-defined]
+                inner = _one_argument(node)  # type: ignore[arg-type]
+                if outer is not None and type(inner) is ast.Call:
+                    attr = _self_attribute(inner.func)  # type: ignore[union-attr]
+                    if attr is not None:
+                        pairs.add((attr, outer))
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if type(block) is not list:
+                    continue
+                steps = [_self_call_assign(s) for s in block]
+                for first, second in zip(steps, steps[1:]):
+                    if first is not None and second is not None and type(
+                            second[2]) is ast.Name and second[2].id == first[0]:  # type: ignore[attr-defined]
+                        pairs.add((first[1], second[1]))
+    return pairs
+
+
+def _one_argument(call: ast.Call) -> ast.expr | None:
+    """The one argument of a call given one, neither starred nor by keyword."""
+    if len(call.args) != 1 or call.keywords or type(call.args[0]) is ast.Starred:
+        return None
+    return call.args[0]
+
+
+def _self_call_assign(stmt: ast.AST) -> tuple[str, str, ast.expr] | None:
+    """('x', 'conv', <arg>) for ``x = self.conv(<arg>)``."""
+    target = _single_target(stmt)
+    value = getattr(stmt, "value", None)
+    if type(target) is not ast.Name or type(value) is not ast.Call:
+        return None
+    attr = _self_attribute(value.func)  # type: ignore[union-attr]
+    argument = _one_argument(value)  # type: ignore[arg-type]
+    if attr is None or argument is None:
+        return None
+    return target.id, attr, argument  # type: ignore[union-attr]
+
+
+def _added_in_sequence(facts: FileFacts, found: _ConvNorm,
+                       kept: Callable[[ast.AST], bool]) -> bool:
     """``layers.append(conv)`` (or ``layers += [.., conv]``, ``layers = [.., conv]``,
     ``owner.add_module(name, conv)``) and, by another statement, the batch norm added
     first to the same owner (the rule wants them one after the other)."""
@@ -1216,7 +1294,7 @@ def _added_in_sequence(facts: FileFacts, found: _ConvNorm) -> bool:
     for stmt in (*facts.nodes(ast.Expr), *facts.nodes(ast.AugAssign),
                  *facts.nodes(ast.Assign, ast.AnnAssign)):
         added = _added(stmt)
-        if added is None or not added[1]:
+        if added is None or not added[1] or not kept(stmt):
             continue
         owner, items = added
         dims = {dim for kind, dim in found.item(items[-1]) if kind == "conv"}
