@@ -350,9 +350,36 @@ CONV_CLEAN = [
 
 
 
+# TL107: a local is followed to what it is bound to, an attribute to what the class gives it
+FORWARD_FLAGGED = [
+    MODULE + "    def forward(self, x):\n        enc = self.encoder\n        return enc.forward(x)\n",
+    "import torch\n\n\ndef run(model, batch):\n    x = batch.cuda()\n    return model.forward(x)\n",
+    MODULE + "    def forward(self, x):\n        for lin in self.lins:\n            x = lin.forward(x)\n"
+             "        return x\n",
+    "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        self.net = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.net.forward(x)\n",
+]
+
+FORWARD_CLEAN = [
+    # an item of self (a container class), a sliced ModuleList, a dummy input by name
+    MODULE + "    def update(self, key, v):\n        metric = self[key]\n"
+             "        return metric.forward(v)\n",
+    MODULE + "    def forward(self, x):\n        for lin in self.lins[1:]:\n"
+             "            x = lin.forward(x)\n        return x\n",
+    "import torch\n\n\ndef probe(model):\n    x = torch.zeros(1, 3)\n    return model.forward(x)\n",
+    "import torch\n\n\ndef probe(model, keys):\n    fake = {k: torch.rand(2, 3) for k in keys}\n"
+    "    return model.forward(fake)\n",
+    # an inference engine's net kept on self
+    "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        self.net = cv2.dnn.readNet('m')\n    def forward(self, x):\n"
+    "        self.net.setInput(x)\n        return self.net.forward()\n",
+]
+
 # the checks as their rules decide: (rule, snippet) the rule reports, and clean ones
-DECIDED = [("TL101", t) for t in LIST_FLAGGED] + [("TL106", t) for t in CONV_FLAGGED]
-LEFT = [("TL101", t) for t in LIST_CLEAN] + [("TL106", t) for t in CONV_CLEAN]
+DECIDED = [("TL101", t) for t in LIST_FLAGGED] + [("TL106", t) for t in CONV_FLAGGED] + [
+    ("TL107", t) for t in FORWARD_FLAGGED]
+LEFT = [("TL101", t) for t in LIST_CLEAN] + [("TL106", t) for t in CONV_CLEAN] + [
+    ("TL107", t) for t in FORWARD_CLEAN]
 
 
 @pytest.mark.parametrize(("code", "text"), DECIDED)

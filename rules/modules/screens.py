@@ -949,7 +949,7 @@ def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
         if "hook" in name.lower() or name in scopes.hooks or scopes.forward_stores.within(
                 function):
             return False  # a hook, or code that wraps or replaces forward
-    if _dummy(file, call.args[0] if call.args else None):
+    if _dummy(file, call.args[0] if call.args else None, call, named):
         return False
     if _imported(scopes, target) and not _rebound(
             target, scopes.around(scopes.functions, call)):
@@ -1006,11 +1006,21 @@ def _warm_up(names: list[str]) -> bool:
     return False
 
 
-def _dummy(file: _File, expr: ast.AST | None) -> bool:
+def _dummy(file: _File, expr: ast.AST | None, at: ast.AST | None = None,
+           functions: list[ast.AST] = (), depth: int = 0) -> bool:  # type: ignore[assignment]
     """A placeholder input made by ``torch.zeros``/``randn``... on the spot (in a list,
-    tuple or comprehension of them too): the rule's shape probe or warm-up pass."""
+    tuple or comprehension of them too), or a local every binding of which assigns one,
+    one of them before ``at``: the rule's shape probe or warm-up pass."""
     if expr is None or type(expr) is ast.Starred:
         return False
+    if type(expr) is ast.Name:
+        if at is None or depth >= 3:
+            return False
+        bindings = _name_bindings(expr.id, functions)  # type: ignore[attr-defined]
+        return bool(bindings) and all(
+            kind == "assign" and _dummy(file, value, value, functions, depth + 1)
+            for kind, value in bindings) and any(
+            _start(value) < _start(at) for _, value in bindings)
     while type(expr) is ast.Call and type(expr.func) is ast.Attribute and not (  # type: ignore[attr-defined]
             _factory(file, expr)):
         expr = expr.func.value  # type: ignore[attr-defined]
@@ -1063,7 +1073,8 @@ def _may_be_module(file: _File, expr: ast.AST, cls: ast.AST | None,
     if attr is not None:
         return cls is not None and (
             cls.name in file.module_classes or _model_name(attr, file.options)  # type: ignore[attr-defined]
-            or bool(file.layer_calls.within(cls)))
+            or bool(file.layer_calls.within(cls))) and not _foreign_attribute(
+            file, cls, attr, functions)
     if kind is ast.Attribute:
         return _model_name(expr.attr, file.options) or _may_be_module(  # type: ignore[attr-defined]
             file, expr.value, cls, functions, depth + 1)  # type: ignore[attr-defined]
@@ -1071,10 +1082,101 @@ def _may_be_module(file: _File, expr: ast.AST, cls: ast.AST | None,
         # a model's name, or a name the rule may follow to a module (anything but a
         # parameter no function around rebinds: the rule knows only its name then)
         name = expr.id  # type: ignore[attr-defined]
-        if _model_name(name, file.options) or any(
-                name in _stored_in(function) for function in functions):
+        if _model_name(name, file.options):
             return True
+        if any(name in _stored_in(function) for function in functions):
+            return _bound_to_module(file, name, cls, functions, depth)
         return not any(name in _parameters(function) for function in functions)
+    return False
+
+
+def _bound_to_module(file: _File, name: str, cls: ast.AST | None, functions: list[ast.AST],
+                     depth: int) -> bool:
+    """May a local the functions around bind be a module for the rule (forward_calls._name)?
+    Not when every binding assigns a value that may not be one, or is a loop over a sliced
+    ``ModuleList`` (which TorchScript calls only through ``forward``)."""
+    bindings = _name_bindings(name, functions)
+    if all(kind == "for" for kind, _ in bindings) and all(
+            any(type(n) is ast.Slice for n in ast.walk(loop.iter))  # type: ignore[attr-defined]
+            for _, loop in bindings):
+        return False
+    return any(kind != "assign" or _may_be_module(file, value, cls, functions, depth + 1)
+               for kind, value in bindings)
+
+
+def _name_bindings(name: str, functions: list[ast.AST]) -> list[tuple[str, ast.AST]]:
+    """How the functions (nested ones too) bind ``name``: ("assign", value) for ``name =
+    value``, ("for", loop) for a loop's target, ("other", node) for anything else (an
+    unpacking, ``with``, a comprehension, an import, an augmented assignment...)."""
+    found: list[tuple[str, ast.AST]] = []
+    for function in functions:
+        for node in ast.walk(function):
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                    found.append(("other", node))
+            elif (kind is ast.Assign and len(node.targets) == 1  # type: ignore[attr-defined]
+                  or kind is ast.AnnAssign and node.value is not None) and type(  # type: ignore[attr-defined]
+                    target := _single_target(node)) is ast.Name and target.id == name:  # type: ignore[union-attr]
+                found.append(("assign", node.value))  # type: ignore[attr-defined]
+            elif kind in (ast.For, ast.AsyncFor) and name in _target_names(node.target):  # type: ignore[attr-defined]
+                found.append(("for", node))
+            elif kind in (ast.arg, ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef,
+                          ast.ClassDef, ast.alias, ast.Global, ast.Nonlocal,
+                          *_MATCH_BINDERS) and name in _other_names(node):
+                found.append(("other", node))
+    # each assignment or loop target was also met as a stored Name: drop those
+    accounted = sum(1 for kind, _ in found if kind == "assign") + sum(
+        list(_target_names(node.target)).count(name)  # type: ignore[attr-defined]
+        for kind, node in found if kind == "for")
+    stored = [b for b in found if b[0] == "other" and type(b[1]) is ast.Name]
+    rest = [b for b in found if b[0] != "other" or type(b[1]) is not ast.Name]
+    return rest + stored[accounted:]
+
+
+_MATCH_BINDERS = tuple(getattr(ast, k) for k in ("MatchAs", "MatchStar", "MatchMapping")
+                       if hasattr(ast, k))
+
+
+def _other_names(node: ast.AST) -> set[str]:
+    kind = type(node)
+    if kind is ast.arg:
+        return {node.arg}  # type: ignore[attr-defined]
+    if kind is ast.alias:
+        return {node.asname or node.name.split(".", 1)[0]}  # type: ignore[attr-defined]
+    if kind in (ast.Global, ast.Nonlocal):
+        return set(node.names)  # type: ignore[attr-defined]
+    found = getattr(node, "name", None) or getattr(node, "rest", None)
+    return {found} if isinstance(found, str) else set()
+
+
+# forward_calls: other frameworks (torch_facts.FOREIGN_FRAMEWORKS) and inference engines,
+# whose objects have a ``forward`` method and are no torch modules
+_FOREIGN = frozenset({
+    "tensorflow", "keras", "tf_keras", "jax", "jaxlib", "flax", "haiku", "optax", "equinox",
+    "cupy", "numpy", "sklearn", "mxnet", "paddle", "chainer", "mindspore", "oneflow",
+    "cv2", "onnxruntime", "openvino", "tensorrt", "tflite_runtime", "tritonclient",
+    "coremltools", "ncnn", "caffe", "dlib", "mediapipe"})
+
+
+def _foreign_attribute(file: _File, cls: ast.AST, attr: str, functions: list[ast.AST]) -> bool:
+    """The class gives ``self.<attr>`` (or a local of that name) the result of another
+    framework's or an inference engine's call (``cv2.dnn.readNet(...)``), spelt through a
+    module-level import no function around the call rebinds: the rule's
+    ``_self_attribute`` then knows it is no torch module."""
+    scopes = _scopes(file.facts)  # type: ignore[arg-type]
+    for node in ast.walk(cls):
+        target = _single_target(node)
+        if target is None or _self_attribute(target) != attr and not (
+                type(target) is ast.Name and target.id == attr):  # type: ignore[attr-defined]
+            continue
+        value = node.value  # type: ignore[attr-defined]
+        while type(value) is ast.Call:
+            value = value.func
+        quals = file.facts.qualnames_of(value)
+        if quals and all(q.split(".", 1)[0] in _FOREIGN for q in quals) and _imported(
+                scopes, value) and not _rebound(value, functions):
+            return True
     return False
 
 
