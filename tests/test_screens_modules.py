@@ -286,6 +286,8 @@ LIST_CLEAN = [
     # a class of no torch base (ABC), a method of a class on a project class
     "from abc import ABC\nfrom torch import nn\n\n\nclass Holder(ABC):\n"
     "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
+    "import keras\nfrom torch import nn\n\n\nclass Head(keras.layers.Layer):\n"
+    "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
     # a local also bound otherwise (a parameter, an unpacking)
     MODULE + "    def __init__(self, head=None):\n        if head is None:\n"
              "            head = nn.Linear(2, 2)\n        self.a = [head]\n",
@@ -369,6 +371,9 @@ FORWARD_CLEAN = [
     "import torch\n\n\ndef probe(model):\n    x = torch.zeros(1, 3)\n    return model.forward(x)\n",
     "import torch\n\n\ndef probe(model, keys):\n    fake = {k: torch.rand(2, 3) for k in keys}\n"
     "    return model.forward(fake)\n",
+    # self in a class of no torch base
+    "from abc import ABC\nimport torch\n\n\nclass Runner(ABC):\n    def run(self, x):\n"
+    "        return self.forward(x)\n",
     # an inference engine's net kept on self
     "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
     "        self.net = cv2.dnn.readNet('m')\n    def forward(self, x):\n"

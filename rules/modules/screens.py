@@ -113,6 +113,12 @@ class _File:
                              for m in _defs_of(cls.body)]  # type: ignore[attr-defined]
         return self._methods
 
+    @property
+    def plain_module_classes(self) -> frozenset[str]:
+        """:func:`_plain_module_classes` (no class of the standard library's or another
+        framework's base alone)."""
+        return _plain_module_classes(self.facts, self.options)  # type: ignore[arg-type]
+
     def builds_layer(self, node: ast.AST) -> bool:
         if type(node) is not ast.Call:
             return False
@@ -414,11 +420,12 @@ class _MethodScan:
 def _plain_module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     """The classes of the file that may be module classes for the rule: a base that is a
     module base of ``options``, a ``torch.nn`` layer, a class of the file that may be one,
-    or a name from another module than torch's or the standard library's (``ABC``, whose
-    classes the facts count in, never is one)."""
+    or a name from another module than torch's, the standard library's or another
+    framework's (``ABC``, ``keras.layers.Layer``, whose classes the facts count in, never
+    are one)."""
     return facts.once(("plain module classes", options), lambda: _derived_classes(
         facts, set(), lambda q: q in options.module_bases or _is_layer_name(q)
-        or _project_class(q)))
+        or _project_class(q) and q.split(".", 1)[0] not in _FOREIGN))
 
 
 _NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -869,7 +876,7 @@ def may_flag_tl107(facts: FileFacts, options: Options) -> bool:
     calls = [c for c in facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
              and c.func.attr == "forward"]  # type: ignore[attr-defined]
     file = _file(facts, options)
-    if not file.module_classes and not any(
+    if not file.plain_module_classes and not any(
             q == "torch" or q.startswith("torch.") for quals in facts.bindings.values()
             for q in quals):
         return False
@@ -958,7 +965,7 @@ def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
     if own and _warm_up([f.name for f in named] + ([cls.name] if cls else [])):  # type: ignore[attr-defined]
         return False  # construction, warm-up and TorchScript paths
     if type(target) is ast.Name and target.id == "self":
-        return cls is not None and cls.name in file.module_classes and not any(  # type: ignore[attr-defined]
+        return cls is not None and cls.name in file.plain_module_classes and not any(  # type: ignore[attr-defined]
             type(s) in _FUNCTIONS and s.name == "__call__" for s in cls.body)  # type: ignore[attr-defined]
     if type(target) is ast.Call:
         func_word = _last_name(target.func)
@@ -1065,14 +1072,14 @@ def _may_be_module(file: _File, expr: ast.AST, cls: ast.AST | None,
         if type(func) is ast.Name and func.id == "getattr" and expr.args:  # type: ignore[attr-defined]
             return _may_be_module(file, expr.args[0], cls, functions, depth + 1)  # type: ignore[attr-defined]
         # a module built on the spot (its direct .forward the caller has left out)
-        return type(func) is ast.Name and func.id in file.module_classes or (
+        return type(func) is ast.Name and func.id in file.plain_module_classes or (
             file.builds_layer(expr))
     if kind is ast.Subscript:
         return _may_be_module(file, expr.value, cls, functions, depth + 1)  # type: ignore[attr-defined]
     attr = _self_attribute(expr)
     if attr is not None:
         return cls is not None and (
-            cls.name in file.module_classes or _model_name(attr, file.options)  # type: ignore[attr-defined]
+            cls.name in file.plain_module_classes or _model_name(attr, file.options)  # type: ignore[attr-defined]
             or bool(file.layer_calls.within(cls))) and not _foreign_attribute(
             file, cls, attr, functions)
     if kind is ast.Attribute:
@@ -1307,7 +1314,7 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
         stores = _Located(node for node, _, _ in found.self_stores)
         kinds = {id(node): (kind, dim) for node, kind, dim in found.self_stores}
         for cls in facts.nodes(ast.ClassDef):
-            if cls.name not in file.module_classes or not kept(cls):  # type: ignore[attr-defined]
+            if cls.name not in file.plain_module_classes or not kept(cls):  # type: ignore[attr-defined]
                 continue
             held: dict[str, set[tuple[str, str]]] = {}
             for node in stores.within(cls):
