@@ -265,3 +265,135 @@ def test_check_holds_for_each_finding_of_the_fixture_alone(code: str) -> None:
         checked += 1
         assert _holds(code, piece), f"{code} fixture line {line}:\n{piece}"
     assert checked
+
+
+# TL101 as the rule decides it: the shapes it reports, also through locals and growth
+LIST_FLAGGED = [
+    MODULE + "    def __init__(self, n):\n        blocks = []\n        for _ in range(n):\n"
+             "            block = nn.Linear(2, 2)\n            blocks.append(block)\n"
+             "        self.a = blocks\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        self.a.extend([nn.ReLU(), None])\n",
+    MODULE + "    def __init__(self):\n        self.a = list()\n        self.a.insert(0, nn.ReLU())\n"
+             "        self.b = self.a[0]\n",
+    "from abc import ABC\nfrom torch import nn\n\n\nclass Net(nn.Module, ABC):\n"
+    "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
+    MODULE + "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n"
+             "    def forward(self, x):\n        return len(self.a)\n",
+]
+
+# and the clean shapes that made the check hold on real code
+LIST_CLEAN = [
+    # a class of no torch base (ABC), a method of a class on a project class
+    "from abc import ABC\nfrom torch import nn\n\n\nclass Holder(ABC):\n"
+    "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
+    "import keras\nfrom torch import nn\n\n\nclass Head(keras.layers.Layer):\n"
+    "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n",
+    # a local also bound otherwise (a parameter, an unpacking)
+    MODULE + "    def __init__(self, head=None):\n        if head is None:\n"
+             "            head = nn.Linear(2, 2)\n        self.a = [head]\n",
+    MODULE + "    def setup(self):\n        opt, sched = self.configure()\n        if sched is None:\n"
+             "            sched = nn.Linear(2, 2)\n        self.a = [sched]\n",
+    # layers registered by hand, then kept in a list too
+    MODULE + "    def __init__(self):\n        self.a = []\n        for i in range(2):\n"
+             "            fc = nn.Linear(2, 2)\n            self.add_module(f'fc{i}', fc)\n"
+             "            self.a.append(fc)\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        for i in range(2):\n"
+             "            fc = nn.Linear(2, 2)\n            setattr(self, 'fc%i' % i, fc)\n"
+             "            self.a.append(fc)\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        for i in range(2):\n"
+             "            self.a.append(nn.Linear(2, 2))\n"
+             "            self.add_module(str(i), self.a[-1])\n",
+    # a list wrapped later in the method or the class
+    MODULE + "    def __init__(self):\n        self.a = []\n        self.a.append(nn.Linear(2, 2))\n"
+             "        self.a = nn.Sequential(*self.a)\n",
+    MODULE + "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n"
+             "        self.b = nn.ModuleList(self.a)\n",
+    MODULE + "    def __init__(self):\n        self.a = [nn.Linear(2, 2)]\n"
+             "        self.b = make_stack(self.a)\n",
+    # a local list rebound, handed to a call; a value a ModuleList refuses
+    MODULE + "    def __init__(self, cfg):\n        heads = [nn.Linear(2, 2)]\n"
+             "        heads = cfg.get('heads', heads)\n        self.a = heads\n",
+    MODULE + "    def __init__(self):\n        heads = [nn.Linear(2, 2)]\n"
+             "        check(heads)\n        self.a = heads\n",
+    MODULE + "    def __init__(self):\n        self.a = []\n        self.a.append(nn.Linear(2, 2))\n"
+             "        self.a.append('fc')\n",
+]
+
+
+CONV_MODULE = ("from torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
+               "        self.conv = nn.Conv2d(3, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n"
+               "        self.act = nn.ReLU()\n")
+
+# TL106: a conv and a batch norm stored on self are a finding only when forward chains them
+CONV_FLAGGED = [
+    CONV_MODULE + "    def forward(self, x):\n        return self.act(self.bn(self.conv(x)))\n",
+    CONV_MODULE + "    def forward(self, x):\n        y = self.conv(x)\n        y = self.bn(y)\n"
+                  "        return self.act(y)\n",
+    "import torch.nn as tnn\nfrom torch.nn import BatchNorm1d as BN\n\n\nclass Block(tnn.Module):\n"
+    "    def __init__(self):\n        self.conv = tnn.Conv1d(3, 8, 3, bias=True)\n"
+    "        self.bn = BN(8)\n    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+    # a docstring that names another code base without saying the code comes from it
+    '"""Blocks, see https://github.com/a/b."""\n' + CONV_MODULE
+    + "    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+]
+
+CONV_CLEAN = [
+    # forward puts another step between them, or uses the norm elsewhere
+    CONV_MODULE + "    def forward(self, x):\n        x = self.conv(x)\n        x = self.act(x)\n"
+                  "        return self.bn(x)\n",
+    CONV_MODULE + "    def forward(self, x):\n        return self.act(self.conv(x)) + self.bn(x)\n",
+    # code adapted from another code base, said in the module's or the class's docstring
+    '"""Adapted from https://github.com/a/b."""\n' + CONV_MODULE
+    + "    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+    "from torch import nn\n\n\nclass Stem(nn.Module):\n"
+    '    """Ported from https://github.com/a/b."""\n    def __init__(self):\n'
+    "        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8))\n",
+]
+
+
+
+# TL107: a local is followed to what it is bound to, an attribute to what the class gives it
+FORWARD_FLAGGED = [
+    MODULE + "    def forward(self, x):\n        enc = self.encoder\n        return enc.forward(x)\n",
+    "import torch\n\n\ndef run(model, batch):\n    x = batch.cuda()\n    return model.forward(x)\n",
+    MODULE + "    def forward(self, x):\n        for lin in self.lins:\n            x = lin.forward(x)\n"
+             "        return x\n",
+    "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        self.net = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.net.forward(x)\n",
+]
+
+FORWARD_CLEAN = [
+    # an item of self (a container class), a sliced ModuleList, a dummy input by name
+    MODULE + "    def update(self, key, v):\n        metric = self[key]\n"
+             "        return metric.forward(v)\n",
+    MODULE + "    def forward(self, x):\n        for lin in self.lins[1:]:\n"
+             "            x = lin.forward(x)\n        return x\n",
+    "import torch\n\n\ndef probe(model):\n    x = torch.zeros(1, 3)\n    return model.forward(x)\n",
+    "import torch\n\n\ndef probe(model, keys):\n    fake = {k: torch.rand(2, 3) for k in keys}\n"
+    "    return model.forward(fake)\n",
+    # self in a class of no torch base
+    "from abc import ABC\nimport torch\n\n\nclass Runner(ABC):\n    def run(self, x):\n"
+    "        return self.forward(x)\n",
+    # an inference engine's net kept on self
+    "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        self.net = cv2.dnn.readNet('m')\n    def forward(self, x):\n"
+    "        self.net.setInput(x)\n        return self.net.forward()\n",
+]
+
+# the checks as their rules decide: (rule, snippet) the rule reports, and clean ones
+DECIDED = [("TL101", t) for t in LIST_FLAGGED] + [("TL106", t) for t in CONV_FLAGGED] + [
+    ("TL107", t) for t in FORWARD_FLAGGED]
+LEFT = [("TL101", t) for t in LIST_CLEAN] + [("TL106", t) for t in CONV_CLEAN] + [
+    ("TL107", t) for t in FORWARD_CLEAN]
+
+
+@pytest.mark.parametrize(("code", "text"), DECIDED)
+def test_check_holds_where_its_rule_decides_to_report(code: str, text: str) -> None:
+    assert _reports(code, text), "the snippet must be a finding of the rule"
+    assert _holds(code, text)
+
+
+@pytest.mark.parametrize(("code", "text"), LEFT)
+def test_check_rules_out_what_its_rule_leaves(code: str, text: str) -> None:
+    assert not _reports(code, text), "the snippet must be clean"
+    assert not _holds(code, text)

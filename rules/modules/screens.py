@@ -13,6 +13,7 @@ Imports neither libcst nor a rule (the screen runs before either is loaded).
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 import weakref
@@ -112,6 +113,12 @@ class _File:
                              for m in _defs_of(cls.body)]  # type: ignore[attr-defined]
         return self._methods
 
+    @property
+    def plain_module_classes(self) -> frozenset[str]:
+        """:func:`_plain_module_classes` (no class of the standard library's or another
+        framework's base alone)."""
+        return _plain_module_classes(self.facts, self.options)  # type: ignore[arg-type]
+
     def builds_layer(self, node: ast.AST) -> bool:
         if type(node) is not ast.Call:
             return False
@@ -142,7 +149,13 @@ def _defs_of(body: list[ast.stmt]) -> Iterator[ast.AST]:
 def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     """The classes of the file that may be torch modules: those of the facts, and those
     deriving (maybe through classes of the file) from a ``torch.nn`` layer."""
-    found = set(facts.module_classes(options))
+    return _derived_classes(facts, set(facts.module_classes(options)), _is_layer_name)
+
+
+def _derived_classes(facts: FileFacts, found: set[str],
+                     accepts: Callable[[str], bool]) -> frozenset[str]:
+    """``found`` and the classes of the file with a base in it or that ``accepts`` (two
+    classes of one name: either)."""
     bases: dict[str, set[str]] = {}
     for cls, candidates in facts.class_bases:
         bases.setdefault(cls, set()).update(candidates)
@@ -150,7 +163,7 @@ def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
     while changed:
         changed = False
         for cls, candidates in bases.items():
-            if cls not in found and any(q in found or _is_layer_name(q) for q in candidates):
+            if cls not in found and any(q in found or accepts(q) for q in candidates):
                 found.add(cls)
                 changed = True
     return frozenset(found)
@@ -237,8 +250,24 @@ def _containers(facts: FileFacts) -> _Containers:
 def may_flag_tl101(facts: FileFacts, options: Options) -> bool:
     """A method of a module class stores on ``self`` a list that holds a layer: a display or
     comprehension of one, ``list(...)`` of one, an empty list grown with one, or a local
-    list of that kind."""
-    return _stores_container(facts, options, "list")
+    list of that kind; as the rule decides it (:class:`_ListStores`): the last such store
+    of the attribute in the method, no value the list would refuse, a local always bound
+    to a layer and not registered by hand, the attribute not handed to a registering call,
+    a project helper or a star argument in the class."""
+    found = _containers(facts)
+    made = found.made["list"]
+    if not made:
+        return False
+    file = _file(facts, options)
+    classes = _plain_module_classes(facts, options)
+    for method in file.methods:
+        if not made.within(method) or not _MethodScan(file, found, method, "list").flags():
+            continue
+        cls = _class_of(facts, method)
+        if cls is not None and cls.name in classes and _ListStores(  # type: ignore[attr-defined]
+                file, cls, method).reports():
+            return True
+    return False
 
 
 def may_flag_tl102(facts: FileFacts, options: Options) -> bool:
@@ -387,6 +416,352 @@ class _MethodScan:
         return False
 
 
+# ------------------------------------------------------------------ TL101, as the rule decides
+def _plain_module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
+    """The classes of the file that may be module classes for the rule: a base that is a
+    module base of ``options``, a ``torch.nn`` layer, a class of the file that may be one,
+    or a name from another module than torch's, the standard library's or another
+    framework's (``ABC``, ``keras.layers.Layer``, whose classes the facts count in, never
+    are one)."""
+    return facts.once(("plain module classes", options), lambda: _derived_classes(
+        facts, set(), lambda q: q in options.module_bases or _is_layer_name(q)
+        or _project_class(q) and q.split(".", 1)[0] not in _FOREIGN))
+
+
+_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# the statements and clauses whose names make a local no surely-layer name (containers.py)
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+            ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.NamedExpr,
+            ast.Delete, ast.comprehension, ast.Import, ast.ImportFrom)
+# and those that rebind a local container (containers._REBINDING_TYPES)
+_REBINDERS = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.Delete,
+              ast.comprehension, ast.NamedExpr, ast.Assign, ast.AnnAssign)
+_REGISTERING = frozenset({"add_module", "register_module"})
+# containers._PLACING: a project helper that places a module inside another
+_PLACING = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(sub)?(module|layer|attr)"
+                      r"|setattr$")
+_NON_LAYERS = frozenset({"Parameter", "ParameterList", "ParameterDict",
+                         "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _scope_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's body in pre-order, not entering nested functions, classes
+    and lambdas (analysis.nodes.iter_scope)."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(function.body))  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, _NEW_SCOPES):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
+def _target_names(target: ast.AST | None) -> Iterator[str]:
+    kind = type(target)
+    if kind is ast.Name:
+        yield target.id  # type: ignore[union-attr]
+    elif kind is ast.Tuple or kind is ast.List:
+        for element in target.elts:  # type: ignore[union-attr]
+            yield from _target_names(element)
+    elif kind is ast.Starred:
+        yield from _target_names(target.value)  # type: ignore[union-attr]
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    """The names a statement or clause binds at its own level (analysis.bindings)."""
+    kind = type(node)
+    if kind is ast.Assign:
+        for target in node.targets:  # type: ignore[attr-defined]
+            yield from _target_names(target)
+    elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
+                  ast.comprehension):
+        yield from _target_names(node.target)  # type: ignore[attr-defined]
+    elif kind in (ast.With, ast.AsyncWith):
+        for item in node.items:  # type: ignore[attr-defined]
+            yield from _target_names(item.optional_vars)
+    elif kind is ast.Delete:
+        for target in node.targets:  # type: ignore[attr-defined]
+            yield from _target_names(target)
+    elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        yield node.name  # type: ignore[attr-defined]
+    elif kind is ast.Import:
+        for alias in node.names:  # type: ignore[attr-defined]
+            yield alias.asname or alias.name.split(".", 1)[0]
+    elif kind is ast.ImportFrom:
+        for alias in node.names:  # type: ignore[attr-defined]
+            yield alias.asname or alias.name
+
+
+def _arguments(call: ast.Call) -> list[tuple[ast.expr, bool]]:
+    """A call's arguments in source order, as libcst lists them: (value, starred)."""
+    found = [(a.value, True) if type(a) is ast.Starred else (a, False) for a in call.args]
+    found += [(k.value, k.arg is None) for k in call.keywords]
+    if call.keywords and call.args:
+        found.sort(key=lambda a: _start(a[0]))
+    return found
+
+
+class _Growth:
+    def __init__(self) -> None:
+        self.layers = self.unknown = self.bad = 0
+        self.after: list[int] = []
+
+
+class _ListStores:
+    """TL101's decision on one method of a module class (containers.unregistered_containers),
+    in ``ast`` terms: each test is the rule's, or, where the ``ast`` facts know less (what
+    a name from another module is), one that holds more often."""
+
+    def __init__(self, file: _File, cls: ast.AST, method: ast.AST) -> None:
+        self.file = file
+        self.facts = file.facts
+        self.cls = cls
+        self.method = method
+        self.nodes = _scope_nodes(method)
+        self._layer_names: set[str] | None = None
+
+    def reports(self) -> bool:
+        nodes = self.nodes
+        stores: list[tuple[str, int]] = []
+        assigned: set[str] = set()
+        for index, node in enumerate(nodes):
+            target = _single_target(node)
+            if type(target) is ast.Name:
+                assigned.add(target.id)  # type: ignore[union-attr]
+            attr = _self_attribute(target)
+            if attr is not None:
+                stores.append((attr, index))
+        for position, (attr, index) in enumerate(stores):
+            if any(a == attr for a, _ in stores[position + 1:]):
+                continue  # only the last store of the attribute counts
+            value = nodes[index].value  # type: ignore[attr-defined]
+            direct = self.direct(value)
+            if direct is not None:
+                found = direct
+            elif self.empty(value):
+                growth = self.growth(index + 1, lambda e, a=attr: _self_attribute(e) == a)  # type: ignore[misc]
+                found = bool(growth.layers and not growth.bad)
+            elif type(value) is ast.Name and value.id in assigned:
+                found = self.local(index, value.id)
+            else:
+                found = False
+            if found and attr not in _wrapped(self.file, self.cls):
+                return True
+        return False
+
+    # ------------------------------------------------------------- layers
+    @property
+    def layer_names(self) -> set[str]:
+        """Locals every binding of which assigns a layer call (a superset), less those
+        handed to a registering call (containers.layer_locals, registered_names)."""
+        if self._layer_names is None:
+            args = self.method.args  # type: ignore[attr-defined]
+            bad = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            good: set[str] = set()
+            for node in self.nodes:
+                target = _single_target(node)
+                if type(target) is ast.Name:
+                    (good if self.file.builds_layer(node.value) else bad).add(  # type: ignore[attr-defined]
+                        target.id)  # type: ignore[union-attr]
+                elif isinstance(node, _BINDERS):
+                    bad.update(_bound_names(node))
+                elif type(node) is ast.Call and _registers(self.facts, node):  # type: ignore[arg-type]
+                    bad.update(v.id for v, _ in _arguments(node)  # type: ignore[arg-type,attr-defined]
+                               if type(v) is ast.Name)
+            self._layer_names = good - bad
+        return self._layer_names
+
+    def layerish(self, node: ast.AST) -> bool:
+        if type(node) is ast.Name:
+            return node.id in self.layer_names  # type: ignore[attr-defined]
+        return self.file.builds_layer(node)
+
+    def item(self, growth: _Growth, node: ast.AST) -> None:
+        if self.layerish(node):
+            growth.layers += 1
+        elif _refused(node):
+            growth.bad += 1
+        else:
+            growth.unknown += 1
+
+    def sequence(self, growth: _Growth, node: ast.AST) -> None:
+        kind = type(node)
+        if kind is ast.List or kind is ast.Tuple:
+            for element in node.elts:  # type: ignore[attr-defined]
+                if type(element) is ast.Starred:
+                    growth.unknown += 1
+                else:
+                    self.item(growth, element)
+        elif kind is ast.ListComp or kind is ast.GeneratorExp:
+            self.item(growth, node.elt)  # type: ignore[attr-defined]
+        else:
+            growth.unknown += 1
+
+    # ------------------------------------------------------------- values
+    def _builtin_list(self, func: ast.AST) -> bool:
+        return type(func) is ast.Name and func.id == "list" or (  # type: ignore[attr-defined]
+            "builtins.list" in self.facts.qualnames_of(func))
+
+    def direct(self, value: ast.AST) -> bool | None:
+        """A display, comprehension or ``list(...)`` of layers (None: none of those)."""
+        kind = type(value)
+        if kind is ast.List:
+            growth = _Growth()
+            self.sequence(growth, value)
+            return True if growth.layers and not growth.bad else None
+        if kind is ast.ListComp:
+            return True if self.layerish(value.elt) else None  # type: ignore[attr-defined]
+        if kind is ast.Call and len(value.args) == 1 and not value.keywords and type(  # type: ignore[attr-defined]
+                value.args[0]) is not ast.Starred and self._builtin_list(value.func):  # type: ignore[attr-defined]
+            inner = value.args[0]  # type: ignore[attr-defined]
+            if type(inner) in (ast.GeneratorExp, ast.ListComp) and self.layerish(inner.elt):
+                return True
+        return None
+
+    def empty(self, value: ast.AST) -> bool:
+        if type(value) is ast.List:
+            return not value.elts  # type: ignore[attr-defined]
+        return type(value) is ast.Call and not value.args and not (  # type: ignore[attr-defined]
+            value.keywords) and self._builtin_list(value.func)  # type: ignore[attr-defined]
+
+    def growth(self, start: int, is_subject: Callable[[ast.AST], bool]) -> _Growth:
+        """How the list ``is_subject`` tells is grown by the nodes from ``start`` on."""
+        growth = _Growth()
+        nodes = self.nodes
+        for index in range(start, len(nodes)):
+            node = nodes[index]
+            kind = type(node)
+            if kind is ast.Call and type(node.func) is ast.Attribute and is_subject(  # type: ignore[attr-defined]
+                    node.func.value):  # type: ignore[attr-defined]
+                method = node.func.attr  # type: ignore[attr-defined]
+                args = _arguments(node)  # type: ignore[arg-type]
+                before = (growth.layers, growth.unknown, growth.bad)
+                if method == "append" and len(args) == 1:
+                    self.item(growth, args[0][0])
+                elif method == "insert" and len(args) == 2:
+                    self.item(growth, args[1][0])
+                elif method == "extend" and len(args) == 1:
+                    self.sequence(growth, args[0][0])
+                if (growth.layers, growth.unknown, growth.bad) != before:
+                    growth.after.append(index)
+            elif kind is ast.AugAssign and type(node.op) is ast.Add and is_subject(  # type: ignore[attr-defined]
+                    node.target):  # type: ignore[attr-defined]
+                self.sequence(growth, node.value)  # type: ignore[attr-defined]
+                growth.after.append(index)
+        return growth
+
+    def local(self, use: int, name: str) -> bool:
+        """``self.X = name``: ``name`` is bound once before, to a list of layers, not
+        rebound, handed to no call, nor grown after (containers._local_container)."""
+        binding: int | None = None
+        for index, node in enumerate(self.nodes):
+            target = _single_target(node)
+            kind = type(node)
+            if type(target) is ast.Name and target.id == name:  # type: ignore[union-attr]
+                if binding is not None:
+                    return False
+                binding = index
+            elif isinstance(node, _REBINDERS):
+                if kind is not ast.AugAssign and name in _bound_names(node):
+                    return False
+            elif kind is ast.Call and any(type(v) is ast.Name and v.id == name  # type: ignore[attr-defined]
+                                          for v, _ in _arguments(node)):  # type: ignore[arg-type]
+                return False
+        if binding is None or binding > use:
+            return False
+        value = self.nodes[binding].value  # type: ignore[attr-defined]
+        growth = self.growth(binding + 1, lambda e: type(e) is ast.Name and e.id == name)  # type: ignore[attr-defined]
+        if any(index > use for index in growth.after) or growth.bad:
+            return False
+        return self.direct(value) is not None or self.empty(value) and bool(growth.layers)
+
+
+def _refused(node: ast.AST) -> bool:
+    """A value ``nn.ModuleList`` would refuse (containers.is_clearly_not_module): a number,
+    string or bool literal, a display, a comprehension of a container, an operation."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return node.value is not None and node.value is not Ellipsis  # type: ignore[attr-defined]
+    return kind in (ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
+                    ast.DictComp, ast.SetComp, ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)
+
+
+def _registers(facts: FileFacts, call: ast.Call) -> bool:
+    """Surely a registering call for the rule (containers._registers): ``x.add_module``,
+    ``x.register_module``, a helper named to place a module, ``setattr(self, ...)``."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in _REGISTERING:
+        return True
+    name = _last_name(func)
+    if name is None:
+        return False
+    if name != "setattr" and _PLACING.search(name) and len(call.args) + len(call.keywords) >= 2:
+        return True
+    if type(func) is ast.Name and name == "setattr" and not (
+            name in facts.bindings or name in facts.aliases or name in facts.functions):
+        first = _arguments(call)
+        return bool(first) and type(first[0][0]) is ast.Name and first[0][0].id == "self"  # type: ignore[attr-defined]
+    return False
+
+
+def _sure_layer(facts: FileFacts, call: ast.Call) -> bool:
+    """Surely a ``torch.nn`` layer call for the rule (an imported name, one meaning)."""
+    func = call.func
+    head = func
+    while type(head) is ast.Attribute:
+        head = head.value  # type: ignore[attr-defined]
+    if type(head) is not ast.Name or head.id not in facts.bindings or head.id in facts.aliases:  # type: ignore[attr-defined]
+        return False
+    quals = facts.qualnames_of(func)
+    if len(quals) != 1:
+        return False
+    qual = next(iter(quals))
+    return _is_layer_name(qual) and qual.rsplit(".", 1)[1] not in _NON_LAYERS
+
+
+def _sure_helper(facts: FileFacts, call: ast.Call) -> bool:
+    """Surely a project helper for the rule: a called name that is no builtin's and no
+    torch name's."""
+    func = call.func
+    if type(func) is not ast.Name or func.id in _BUILTINS or func.id in facts.aliases:
+        return False
+    return not any(q.startswith(("torch.", "builtins.")) or q == "torch"
+                   for q in facts.qualnames_of(func))
+
+
+def _wrapped(file: _File, cls: ast.AST) -> set[str]:
+    """The attributes the class hands to a registering call, a layer, a project helper or a
+    star argument, or loops over while registering (containers._class_uses): a subset."""
+    facts = file.facts
+
+    def make() -> set[str]:
+        found: set[str] = set()
+        for stmt in cls.body:  # type: ignore[attr-defined]
+            for node in ast.walk(stmt):
+                kind = type(node)
+                if kind is ast.For or kind is ast.AsyncFor:
+                    if any(type(n) is ast.Call and _registers(facts, n)  # type: ignore[arg-type]
+                           for s in node.body for n in ast.walk(s)):  # type: ignore[attr-defined]
+                        found.update(a for n in ast.walk(node.iter)  # type: ignore[attr-defined]
+                                     if (a := _self_attribute(n)) is not None)
+                elif kind is ast.Call:
+                    registers = _registers(facts, node)  # type: ignore[arg-type]
+                    layer = _sure_layer(facts, node)  # type: ignore[arg-type]
+                    helper = _sure_helper(facts, node)  # type: ignore[arg-type]
+                    for value, star in _arguments(node):  # type: ignore[arg-type]
+                        attr = _self_attribute(value)
+                        if attr is not None and (layer or star or registers or helper):
+                            found.add(attr)
+                        if layer or registers:
+                            found.update(a for n in ast.walk(value)
+                                         if (a := _self_attribute(n)) is not None)
+        return found
+
+    return facts.once(("tl101 wrapped", id(cls)), make)
+
+
 # ------------------------------------------------------------------ TL103
 _CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential")
 
@@ -501,7 +876,7 @@ def may_flag_tl107(facts: FileFacts, options: Options) -> bool:
     calls = [c for c in facts.nodes(ast.Call) if type(c.func) is ast.Attribute  # type: ignore[attr-defined]
              and c.func.attr == "forward"]  # type: ignore[attr-defined]
     file = _file(facts, options)
-    if not file.module_classes and not any(
+    if not file.plain_module_classes and not any(
             q == "torch" or q.startswith("torch.") for quals in facts.bindings.values()
             for q in quals):
         return False
@@ -581,7 +956,7 @@ def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
         if "hook" in name.lower() or name in scopes.hooks or scopes.forward_stores.within(
                 function):
             return False  # a hook, or code that wraps or replaces forward
-    if _dummy(file, call.args[0] if call.args else None):
+    if _dummy(file, call.args[0] if call.args else None, call, named):
         return False
     if _imported(scopes, target) and not _rebound(
             target, scopes.around(scopes.functions, call)):
@@ -590,7 +965,7 @@ def _forward_may_bypass(file: _File, scopes: _Scopes, call: ast.Call) -> bool:
     if own and _warm_up([f.name for f in named] + ([cls.name] if cls else [])):  # type: ignore[attr-defined]
         return False  # construction, warm-up and TorchScript paths
     if type(target) is ast.Name and target.id == "self":
-        return cls is not None and cls.name in file.module_classes and not any(  # type: ignore[attr-defined]
+        return cls is not None and cls.name in file.plain_module_classes and not any(  # type: ignore[attr-defined]
             type(s) in _FUNCTIONS and s.name == "__call__" for s in cls.body)  # type: ignore[attr-defined]
     if type(target) is ast.Call:
         func_word = _last_name(target.func)
@@ -638,11 +1013,21 @@ def _warm_up(names: list[str]) -> bool:
     return False
 
 
-def _dummy(file: _File, expr: ast.AST | None) -> bool:
+def _dummy(file: _File, expr: ast.AST | None, at: ast.AST | None = None,
+           functions: list[ast.AST] = (), depth: int = 0) -> bool:  # type: ignore[assignment]
     """A placeholder input made by ``torch.zeros``/``randn``... on the spot (in a list,
-    tuple or comprehension of them too): the rule's shape probe or warm-up pass."""
+    tuple or comprehension of them too), or a local every binding of which assigns one,
+    one of them before ``at``: the rule's shape probe or warm-up pass."""
     if expr is None or type(expr) is ast.Starred:
         return False
+    if type(expr) is ast.Name:
+        if at is None or depth >= 3:
+            return False
+        bindings = _name_bindings(expr.id, functions)  # type: ignore[attr-defined]
+        return bool(bindings) and all(
+            kind == "assign" and _dummy(file, value, value, functions, depth + 1)
+            for kind, value in bindings) and any(
+            _start(value) < _start(at) for _, value in bindings)
     while type(expr) is ast.Call and type(expr.func) is ast.Attribute and not (  # type: ignore[attr-defined]
             _factory(file, expr)):
         expr = expr.func.value  # type: ignore[attr-defined]
@@ -687,15 +1072,16 @@ def _may_be_module(file: _File, expr: ast.AST, cls: ast.AST | None,
         if type(func) is ast.Name and func.id == "getattr" and expr.args:  # type: ignore[attr-defined]
             return _may_be_module(file, expr.args[0], cls, functions, depth + 1)  # type: ignore[attr-defined]
         # a module built on the spot (its direct .forward the caller has left out)
-        return type(func) is ast.Name and func.id in file.module_classes or (
+        return type(func) is ast.Name and func.id in file.plain_module_classes or (
             file.builds_layer(expr))
     if kind is ast.Subscript:
         return _may_be_module(file, expr.value, cls, functions, depth + 1)  # type: ignore[attr-defined]
     attr = _self_attribute(expr)
     if attr is not None:
         return cls is not None and (
-            cls.name in file.module_classes or _model_name(attr, file.options)  # type: ignore[attr-defined]
-            or bool(file.layer_calls.within(cls)))
+            cls.name in file.plain_module_classes or _model_name(attr, file.options)  # type: ignore[attr-defined]
+            or bool(file.layer_calls.within(cls))) and not _foreign_attribute(
+            file, cls, attr, functions)
     if kind is ast.Attribute:
         return _model_name(expr.attr, file.options) or _may_be_module(  # type: ignore[attr-defined]
             file, expr.value, cls, functions, depth + 1)  # type: ignore[attr-defined]
@@ -703,10 +1089,101 @@ def _may_be_module(file: _File, expr: ast.AST, cls: ast.AST | None,
         # a model's name, or a name the rule may follow to a module (anything but a
         # parameter no function around rebinds: the rule knows only its name then)
         name = expr.id  # type: ignore[attr-defined]
-        if _model_name(name, file.options) or any(
-                name in _stored_in(function) for function in functions):
+        if _model_name(name, file.options):
             return True
+        if any(name in _stored_in(function) for function in functions):
+            return _bound_to_module(file, name, cls, functions, depth)
         return not any(name in _parameters(function) for function in functions)
+    return False
+
+
+def _bound_to_module(file: _File, name: str, cls: ast.AST | None, functions: list[ast.AST],
+                     depth: int) -> bool:
+    """May a local the functions around bind be a module for the rule (forward_calls._name)?
+    Not when every binding assigns a value that may not be one, or is a loop over a sliced
+    ``ModuleList`` (which TorchScript calls only through ``forward``)."""
+    bindings = _name_bindings(name, functions)
+    if all(kind == "for" for kind, _ in bindings) and all(
+            any(type(n) is ast.Slice for n in ast.walk(loop.iter))  # type: ignore[attr-defined]
+            for _, loop in bindings):
+        return False
+    return any(kind != "assign" or _may_be_module(file, value, cls, functions, depth + 1)
+               for kind, value in bindings)
+
+
+def _name_bindings(name: str, functions: list[ast.AST]) -> list[tuple[str, ast.AST]]:
+    """How the functions (nested ones too) bind ``name``: ("assign", value) for ``name =
+    value``, ("for", loop) for a loop's target, ("other", node) for anything else (an
+    unpacking, ``with``, a comprehension, an import, an augmented assignment...)."""
+    found: list[tuple[str, ast.AST]] = []
+    for function in functions:
+        for node in ast.walk(function):
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                    found.append(("other", node))
+            elif (kind is ast.Assign and len(node.targets) == 1  # type: ignore[attr-defined]
+                  or kind is ast.AnnAssign and node.value is not None) and type(  # type: ignore[attr-defined]
+                    target := _single_target(node)) is ast.Name and target.id == name:  # type: ignore[union-attr]
+                found.append(("assign", node.value))  # type: ignore[attr-defined]
+            elif kind in (ast.For, ast.AsyncFor) and name in _target_names(node.target):  # type: ignore[attr-defined]
+                found.append(("for", node))
+            elif kind in (ast.arg, ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef,
+                          ast.ClassDef, ast.alias, ast.Global, ast.Nonlocal,
+                          *_MATCH_BINDERS) and name in _other_names(node):
+                found.append(("other", node))
+    # each assignment or loop target was also met as a stored Name: drop those
+    accounted = sum(1 for kind, _ in found if kind == "assign") + sum(
+        list(_target_names(node.target)).count(name)  # type: ignore[attr-defined]
+        for kind, node in found if kind == "for")
+    stored = [b for b in found if b[0] == "other" and type(b[1]) is ast.Name]
+    rest = [b for b in found if b[0] != "other" or type(b[1]) is not ast.Name]
+    return rest + stored[accounted:]
+
+
+_MATCH_BINDERS = tuple(getattr(ast, k) for k in ("MatchAs", "MatchStar", "MatchMapping")
+                       if hasattr(ast, k))
+
+
+def _other_names(node: ast.AST) -> set[str]:
+    kind = type(node)
+    if kind is ast.arg:
+        return {node.arg}  # type: ignore[attr-defined]
+    if kind is ast.alias:
+        return {node.asname or node.name.split(".", 1)[0]}  # type: ignore[attr-defined]
+    if kind in (ast.Global, ast.Nonlocal):
+        return set(node.names)  # type: ignore[attr-defined]
+    found = getattr(node, "name", None) or getattr(node, "rest", None)
+    return {found} if isinstance(found, str) else set()
+
+
+# forward_calls: other frameworks (torch_facts.FOREIGN_FRAMEWORKS) and inference engines,
+# whose objects have a ``forward`` method and are no torch modules
+_FOREIGN = frozenset({
+    "tensorflow", "keras", "tf_keras", "jax", "jaxlib", "flax", "haiku", "optax", "equinox",
+    "cupy", "numpy", "sklearn", "mxnet", "paddle", "chainer", "mindspore", "oneflow",
+    "cv2", "onnxruntime", "openvino", "tensorrt", "tflite_runtime", "tritonclient",
+    "coremltools", "ncnn", "caffe", "dlib", "mediapipe"})
+
+
+def _foreign_attribute(file: _File, cls: ast.AST, attr: str, functions: list[ast.AST]) -> bool:
+    """The class gives ``self.<attr>`` (or a local of that name) the result of another
+    framework's or an inference engine's call (``cv2.dnn.readNet(...)``), spelt through a
+    module-level import no function around the call rebinds: the rule's
+    ``_self_attribute`` then knows it is no torch module."""
+    scopes = _scopes(file.facts)  # type: ignore[arg-type]
+    for node in ast.walk(cls):
+        target = _single_target(node)
+        if target is None or _self_attribute(target) != attr and not (
+                type(target) is ast.Name and target.id == attr):  # type: ignore[attr-defined]
+            continue
+        value = node.value  # type: ignore[attr-defined]
+        while type(value) is ast.Call:
+            value = value.func
+        quals = file.facts.qualnames_of(value)
+        if quals and all(q.split(".", 1)[0] in _FOREIGN for q in quals) and _imported(
+                scopes, value) and not _rebound(value, functions):
+            return True
     return False
 
 
@@ -809,11 +1286,17 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
     statements, or stored on ``self`` in one module class (whose forward may chain
     them)."""
     found = facts.once("conv norm", lambda: _ConvNorm(facts))
-    if not found.dims:
-        return False
+    if not found.dims or _ported(facts.tree):
+        return False  # code adapted from another code base keeps its checkpoints' biases
+    ported = [c for c in facts.nodes(ast.ClassDef) if _ported(c)]
+
+    def kept(node: ast.AST) -> bool:  # not in a class adapted from elsewhere
+        return not ported or not any(_start(c) <= _start(node) and _end(node) <= _end(c)
+                                     for c in ported)
+
     for node in facts.nodes(ast.List):
         items = [None if type(e) is ast.Starred else e for e in node.elts]  # type: ignore[attr-defined]
-        if any(found.pair(a, b) for a, b in zip(items, items[1:])):
+        if any(found.pair(a, b) for a, b in zip(items, items[1:])) and kept(node):
             return True
     for call in facts.nodes(ast.Call):
         word = _last_name(call.func)  # type: ignore[attr-defined]
@@ -822,24 +1305,96 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
             continue
         if "torch.nn.Sequential" in facts.qualnames_of(call.func):  # type: ignore[attr-defined]
             items = [None if type(a) is ast.Starred else a for a in call.args]  # type: ignore[attr-defined]
-            if any(found.pair(a, b) for a, b in zip(items, items[1:])):
+            if any(found.pair(a, b) for a, b in zip(items, items[1:])) and kept(call):
                 return True
-    if _added_in_sequence(facts, found):
+    if _added_in_sequence(facts, found, kept):
         return True
     if found.self_stores:
         file = _file(facts, options)
         stores = _Located(node for node, _, _ in found.self_stores)
         kinds = {id(node): (kind, dim) for node, kind, dim in found.self_stores}
         for cls in facts.nodes(ast.ClassDef):
-            if cls.name not in file.module_classes:  # type: ignore[attr-defined]
+            if cls.name not in file.plain_module_classes or not kept(cls):  # type: ignore[attr-defined]
                 continue
-            held = {kinds[id(n)] for n in stores.within(cls)}
-            if any(kind == "conv" and ("bn", dim) in held for kind, dim in held):
+            held: dict[str, set[tuple[str, str]]] = {}
+            for node in stores.within(cls):
+                held.setdefault(_self_attribute(_single_target(node)), set()).add(  # type: ignore[arg-type]
+                    kinds[id(node)])
+            if any(kind == "conv" and ("bn", dim) in held[bn]
+                   for conv, bn in _forward_pairs(cls) if conv in held and bn in held
+                   for kind, dim in held[conv]):
                 return True
     return False
 
 
-def _added_in_sequence(facts: FileFacts, found: _ConvNorm) -> bool:
+# a comment or docstring saying the code is taken from another code base (conv_bn._PORTED)
+_PORTED = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
+                     r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
+                     re.IGNORECASE)
+
+
+def _ported(node: ast.AST | None) -> bool:
+    """The docstring of a module or class says it is adapted from another code base (the
+    rule also reads the file's header comments, which the ``ast`` has not)."""
+    if node is None:
+        return False
+    body = node.body  # type: ignore[attr-defined]
+    first = body[0] if body else None
+    return type(first) is ast.Expr and type(first.value) is ast.Constant and type(  # type: ignore[attr-defined]
+        first.value.value) is str and _PORTED.search(first.value.value) is not None  # type: ignore[attr-defined]
+
+
+def _forward_pairs(cls: ast.AST) -> set[tuple[str, str]]:
+    """(conv, norm) attributes the ``forward`` methods of ``cls`` chain:
+    ``self.bn(self.conv(x))``, or ``x = self.conv(y)`` directly followed by
+    ``x = self.bn(x)``."""
+    pairs: set[tuple[str, str]] = set()
+    for method in _defs_of(cls.body):  # type: ignore[attr-defined]
+        if method.name != "forward":  # type: ignore[attr-defined]
+            continue
+        for node in ast.walk(method):
+            if type(node) is ast.Call:
+                outer = _self_attribute(node.func)  # type: ignore[attr-defined]
+                inner = _one_argument(node)  # type: ignore[arg-type]
+                if outer is not None and type(inner) is ast.Call:
+                    attr = _self_attribute(inner.func)  # type: ignore[union-attr]
+                    if attr is not None:
+                        pairs.add((attr, outer))
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if type(block) is not list:
+                    continue
+                steps = [_self_call_assign(s) for s in block]
+                for first, second in zip(steps, steps[1:]):
+                    if first is not None and second is not None and type(
+                            second[2]) is ast.Name and second[2].id == first[0]:  # type: ignore[attr-defined]
+                        pairs.add((first[1], second[1]))
+    return pairs
+
+
+def _one_argument(call: ast.Call) -> ast.expr | None:
+    """The one argument of a call given one, neither starred nor by keyword."""
+    if len(call.args) != 1 or call.keywords or type(call.args[0]) is ast.Starred:
+        return None
+    return call.args[0]
+
+
+def _self_call_assign(stmt: ast.AST) -> tuple[str, str, ast.expr] | None:
+    """('x', 'conv', <arg>) for ``x = self.conv(<arg>)``."""
+    target = _single_target(stmt)
+    value = getattr(stmt, "value", None)
+    if type(target) is not ast.Name or type(value) is not ast.Call:
+        return None
+    attr = _self_attribute(value.func)  # type: ignore[union-attr]
+    argument = _one_argument(value)  # type: ignore[arg-type]
+    if attr is None or argument is None:
+        return None
+    return target.id, attr, argument  # type: ignore[union-attr]
+
+
+def _added_in_sequence(facts: FileFacts, found: _ConvNorm,
+                       kept: Callable[[ast.AST], bool]) -> bool:
     """``layers.append(conv)`` (or ``layers += [.., conv]``, ``layers = [.., conv]``,
     ``owner.add_module(name, conv)``) and, by another statement, the batch norm added
     first to the same owner (the rule wants them one after the other)."""
@@ -848,7 +1403,7 @@ def _added_in_sequence(facts: FileFacts, found: _ConvNorm) -> bool:
     for stmt in (*facts.nodes(ast.Expr), *facts.nodes(ast.AugAssign),
                  *facts.nodes(ast.Assign, ast.AnnAssign)):
         added = _added(stmt)
-        if added is None or not added[1]:
+        if added is None or not added[1] or not kept(stmt):
             continue
         owner, items = added
         dims = {dim for kind, dim in found.item(items[-1]) if kind == "conv"}
