@@ -3,8 +3,6 @@ and uses them, and the shared rule that reports and wraps them."""
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
@@ -17,6 +15,7 @@ from torchlint.analysis.nodes import (
     single_target,
     target_names,
 )
+from torchlint.analysis.spelling import PLACING_HELPER
 from torchlint.analysis.torch_facts import is_layer_call
 
 _REBINDING_TYPES = frozenset({cst.For, cst.With, cst.AugAssign, cst.Del, cst.CompFor,
@@ -405,10 +404,6 @@ def _keyword_key(arg: cst.Arg) -> bool:
 _REGISTERING = frozenset({"add_module", "register_module"})
 
 
-# a project helper that puts a module into another one by its name or path
-# (``set_module_by_path(net, path, wrapper)``, ``replace_module(model, name, new)``, ``rsetattr``)
-_PLACING = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(sub)?(module|layer|attr)"
-                      r"|setattr$")
 
 
 def _registers(ctx: FileContext, call: cst.Call) -> bool:
@@ -417,7 +412,7 @@ def _registers(ctx: FileContext, call: cst.Call) -> bool:
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _REGISTERING:
         return True
     name = last_name_part(call.func)
-    if name is not None and name != "setattr" and _PLACING.search(name) and len(call.args) >= 2:
+    if name is not None and name != "setattr" and PLACING_HELPER.search(name) and len(call.args) >= 2:
         return True
     return ctx.qualified_name(call.func) == "builtins.setattr" and bool(call.args) and (
         isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self")

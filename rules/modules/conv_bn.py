@@ -3,12 +3,11 @@ and the fix that drops the conv's bias."""
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.nodes import get_arg, is_literal_true
+from torchlint.analysis.spelling import PORTED_NOTE
 from torchlint.analysis.torch_facts import layer_name
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.edits import trailing_comma_layout, with_keywords
@@ -75,10 +74,6 @@ def bias_unless(ctx: FileContext, condition: cst.BaseExpression) -> str | None:
 
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-# a comment or docstring saying the code is taken from another code base (with its address)
-_PORTED = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
-                     r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
-                     re.IGNORECASE)
 
 
 def mirrors_other_code(ctx: FileContext, classes: list[cst.ClassDef]) -> bool:
@@ -89,11 +84,11 @@ def mirrors_other_code(ctx: FileContext, classes: list[cst.ClassDef]) -> bool:
         module = ctx.module
         text = "\n".join(line.comment.value for line in module.header if line.comment)
         docstring = module.get_docstring(clean=False) or ""
-        return bool(_PORTED.search(text + "\n" + docstring))
+        return bool(PORTED_NOTE.search(text + "\n" + docstring))
 
     if ctx.cached("tl106_ported_file", header):
         return True
-    return any(_PORTED.search(cls.get_docstring(clean=False) or "") for cls in classes)
+    return any(PORTED_NOTE.search(cls.get_docstring(clean=False) or "") for cls in classes)
 
 
 def sequence_item(element: cst.BaseExpression) -> cst.BaseExpression:

@@ -18,17 +18,10 @@ from torchlint.analysis.nodes import (
     single_target,
     target_names,
 )
-from torchlint.analysis.torch_facts import (
-    FOREIGN_FRAMEWORKS,
-    is_layer_call,
-    is_model_name,
-)
+from torchlint.analysis.spelling import FOREIGN_FRAMEWORKS, INFERENCE_ENGINES
+from torchlint.analysis.torch_facts import is_layer_call, is_model_name
 from torchlint.rules.modules.module_classes import is_module_class, local_class
 
-# Packages whose objects have a ``forward`` method and are no torch modules: inference
-# engines (an OpenCV ``dnn`` net, an ONNX Runtime session) besides the other frameworks.
-_ENGINES = frozenset({"cv2", "onnxruntime", "openvino", "tensorrt", "tflite_runtime",
-                      "tritonclient", "coremltools", "ncnn", "caffe", "dlib", "mediapipe"})
 # Factories whose result is a placeholder input (a shape probe or warm-up pass), not data
 _DUMMY_FACTORIES = frozenset(f"torch.{name}" for name in (
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "zeros_like", "ones_like",
@@ -198,7 +191,7 @@ def _foreign(ctx: FileContext, expr: cst.BaseExpression | None) -> bool:
     if qual is None:
         return False
     top = qual.split(".", 1)[0]
-    return top in FOREIGN_FRAMEWORKS or top in _ENGINES
+    return top in FOREIGN_FRAMEWORKS or top in INFERENCE_ENGINES
 
 
 def module_receiver(ctx: FileContext, target: cst.BaseExpression, place: Place,

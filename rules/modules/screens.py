@@ -28,9 +28,20 @@ from torchlint.analysis.ast_names import (
     last_name as _last_name,
     self_attribute as _self_attribute,
 )
+from torchlint.analysis.layer_table import NON_LAYER_CLASSES
 from torchlint.analysis.options import Options
-from torchlint.analysis.spelling import model_names_pattern
+from torchlint.analysis.spelling import (
+    FOREIGN_FRAMEWORKS,
+    INFERENCE_ENGINES,
+    PLACING_HELPER,
+    PORTED_NOTE,
+    model_names_pattern,
+)
 from torchlint.engine.triage import FileFacts
+
+# other frameworks and inference engines, whose objects have a ``forward`` method and are no
+# torch modules
+_FOREIGN = FOREIGN_FRAMEWORKS | INFERENCE_ENGINES
 
 T = TypeVar("T")
 
@@ -437,11 +448,7 @@ _BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast
 _REBINDERS = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.Delete,
               ast.comprehension, ast.NamedExpr, ast.Assign, ast.AnnAssign)
 _REGISTERING = frozenset({"add_module", "register_module"})
-# containers._PLACING: a project helper that places a module inside another
-_PLACING = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(sub)?(module|layer|attr)"
-                      r"|setattr$")
-_NON_LAYERS = frozenset({"Parameter", "ParameterList", "ParameterDict",
-                         "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+# containers.PLACING_HELPER: a project helper that places a module inside another
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -697,7 +704,7 @@ def _registers(facts: FileFacts, call: ast.Call) -> bool:
     name = _last_name(func)
     if name is None:
         return False
-    if name != "setattr" and _PLACING.search(name) and len(call.args) + len(call.keywords) >= 2:
+    if name != "setattr" and PLACING_HELPER.search(name) and len(call.args) + len(call.keywords) >= 2:
         return True
     if type(func) is ast.Name and name == "setattr" and not (
             name in facts.bindings or name in facts.aliases or name in facts.functions):
@@ -718,7 +725,7 @@ def _sure_layer(facts: FileFacts, call: ast.Call) -> bool:
     if len(quals) != 1:
         return False
     qual = next(iter(quals))
-    return _is_layer_name(qual) and qual.rsplit(".", 1)[1] not in _NON_LAYERS
+    return _is_layer_name(qual) and qual.rsplit(".", 1)[1] not in NON_LAYER_CLASSES
 
 
 def _sure_helper(facts: FileFacts, call: ast.Call) -> bool:
@@ -1157,15 +1164,6 @@ def _other_names(node: ast.AST) -> set[str]:
     return {found} if isinstance(found, str) else set()
 
 
-# forward_calls: other frameworks (torch_facts.FOREIGN_FRAMEWORKS) and inference engines,
-# whose objects have a ``forward`` method and are no torch modules
-_FOREIGN = frozenset({
-    "tensorflow", "keras", "tf_keras", "jax", "jaxlib", "flax", "haiku", "optax", "equinox",
-    "cupy", "numpy", "sklearn", "mxnet", "paddle", "chainer", "mindspore", "oneflow",
-    "cv2", "onnxruntime", "openvino", "tensorrt", "tflite_runtime", "tritonclient",
-    "coremltools", "ncnn", "caffe", "dlib", "mediapipe"})
-
-
 def _foreign_attribute(file: _File, cls: ast.AST, attr: str, functions: list[ast.AST]) -> bool:
     """The class gives ``self.<attr>`` (or a local of that name) the result of another
     framework's or an inference engine's call (``cv2.dnn.readNet(...)``), spelt through a
@@ -1327,10 +1325,7 @@ def may_flag_tl106(facts: FileFacts, options: Options) -> bool:
     return False
 
 
-# a comment or docstring saying the code is taken from another code base (conv_bn._PORTED)
-_PORTED = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
-                     r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
-                     re.IGNORECASE)
+# a comment or docstring saying the code is taken from another code base (conv_bn.PORTED_NOTE)
 
 
 def _ported(node: ast.AST | None) -> bool:
@@ -1341,7 +1336,7 @@ def _ported(node: ast.AST | None) -> bool:
     body = node.body  # type: ignore[attr-defined]
     first = body[0] if body else None
     return type(first) is ast.Expr and type(first.value) is ast.Constant and type(  # type: ignore[attr-defined]
-        first.value.value) is str and _PORTED.search(first.value.value) is not None  # type: ignore[attr-defined]
+        first.value.value) is str and PORTED_NOTE.search(first.value.value) is not None  # type: ignore[attr-defined]
 
 
 def _forward_pairs(cls: ast.AST) -> set[tuple[str, str]]:

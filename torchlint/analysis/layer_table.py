@@ -142,3 +142,8 @@ FLAT = frozenset({"linear", "bilinear", "same", "flatten", "cell", "embed"})
 INPUT_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
                              "torch.empty"})
 INSTANCE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "float"})
+
+
+# torch.nn names that are classes but not layers
+NON_LAYER_CLASSES = frozenset({"Parameter", "ParameterList", "ParameterDict",
+                               "UninitializedParameter", "UninitializedBuffer", "Buffer"})

@@ -94,3 +94,26 @@ def reads_as_graph_output(name: str) -> bool:
     lowered = name.lower()
     return "loss" in lowered or any(
         word.startswith(_GRAPH_OUTPUT_WORDS) for word in lowered.split("_"))
+
+
+# Top-level packages of other frameworks: a value made by one of them is not a torch value,
+# whatever its name says (``loss_fn = keras.losses.MeanSquaredError()``).
+FOREIGN_FRAMEWORKS = frozenset({
+    "tensorflow", "keras", "tf_keras", "jax", "jaxlib", "flax", "haiku", "optax", "equinox",
+    "cupy", "numpy", "sklearn", "mxnet", "paddle", "chainer", "mindspore", "oneflow",
+})
+# Packages whose objects have a ``forward`` method and are no torch modules: inference
+# engines (an OpenCV ``dnn`` net, an ONNX Runtime session).
+INFERENCE_ENGINES = frozenset({"cv2", "onnxruntime", "openvino", "tensorrt", "tflite_runtime",
+                               "tritonclient", "coremltools", "ncnn", "caffe", "dlib",
+                               "mediapipe"})
+
+# a project helper that puts a module into another one by its name or path
+# (``set_module_by_path(net, path, wrapper)``, ``replace_module(model, name, new)``, ``rsetattr``)
+PLACING_HELPER = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(sub)?"
+                            r"(module|layer|attr)|setattr$")
+
+# a comment or docstring saying the code is taken from another code base (with its address)
+PORTED_NOTE = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
+                         r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
+                         re.IGNORECASE)

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.analysis.bindings import module_value
+from torchlint.analysis.layer_table import NON_LAYER_CLASSES  # noqa: F401 - rules ask it here
 from torchlint.analysis.nodes import last_name_part, string_value
 from torchlint.analysis.spelling import (  # noqa: F401 - rules ask this module
+    FOREIGN_FRAMEWORKS,
     LOSS_FUNCTIONS,
     MODEL_HELPER_VERBS,
     MODEL_PREFIX_WORDS,
@@ -33,10 +35,6 @@ TENSOR_FACTORIES = frozenset(
     )
 )
 
-
-# torch.nn names that are classes but not layers
-NON_LAYER_CLASSES = frozenset({"Parameter", "ParameterList", "ParameterDict",
-                               "UninitializedParameter", "UninitializedBuffer", "Buffer"})
 
 
 CUDA_PREFIXES = ("cuda", "cpu", "mps", "xpu", "meta")
@@ -107,12 +105,6 @@ def is_loss_call(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
-# Top-level packages of other frameworks: a value made by one of them is not a torch value,
-# whatever its name says (``loss_fn = keras.losses.MeanSquaredError()``).
-FOREIGN_FRAMEWORKS = frozenset({
-    "tensorflow", "keras", "tf_keras", "jax", "jaxlib", "flax", "haiku", "optax", "equinox",
-    "cupy", "numpy", "sklearn", "mxnet", "paddle", "chainer", "mindspore", "oneflow",
-})
 
 
 def is_foreign(ctx: FileContext, expr: cst.BaseExpression | None) -> bool:
