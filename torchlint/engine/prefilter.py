@@ -153,9 +153,9 @@ def rules_to_run(rules: Sequence[type[Rule]], text: str, options: Options | None
     return [r for r in candidates if r in chosen]
 
 
-def triggered(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
-    """The rules one of whose trigger words ``text`` holds (the cheapest question)."""
-    return [r for r in rules if _triggered(r, text)]
+def any_triggered(rules: Sequence[type[Rule]], text: str) -> bool:
+    """Does ``text`` hold a trigger word of any of ``rules``? (Stops at the first.)"""
+    return any(_triggered(r, text) for r in rules)
 
 
 def firing(rules: Sequence[type[Rule]], text: str, options: Options | None = None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from torchlint.analysis.test_paths import is_test_file
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
-from torchlint.engine.prefilter import rules_to_run, star_import_matters, triggered
+from torchlint.engine.prefilter import any_triggered, rules_to_run, star_import_matters
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
@@ -54,19 +54,21 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
         return None
     facts = None
     options = settings.options
-    # the facts first (one walk decides every rule's trigger), the text's costly patterns
-    # then only for the rules whose trigger holds
+    # the facts first (one walk decides every rule's trigger), then the text's words and
+    # patterns only for the rules whose trigger holds: a rule's facts are cheaper to ask
+    # than a search of the whole text for its words (rules_to_run asks those below)
     maybe = []
-    for rule in triggered(rules, text):
-        if rule.requires is not None:
-            if facts is None:
-                facts = triage(text)
+    if any_triggered(rules, text):
+        for rule in rules:
+            if rule.requires is not None:
                 if facts is None:
-                    return None
-                facts = replace(facts, test_file=_is_test(source.path, settings))
-            if not rule.requires.holds(facts, options):
-                continue
-        maybe.append(rule)
+                    facts = triage(text)
+                    if facts is None:
+                        return None
+                    facts = replace(facts, test_file=_is_test(source.path, settings))
+                if not rule.requires.holds(facts, options):
+                    continue
+            maybe.append(rule)
     # as in the engine, once one rule can fire the file is parsed: the others are then
     # judged by their cheap patterns alone (a costly one only ever spares a rule's walk).
     # The preview rules run only to be counted for the summary's hint do not get a file
