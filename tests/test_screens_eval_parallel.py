@@ -153,7 +153,50 @@ TL903_FIRES = [
     loader = DataLoader(Stream(), num_workers=2)
     """,
 ]
+TL903_FIRES += [
+    # a dataset through a class of the file
+    """
+    import random
+    import torch.utils.data as data
+
+    class Base(data.Dataset):
+        pass
+
+    class Flips(Base):
+        def __init__(self):
+            self.rng = random.Random(0)
+
+        def __getitem__(self, i):
+            return self.rng.random() < 0.5
+
+    loader = data.DataLoader(Flips(), num_workers=2)
+    """,
+]
 TL903_CLEAN = [
+    # a batch sampler is no dataset: it runs in the main process (diffusers' bucket sampler)
+    """
+    import random
+    from torch.utils.data import BatchSampler, DataLoader
+
+    class Buckets(BatchSampler):
+        def __init__(self, seed=None):
+            self.generator = random.Random(seed) if seed is not None else random
+
+        def __iter__(self):
+            yield self.generator.sample(range(10), 4)
+
+    loader = DataLoader(range(10), batch_sampler=Buckets(0), num_workers=2)
+    """,
+    """
+    import random
+    from torch import nn
+
+    RNG = random.Random(0)
+
+    class Noise(nn.Module):
+        def __iter__(self):
+            yield RNG.random()
+    """,
     # reassigned per epoch in __iter__ (timm's ResampledShards2)
     """
     import random

@@ -11,6 +11,7 @@ import ast
 from torchlint.analysis.ast_names import dotted as _dotted
 from torchlint.analysis.ast_names import self_attribute as _self_attribute
 from torchlint.analysis.options import Options
+from torchlint.analysis.spelling import canonical
 from torchlint.engine.triage import FileFacts
 
 # TL903's generators (training_objects.RANDOM_GENERATORS)
@@ -44,25 +45,26 @@ def may_flag_tl903(facts: FileFacts, options: Options) -> bool:
             made += value.values  # type: ignore[attr-defined]
         if any(type(v) is ast.Call and not _GENERATORS.isdisjoint(
                 facts.qualnames_of(v.func)) for v in made):  # type: ignore[attr-defined]
-            if _may_report(facts, functions, node, targets[0]):
+            if _may_report(facts, options, functions, node, targets[0]):
                 return True
     return False
 
 
-def _may_report(facts: FileFacts, functions: list[ast.AST], node: ast.AST,
+def _may_report(facts: FileFacts, options: Options, functions: list[ast.AST], node: ast.AST,
                 target: ast.expr) -> bool:
     """The generator assigned by ``node`` to ``target`` may be reported: a name assigned
-    outside any function and called on somewhere (the rule: in a dataset's sample methods),
-    or ``self.X`` assigned in a class's own ``__init__`` (not in a function nested in it),
-    drawn from in the class's sample methods, and neither reassigned in another method nor
-    reseeded by the class (``self.X.seed(...)``, ``get_worker_info``)."""
+    outside any function and drawn from in the sample methods of a class that may be a
+    dataset and does not reseed, or ``self.X`` assigned in such a class's own ``__init__``
+    (not in a function nested in it), drawn from in its sample methods, and neither
+    reassigned in another method nor reseeded (``self.X.seed(...)``)."""
     line = node.lineno  # type: ignore[attr-defined]
     holding = [f for f in functions if f.lineno <= line <= f.end_lineno]  # type: ignore[attr-defined]
     if not holding:  # module level (or a class body): the rule's module generators
-        name = target.id if type(target) is ast.Name else None  # type: ignore[attr-defined]
-        return name is not None and any(
-            type(call.func) is ast.Attribute and _dotted(call.func.value) == name  # type: ignore[attr-defined]
-            for call in facts.nodes(ast.Call))
+        if type(target) is not ast.Name:
+            return False
+        return any(_may_be_dataset(facts, options, klass) and not _reseeds(klass)
+                   and _draws(_sample_methods(_class_methods(klass)), target.id)  # type: ignore[arg-type,attr-defined]
+                   for klass in facts.nodes(ast.ClassDef))
     function = max(holding, key=lambda f: f.lineno)  # type: ignore[attr-defined]
     attribute = _self_attribute(target)
     if function.name != "__init__" or attribute is None:  # type: ignore[attr-defined]
@@ -75,12 +77,36 @@ def _may_report(facts: FileFacts, functions: list[ast.AST], node: ast.AST,
         return True
     methods = _class_methods(klass)  # type: ignore[arg-type]
     receiver = f"self.{attribute}"
-    if _reseeds(klass) or _assigned_outside(methods, attribute) or _seeded(klass, receiver):
+    if not _may_be_dataset(facts, options, klass) or _reseeds(klass) or _assigned_outside(
+            methods, attribute) or _seeded(klass, receiver):
         return False
+    return _draws(_sample_methods(methods), receiver)
+
+
+def _draws(methods: list[ast.AST], receiver: str) -> bool:
+    """A method of ``methods`` calls a method of ``receiver`` (``self.rng.normal()``)."""
     return any(type(call) is ast.Call and type(call.func) is ast.Attribute  # type: ignore[attr-defined]
                and _dotted(call.func.value) == receiver  # type: ignore[attr-defined]
-               for method in _sample_methods(methods) for stmt in method.body  # type: ignore[attr-defined]
+               for method in methods for stmt in method.body  # type: ignore[attr-defined]
                for call in ast.walk(stmt))
+
+
+def _may_be_dataset(facts: FileFacts, options: Options, klass: ast.AST) -> bool:
+    """The context may take ``klass`` for a dataset class: unless each base surely names a
+    torch or builtin class that is no dataset base (``BatchSampler``, ``nn.Module``), or
+    it has none. A base named for a class of the file, or from another module (a project
+    class may derive from a dataset), may."""
+    classes = {name for name, _ in facts.class_bases}
+    for base in klass.bases:  # type: ignore[attr-defined]
+        head = base
+        while type(head) is ast.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        names = {canonical(q) for q in facts.qualnames_of(base)}
+        if not names or type(head) is not ast.Name or head.id in classes or any(  # type: ignore[attr-defined]
+                q in options.dataset_bases or not q.startswith(("torch.", "builtins."))
+                for q in names):
+            return True
+    return False
 
 
 def _class_methods(klass: ast.ClassDef) -> dict[str, ast.AST]:
