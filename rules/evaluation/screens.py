@@ -470,6 +470,8 @@ def _function_may_flag_tl401(file: _File, options: Options) -> bool:
         cls = file.owner(function)
         if cls is not None and name.startswith("test") and _test_case(cls):
             continue
+        if facts.test_file and _in_a_test(file, function):
+            continue
         scan = file.scan(function)  # type: ignore[arg-type]
         if not (named or scan.evaluated) or scan.needs_grad:
             continue
@@ -481,6 +483,27 @@ def _function_may_flag_tl401(file: _File, options: Options) -> bool:
         if models.runs_any(callee for callee, surely, _ in scan.calls if not surely):
             return True
     return False
+
+
+def _is_test(file: _File, function: ast.AST) -> bool:
+    """In a test file, a test itself (functions.is_pytest_test): ``test*`` and ``_test*``
+    functions, and methods of a ``Test*`` class."""
+    cls = file.owner(function)
+    return function.name.startswith(("test", "_test")) or (  # type: ignore[attr-defined]
+        cls is not None and cls.name.startswith("Test"))
+
+
+def _in_a_test(file: _File, function: ast.AST) -> bool:
+    """In a test file, ``function`` is a test or lies in one (a callback class defined
+    inside a test function): the rule leaves tests alone. A def that starts within the
+    lines of another def's body is nested in it."""
+    if _is_test(file, function):
+        return True
+    spans = file.facts.once("tl401_test_spans", lambda: [
+        (f.lineno, f.end_lineno) for f in file.facts.nodes(*_FUNCTIONS)  # type: ignore[attr-defined]
+        if _is_test(file, f)])
+    line = function.lineno  # type: ignore[attr-defined]
+    return any(start < line <= end for start, end in spans)  # type: ignore[operator]
 
 
 def _test_case(cls: ast.ClassDef) -> bool:
