@@ -46,6 +46,7 @@ from torchlint.analysis.layer_table import (
     NON_CONTIGUOUS_ATTRIBUTES,
     NON_CONTIGUOUS_FUNCTIONS,
     NON_CONTIGUOUS_METHODS,
+    RESHAPES,
     SPATIAL_FUNCTIONS,
     accepted_ranks,
 )
@@ -926,6 +927,19 @@ class _Unknown:
 UNK = _Unknown()
 
 
+class _NamingUnknown(_Unknown):
+    """An unknown value of a ``forward`` chain whose reason (the label of the step that
+    stops on it) may name a flatten, a view or a reshape: such a step makes the analysis
+    ask the project for an input (``_flattens_images``)."""
+
+
+UNK_NAMING = _NamingUnknown()
+
+
+def _names_flatten(text: str) -> bool:
+    return any(word in text for word in _FLATTENS)
+
+
 @dataclass(frozen=True)
 class _Sym:
     """A value the analysis may know (from a construction, an imported constant, a stated
@@ -1125,28 +1139,56 @@ class _Mirror:
                             for inner in ast.walk(arg) if type(inner) is ast.Call}
         return self._nested
 
-    def flattens(self, cls: ast.ClassDef) -> bool:
-        """May a step of ``cls``'s forward chain read as a flatten, view or reshape (the
-        labels and reasons the analysis gives name the methods, layers, attributes,
-        classes and parameters involved)? An identifier of the class naming one, or an
-        import of the file."""
-        if not self._flattening:
-            return False
+    @property
+    def flattening_imports(self) -> bool:
+        """Does an import of the file name a flatten, view or reshape (a qualified name the
+        analysis may quote in a reason)?"""
+        memo = getattr(self, "_flattening_imports", None)
+        if memo is None:
+            memo = self._flattening_imports = bool(self._flattening) and any(
+                _names_flatten(q) for quals in self.facts.bindings.values() for q in quals)
+        return memo  # type: ignore[no-any-return]
+
+    def flatten_marks(self) -> list[tuple[int, int]]:
+        """Where an identifier of the file names a flatten, view or reshape."""
         if self._flatten_marks is None:
             hits, nodes = self._flattening, self.facts.nodes
-            marks = [(n.lineno, n.col_offset) for n in nodes(ast.Attribute) if n.attr in hits]  # type: ignore[attr-defined]
-            marks += [(n.lineno, n.col_offset) for n in nodes(ast.Name) if n.id in hits]  # type: ignore[attr-defined]
-            marks += [(n.lineno, n.col_offset) for n in nodes(ast.arg) if n.arg in hits]  # type: ignore[attr-defined]
-            marks += [(n.lineno, n.col_offset) for n in nodes(*_FUNCTIONS, ast.ClassDef)
-                      if n.name in hits]  # type: ignore[attr-defined]
-            imported = any(w in q for quals in self.facts.bindings.values() for q in quals
-                           for w in _FLATTENS)
-            self._flatten_marks = [(0, 0)] if imported else sorted(marks)
-        if self._flatten_marks == [(0, 0)]:
+            marks: list[tuple[int, int]] = []
+            if hits:
+                marks = [(n.lineno, n.col_offset) for n in nodes(ast.Attribute) if n.attr in hits]  # type: ignore[attr-defined]
+                marks += [(n.lineno, n.col_offset) for n in nodes(ast.Name) if n.id in hits]  # type: ignore[attr-defined]
+                marks += [(n.lineno, n.col_offset) for n in nodes(ast.arg) if n.arg in hits]  # type: ignore[attr-defined]
+                marks += [(n.lineno, n.col_offset) for n in nodes(*_FUNCTIONS, ast.ClassDef)
+                          if n.name in hits]  # type: ignore[attr-defined]
+            self._flatten_marks = sorted(marks)
+        return self._flatten_marks
+
+    def marked(self, start: tuple[int, int], end: tuple[int, int]) -> int:
+        """How many identifiers naming a flatten lie between ``start`` and ``end``."""
+        marks = self.flatten_marks()
+        return bisect.bisect_right(marks, end) - bisect.bisect_left(marks, start)
+
+    def unknown_module_flattens(self, cls: ast.ClassDef | None, forward: ast.AST | None,
+                                attr: str) -> bool:
+        """May the reason the analysis gives for ``self.<attr>``, an unknown module, name a
+        flatten, view or reshape? It quotes the attribute, or what ``__init__``, a helper, a
+        class attribute or a module-level constant built it from: an identifier of the
+        class outside ``forward``, of the module's own code, or an import."""
+        if _names_flatten(attr) or self.flattening_imports:
             return True
-        start, end = _start(cls), _end(cls)
-        at = bisect.bisect_left(self._flatten_marks, start)
-        return at < len(self._flatten_marks) and self._flatten_marks[at] <= end
+        if cls is None or not self.flatten_marks():
+            return False
+        inside = self.marked(_start(cls), _end(cls))
+        if forward is not None:
+            inside -= self.marked(_start(forward), _end(forward))
+        if inside:
+            return True
+        memo = getattr(self, "_module_marked", None)
+        if memo is None:
+            in_defs = sum(self.marked(_start(d), _end(d)) for d in self.tree.body
+                          if type(d) in _FUNCTIONS or type(d) is ast.ClassDef)
+            memo = self._module_marked = len(self.flatten_marks()) > in_defs
+        return memo  # type: ignore[no-any-return]
 
     def stated_inputs(self) -> None:
         """Mirrors ``_stated_inputs``: a model called on a tensor factory's result (or a
@@ -1422,7 +1464,7 @@ class _Mirror:
             stated = self.stated.get(cls.name)
             if stated is not None:
                 _Flow(self, local, stated).run(forward.body)
-            elif flow.first_images and self.flattens(cls):
+            elif flow.first_images and flow.flattens:
                 _Flow(self, local, _ANY).run(forward.body)
 
     def called_names(self) -> frozenset[str]:
@@ -1473,7 +1515,8 @@ class _Mirror:
             flow.run(forward.body)
         finally:
             self.quiet -= 1
-        found: object = wild
+        # a chain the analysis surely stops: no interface (the block is an unknown module)
+        found: object = UNK if flow.surely_stopped else wild
         entry = flow.entry
         out = flow.returned[0] if len(flow.returned) == 1 else None
         if not flow.stopped and entry is not None and type(entry.in_size) is int and not (
@@ -1516,12 +1559,15 @@ class _Mirror:
                 current = self.walk_sequence(element, current, flow)
             else:
                 if flow is not None:
-                    flow.stopped = True
+                    flow.stopped = flow.surely_stopped = True
                 current = _FRESH
         return current
 
     def apply(self, layer: _Layer, value: _Value, flow: _Flow | None = None
               ) -> _Value | None:
+        if flow is not None and (_names_flatten(layer.name) or layer.family == "wild" and (
+                self.flattening_imports)):
+            flow.flattens = True  # (a class of another file is labelled by its own name)
         if flow is not None and not flow.entry_closed:  # the first layer with a size
             if layer.family in _SIZED:
                 flow.entry, flow.entry_closed = layer, True
@@ -1534,7 +1580,7 @@ class _Mirror:
         self.check(layer, value)
         out = _output(layer, value)
         if out is None and flow is not None:
-            flow.stopped = True
+            flow.stopped = flow.surely_stopped = True
         return out
 
     def check(self, layer: _Layer, value: _Value) -> None:
@@ -2389,6 +2435,10 @@ class _Flow:
         # what a class used as a layer passes on: whether the chain stops, its first layer
         # with a size (and whether only size-keeping ones come before it), what it returns
         self.stopped = False
+        # a stop the analysis surely makes too (not one for a class this mirror does not
+        # follow); a step whose label may name a flatten, view or reshape
+        self.surely_stopped = False
+        self.flattens = False
         self.entry: _Layer | None = None
         self.entry_closed = False
         self.entry_spatial = False
@@ -2398,10 +2448,18 @@ class _Flow:
         if self.first_images is None:
             self.first_images = images
 
-    def stop(self) -> None:
-        """A step the chain stops at: its reason may name a class or a layer."""
+    def stop(self, reason: object = UNK, *, surely: bool = True) -> None:
+        """A step the chain stops at, labelled by the reason of the unknown ``reason``: it
+        may name a class or a layer."""
         self.stopped = True
+        self.surely_stopped = self.surely_stopped or surely
+        self.flattens = self.flattens or reason is UNK_NAMING
         self.step(self.mirror.conv_words)
+
+    def flatten_step(self) -> None:
+        """A step labelled by a flatten, view or reshape."""
+        self.flattens = True
+        self.step(False)
 
     def run(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -2417,7 +2475,7 @@ class _Flow:
                 self.branch(stmt)
 
     def branch(self, stmt: ast.stmt) -> None:
-        bound: set[str] = set()
+        bound: dict[str, bool] = {}  # name -> bound otherwise than by an annotation
         for node in (stmt, *_statements(stmt)):  # (``:=`` aside: known errs towards a finding)
             kind = type(node)
             if kind is ast.Assign:
@@ -2426,11 +2484,14 @@ class _Flow:
                 targets = [node.target]  # type: ignore[attr-defined]
             else:
                 continue
-            bound.update(n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name)  # type: ignore[attr-defined]
-        for name in bound:
+            for target in targets:
+                for n in ast.walk(target):
+                    if type(n) is ast.Name:
+                        bound[n.id] = bound.get(n.id, False) or kind is not ast.AnnAssign  # type: ignore[attr-defined]
+        for name, surely in bound.items():
             if name in self.values:
                 if isinstance(self.values[name], _Value):
-                    self.stop()
+                    self.stop(surely=surely)
                 self.values[name] = UNK
 
     def small(self, stmt: ast.stmt) -> None:
@@ -2462,16 +2523,16 @@ class _Flow:
                 flowing = any(type(n) is ast.Name and isinstance(self.values.get(n.id), _Value)
                               for n in ast.walk(part))
                 result = self.eval(part)
-                if result is UNK and flowing:
-                    self.stop()
+                if isinstance(result, _Unknown) and flowing:
+                    self.stop(result)
                 self.returned.append(result if len(parts) == 1 else None)
         elif kind is ast.AnnAssign and type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
                 stmt.value is not None):  # type: ignore[attr-defined]
             self.set(stmt.target.id, self.eval(stmt.value))  # type: ignore[attr-defined]
 
     def set(self, name: str, value: object) -> None:
-        if value is UNK and isinstance(self.values.get(name), _Value):
-            self.stop()
+        if isinstance(value, _Unknown) and isinstance(self.values.get(name), _Value):
+            self.stop(value)
         if value is None:
             self.values.pop(name, None)
         else:
@@ -2501,6 +2562,7 @@ class _Flow:
         if not isinstance(value, _Value):
             value = _FRESH
         self.step(layer.name.startswith(("Conv", "MaxPool", "AvgPool")))
+        self.flattens = self.flattens or _names_flatten(layer.name)
         self.mirror.check(layer, value)
         rank = value.rank if _maybe(value.rank) else UNK
         return _Value(rank, _if_rank2(rank, layer.out_size, UNK), layer.out_size, None, False)
@@ -2570,18 +2632,19 @@ class _Flow:
             if isinstance(receiver, _Value):
                 return self.method(call, receiver)
             if receiver is not None:
-                return receiver if receiver is UNK else None
+                return receiver if isinstance(receiver, _Unknown) else None
         if isinstance(first, _Value):
             if quals & KEEP_FUNCTIONS:
                 self.step(False)
                 return first
             if "torch.flatten" in quals:
-                self.step(False)
                 start = _arg(call, "start_dim", 1)
                 end = _arg(call, "end_dim", 2)
                 if start is not None and _int_literal(start) == 1 and end is None:
+                    self.flatten_step()
                     return _flatten(first)
-                return UNK
+                self.step(False)
+                return UNK_NAMING  # ("a reshape")
             spatial_functions = quals & SPATIAL_FUNCTIONS
             if spatial_functions:
                 self.step(False)
@@ -2590,7 +2653,12 @@ class _Flow:
                 return _Value(first.rank, first.channels, features, spatial, first.flattened)
         values = [self.eval(a.value if type(a) is ast.Starred else a) for a in call.args]
         values += [self.eval(k.value) for k in call.keywords]
-        return _stop(first, *values)
+        stopped = _stop(first, *values)
+        if stopped is UNK and (any(_names_flatten(q) for q in quals) or any(
+                _names_flatten(n.id if type(n) is ast.Name else n.attr)  # type: ignore[attr-defined]
+                for n in ast.walk(func) if type(n) in (ast.Name, ast.Attribute))):
+            return UNK_NAMING  # (the callee names the step)
+        return stopped
 
     def functional_pool(self, qual: str, call: ast.Call, value: _Value) -> object:
         leaf = qual.rsplit(".", 1)[1]
@@ -2617,19 +2685,20 @@ class _Flow:
         if name in ("view", "reshape") and len(call.args) == 2 and plain:
             size = self.scope.eval(call.args[1], 0)
             if type(size) is int and size > 0:
-                self.step(False)
+                self.flatten_step()
                 return _Value(2, size, size, None, True)
             if size == -1:
-                self.step(False)
+                self.flatten_step()
                 return _flatten(value)
             if type(size) is _Sym:
-                self.step(False)
+                self.flatten_step()
                 return _Value(2, WILD, WILD, None, True)
         if name == "flatten" and len(call.args) == 1 and _int_literal(call.args[0]) == 1 and (
                 not call.keywords):
-            self.step(False)
+            self.flatten_step()
             return _flatten(value)
-        return UNK
+        # "a reshape (.view)", ".contiguous()"
+        return UNK_NAMING if name in RESHAPES or _names_flatten(name) else UNK
 
     def call_module(self, call: ast.Call, module: object) -> object:
         value = self.argument(call)
@@ -2639,20 +2708,25 @@ class _Flow:
             else:
                 return None
         if not isinstance(value, _Value):
-            self.stop()
+            self.stop(value)
             value = _FRESH
         if isinstance(module, _Layer):
+            # "Flatten with more arguments", "... returns a tuple"
+            unknown = UNK_NAMING if _names_flatten(module.name) else UNK
             if len(call.args) + len(call.keywords) != 1:
-                return UNK
+                return unknown
             self.step(module.name.startswith(("Conv", "MaxPool", "AvgPool")))
             out = self.mirror.apply(module, value, self)
-            return out if out is not None else UNK
+            return out if out is not None else unknown
         if isinstance(module, _Seq):
             images = _first_images(module)
             if images is not None:
                 self.step(images)
             out = self.mirror.walk_sequence(module, value, self)
             return out if out is not None else UNK
+        if self.mirror.unknown_module_flattens(self.scope.cls, self.scope.function, str(
+                _self_attribute(call.func))):
+            return UNK_NAMING
         return UNK
 
 
@@ -2672,7 +2746,7 @@ def _first_images(seq: _Seq) -> bool | None:
 
 def _stop(*values: object) -> object:
     """UNK when a flowing value goes in; None when none does."""
-    return UNK if any(v is UNK or isinstance(v, _Value) for v in values) else None
+    return UNK if any(isinstance(v, (_Unknown, _Value)) for v in values) else None
 
 
 def _expressions(node: ast.AST) -> list[ast.expr]:

@@ -1,0 +1,209 @@
+"""The size checks of TL510-TL512 (``may_flag_tl510``/``tl511``/``tl512`` in
+``rules/tensors/screens.py``) follow the size analysis where real code made them loose:
+whether a ``forward`` chain on images has a step labelled by a flatten, view or reshape
+(then the analysis asks the project's other files for an input size), and whether a class
+used as a layer surely stops its chain (then it passes no size on). Every snippet is also
+linted with the rules forced to run, alone or in a project whose other file states an
+input: where a check holds its rule reports, where it does not its rule stays silent."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from torchlint.analysis.options import Options
+from torchlint.analysis.project import Project
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
+from torchlint.engine.triage import triage
+from torchlint.registry import all_rules
+from torchlint.rules.tensors import screens
+from torchlint.source import SourceFile
+
+CHECKS = {"TL510": screens.may_flag_tl510, "TL511": screens.may_flag_tl511,
+          "TL512": screens.may_flag_tl512}
+
+
+def _holds(code: str, text: str) -> bool:
+    facts = triage(textwrap.dedent(text))
+    assert facts is not None
+    return bool(CHECKS[code](facts, Options()))
+
+
+def _findings(code: str, text: str, tmp_path: Path | None = None,
+              other: str | None = None) -> list[int]:
+    """The lines ``code`` reports in ``text`` (model.py), linted alone or in a project
+    whose other file (use.py) is ``other``."""
+    rule = all_rules()[code]
+    settings = FileSettings.for_rules([rule], {code})
+    path = "model.py"
+    if tmp_path is not None:
+        (tmp_path / "model.py").write_text(textwrap.dedent(text), encoding="utf-8")
+        if other is not None:
+            (tmp_path / "use.py").write_text(textwrap.dedent(other), encoding="utf-8")
+        settings = replace(settings, project=Project([str(tmp_path)]))
+        path = str(tmp_path / "model.py")
+    result = lint_source(SourceFile(path, textwrap.dedent(text)), settings, prefilter=False)
+    return [d.line for d in result.diagnostics if d.code == code]
+
+
+# a 2-D input stated by another file of the project, for a model taking images
+STATES_2D = """
+import torch
+from model import Net
+y = Net()(torch.randn(2, 3))
+"""
+
+ON_IMAGES = """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+        self.qkv = nn.Conv2d(16, 48, 1)
+
+    def forward(self, x):
+        x = self.conv(x)
+        STEP
+        return x
+"""
+
+def _on_images(step: str) -> str:
+    return ON_IMAGES.replace("STEP", step)
+
+
+# steps the analysis labels by a flatten, view or reshape: it asks the project for an
+# input, and the Conv2d then receives the 2-D input the other file states
+ASKING = [
+    "x = x.permute(0, 2, 3, 1)",      # "a reshape (.permute)": no identifier says so
+    "x = x.mean((2, 3))",
+    "x = x.flatten(1)",
+    "x = torch.flatten(x, 2)",
+    "x = x.view(x.size(0), 4, -1)",
+    "x = self.qkv(x).reshape(1, 2, 3, 4)",
+    "x = self.qkv(x)\n        x = self.head_view(x)",   # an unknown module, named so
+    "x = torch.reshape(x, (1, -1))",    # a call the analysis names by its callee
+]
+
+
+@pytest.mark.parametrize("step", ASKING)
+def test_a_chain_on_images_with_a_step_naming_a_reshape_holds(step: str,
+                                                              tmp_path: Path) -> None:
+    text = _on_images(step)
+    assert _holds("TL512", text)
+    assert _findings("TL512", text) == []  # alone: no input is stated
+    # reported at the Conv2d the 2-D input reaches
+    assert _findings("TL512", text, tmp_path, STATES_2D)[:1] == [8]
+
+
+# the clean shapes of real code (timm's attention layers): the reshapes apply to values
+# split off the chain, which then goes on or stops for another reason
+NOT_ASKING = [
+    "q, k, v = torch.split(self.qkv(x), [16, 16, 16], dim=1)\n"
+    "        q = q.reshape(1, 2, 3, 4)\n        x = q.transpose(1, 2)",
+    "B, C, H, W = x.shape\n        k = x.new_zeros(B).view(-1)",
+    "x = self.qkv(x)\n        y = torch.split(x, 16, dim=1)\n        x = self.missing(y)",
+    "x = x + 1\n        x = self.qkv(x)",
+    "x = nn.functional.unfold(x, 2)",
+]
+
+
+@pytest.mark.parametrize("step", NOT_ASKING)
+def test_a_chain_whose_steps_name_no_reshape_is_ruled_out(step: str, tmp_path: Path) -> None:
+    text = _on_images(step)
+    assert not _holds("TL512", text)
+    # the project's 2-D input is never asked for
+    assert _findings("TL512", text, tmp_path, STATES_2D) == []
+
+
+def test_a_reshape_named_by_an_import_or_the_constructor_holds(tmp_path: Path) -> None:
+    # an unknown module whose reason quotes what __init__ built it from
+    text = _on_images("x = self.head(x)").replace(
+        "self.qkv = nn.Conv2d(16, 48, 1)", "self.head = nn.Unflatten(1, (4, 4))")
+    assert _holds("TL512", text)
+    assert _findings("TL512", text, tmp_path, STATES_2D) == [8]
+    # a function imported under another name: the analysis names the step by what it is
+    aliased = _on_images("x = fold(x)").replace(
+        "import torch.nn as nn", "import torch.nn as nn\nfrom ops import flatten_2d as fold")
+    assert _holds("TL512", aliased)
+    assert _findings("TL512", aliased, tmp_path, STATES_2D) == [9]
+    other = aliased.replace("flatten_2d", "rearrange")
+    assert not _holds("TL512", other)
+    assert _findings("TL512", other, tmp_path, STATES_2D) == []
+    # the same unknown module with nothing naming a reshape
+    plain = text.replace("nn.Unflatten(1, (4, 4))", "nn.Unfold(2)")
+    assert not _holds("TL512", plain)
+    assert _findings("TL512", plain, tmp_path, STATES_2D) == []
+
+
+BLOCKS = """
+import torch.nn as nn
+
+class ConvLayer(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x)
+
+class Residual(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = ConvLayer(channels, channels)
+        self.bn = nn.BatchNorm2d(channels)
+    def forward(self, x):
+        out = self.bn(self.conv(x))
+        return out + x
+
+class Picked(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.layers = nn.ModuleDict({"conv": nn.Conv2d(cin, cout, 3)})
+    def forward(self, x):
+        x = self.layers["conv"](x)
+        return x
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 64, 3)
+        BLOCKS
+    def forward(self, x):
+        x = self.stem(x)
+        x = self.block(x)
+        return self.norm(x)
+"""
+
+
+def _blocks(blocks: str) -> str:
+    return BLOCKS.replace("BLOCKS", blocks)
+
+
+@pytest.mark.parametrize("blocks", [
+    # a block built from a parameter (the analysis reads no sizes of it) and one that
+    # calls a layer it picks from a dict: both chains stop, the blocks pass no size on
+    "self.block = Residual(128)\n        self.norm = nn.BatchNorm2d(64)",
+    "self.block = Picked(32, 16)\n        self.norm = nn.BatchNorm2d(8)",
+])
+def test_a_class_whose_chain_surely_stops_passes_no_size_on(blocks: str) -> None:
+    text = _blocks(blocks)
+    assert not _holds("TL510", text)
+    assert _findings("TL510", text) == []
+
+
+def test_a_class_followed_as_a_layer_still_holds() -> None:
+    # ConvLayer's chain never stops: 16 channels reach a BatchNorm2d of 8
+    text = _blocks("self.block = ConvLayer(64, 16)\n        "
+                                "self.norm = nn.BatchNorm2d(8)")
+    assert _holds("TL510", text)
+    assert _findings("TL510", text) == [33]
+    # a block given the wrong channels
+    wrong = _blocks("self.block = ConvLayer(32, 16)\n        "
+                                 "self.norm = nn.BatchNorm2d(16)")
+    assert _holds("TL510", wrong)
+    assert _findings("TL510", wrong) == [32]
