@@ -207,3 +207,68 @@ def test_a_class_followed_as_a_layer_still_holds() -> None:
                                  "self.norm = nn.BatchNorm2d(16)")
     assert _holds("TL510", wrong)
     assert _findings("TL510", wrong) == [32]
+
+
+MNIST = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torchvision import datasets, transforms
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.fc1 = nn.Linear(9216, 128)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        return self.fc1(x)
+
+def main():
+    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1,), (0.3,))])
+    train = datasets.MNIST("../data", train=True, download=True, transform=transform)
+    loader = torch.utils.data.DataLoader(train, batch_size=64)
+    model = Net()
+"""
+
+
+def test_the_images_of_a_dataset_are_the_input_of_the_one_model(tmp_path: Path) -> None:
+    # MNIST's 1x28x28 images flow through the chain and agree with every layer: the
+    # analysis asks the project for no other input
+    for code in CHECKS:
+        assert not _holds(code, MNIST)
+        assert _findings(code, MNIST, tmp_path, STATES_2D) == []
+    # a Linear that does not take the 64x12x12 features the images give
+    wrong = MNIST.replace("nn.Linear(9216, 128)", "nn.Linear(9000, 128)")
+    assert _holds("TL511", wrong)
+    assert _findings("TL511", wrong) == [12]
+    # CIFAR10's images have 3 channels
+    cifar = MNIST.replace("datasets.MNIST", "datasets.CIFAR10")
+    assert _holds("TL510", cifar)
+    assert _findings("TL510", cifar) == [10]
+    # a crop of the images to 32x32
+    cropped = MNIST.replace("transforms.ToTensor()", "transforms.CenterCrop(32), "
+                            "transforms.ToTensor()")
+    assert _holds("TL511", cropped)
+    assert _findings("TL511", cropped) == [12]
+
+
+def test_a_dataset_whose_images_are_not_proven_leaves_the_input_open(tmp_path: Path) -> None:
+    # a transform the analysis does not read: no dataset input, and the chain (on images,
+    # flattened) may be given one by another file of the project
+    unread = MNIST.replace("transforms.ToTensor()", "transforms.Pad(2), transforms.ToTensor()")
+    assert _holds("TL512", unread)
+    assert _findings("TL512", unread) == []
+    assert _findings("TL512", unread, tmp_path, STATES_2D) == [10, 11]
+    # a crop to a size another module defines: known there only
+    named = MNIST.replace("transforms.ToTensor()", "transforms.CenterCrop(SIZE), "
+                          "transforms.ToTensor()").replace(
+        "from torchvision", "from config import SIZE\nfrom torchvision")
+    assert _holds("TL511", named)
+    (tmp_path / "use.py").unlink()
+    (tmp_path / "config.py").write_text("SIZE = 32\n", encoding="utf-8")
+    assert _findings("TL511", named, tmp_path) == [13]

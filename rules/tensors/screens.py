@@ -36,11 +36,14 @@ from torchlint.analysis.ast_names import (
 )
 from torchlint.analysis.layer_table import (
     AVG_POOL,
+    CROPS,
+    DATASETS,
     INPUT_FACTORIES,
     INSTANCE_METHODS,
     KEEP,
     KEEP_FUNCTIONS,
     KEEP_METHODS,
+    KEEP_TRANSFORMS,
     LAYERS,
     MAX_POOL,
     NON_CONTIGUOUS_ATTRIBUTES,
@@ -1265,9 +1268,15 @@ class _Mirror:
                 found.setdefault(model, []).extend(given)
         # no shape stated: a torchvision dataset's images are the input of the one model
         classes = {m for built in instances.values() for m in built if type(m) is str}
+        dataset: tuple[str, _Value] | None = None
         if len(classes) == 1 and any(q.startswith("torchvision.datasets.") for q in facts.calls) \
                 and all(g is WILD for given in found.values() for g in given):
-            found.setdefault(classes.pop(), []).append(WILD)
+            image = self.dataset_image() if not found else WILD
+            if isinstance(image, tuple):
+                channels, height, width = image
+                dataset = classes.pop(), _Value(4, channels, width, (height, width), False)
+            elif image is WILD:
+                found.setdefault(classes.pop(), []).append(WILD)
         for model, given in found.items():
             distinct = set(given)
             if WILD in distinct:
@@ -1276,6 +1285,104 @@ class _Mirror:
                 value = _input_value(distinct.pop())  # type: ignore[arg-type]
                 if value is not None:
                     self.stated[model] = value
+        if dataset is not None:
+            self.stated[dataset[0]] = dataset[1]
+
+    def dataset_image(self) -> object:
+        """Mirrors ``_dataset_image``: (channels, height, width) of the images of every
+        torchvision dataset the file loads through a ``DataLoader``, when they agree (the
+        channels may be UNK); None where the analysis proves none; WILD where a size is
+        known here only by its spelling or a callee may mean several things."""
+        facts = self.facts
+        calls = list(facts.nodes(ast.Call))
+        if not any(_last_name(c.func) == "DataLoader" and "torch.utils.data.DataLoader" in (  # type: ignore[attr-defined]
+                facts.qualnames_of(c.func)) for c in calls):  # type: ignore[attr-defined]
+            return None
+        leaves = {q.rsplit(".", 1)[1] for q in DATASETS} | {"ImageFolder"}
+        sizes: set[object] = set()
+        for call in calls:
+            if _last_name(call.func) not in leaves:  # type: ignore[attr-defined]
+                continue
+            quals = facts.qualnames_of(call.func)  # type: ignore[attr-defined]
+            if not any(q.startswith("torchvision.datasets.") for q in quals):
+                continue
+            if len(quals) != 1:
+                return WILD
+            qual = next(iter(quals))
+            base: tuple[object, object, object] = (3, UNK, UNK) if qual.endswith(
+                ".ImageFolder") else DATASETS.get(qual, (UNK, UNK, UNK))
+            image = self.transformed(base, _arg(call, "transform", None))  # type: ignore[arg-type]
+            if image is None or image is WILD:
+                return image
+            sizes.add(image)
+        return sizes.pop() if len(sizes) == 1 else None
+
+    def transformed(self, image: tuple[object, object, object], transform: ast.expr | None
+                    ) -> object:
+        """Mirrors ``_transformed``: the image after ``transform`` (None: unknown)."""
+        facts = self.facts
+        if type(transform) is ast.Name:
+            bound = [a.value for a in facts.nodes(ast.Assign)  # type: ignore[attr-defined]
+                     if len(a.targets) == 1 and type(a.targets[0]) is ast.Name  # type: ignore[attr-defined]
+                     and a.targets[0].id == transform.id]  # type: ignore[attr-defined]
+            if len(bound) != 1:
+                return None
+            transform = bound[0]
+        steps: list[ast.expr] = []
+        if type(transform) is ast.Call:
+            quals = facts.qualnames_of(transform.func)  # type: ignore[attr-defined]
+            if "torchvision.transforms.Compose" in quals:
+                if len(quals) != 1:
+                    return WILD
+                given = [*transform.args, *(k.value for k in transform.keywords)]  # type: ignore[attr-defined]
+                if not given or type(given[0]) not in (ast.List, ast.Tuple):
+                    return None
+                steps = list(given[0].elts)  # type: ignore[attr-defined]
+            else:
+                steps = [transform]
+        elif transform is not None:
+            steps = [transform]
+        channels, height, width = image
+        scope = _Scope(self, {}, None)
+        for step in steps:
+            if type(step) is not ast.Call:
+                return None
+            quals = facts.qualnames_of(step.func)  # type: ignore[attr-defined]
+            if len(quals) > 1 and quals & (KEEP_TRANSFORMS | CROPS | {
+                    "torchvision.transforms.Grayscale"}):
+                return WILD
+            qual = next(iter(quals), None)
+            if qual in KEEP_TRANSFORMS:
+                continue
+            if qual == "torchvision.transforms.Grayscale":
+                arg = _arg(step, "num_output_channels", 0)  # type: ignore[arg-type]
+                channels = scope.eval(arg, 0) if arg is not None else 1
+                if type(channels) is _Sym:
+                    return WILD
+                channels = channels if type(channels) is int else UNK
+                continue
+            if qual not in CROPS:
+                return None
+            arg = _arg(step, "size", 0)  # type: ignore[arg-type]
+            size = scope.eval(arg, 0) if arg is not None else UNK
+            if isinstance(size, (list, tuple)) and len(size) == 1:
+                size = size[0]
+            if type(size) is _Sym or isinstance(size, (list, tuple)) and any(
+                    type(v) is _Sym for v in size):
+                return WILD
+            if type(size) is int:
+                if qual.endswith(".Resize") and not (type(height) is int and height == width):
+                    height = width = UNK  # the shorter side: the other depends on the image
+                else:
+                    height = width = size
+            elif isinstance(size, (list, tuple)) and len(size) == 2 and all(
+                    type(v) is int for v in size):
+                height, width = size
+            else:
+                return None
+        if type(height) is int and type(width) is int:
+            return channels, height, width
+        return None
 
     def factory_shape(self, call: ast.Call) -> object:
         """Mirrors ``_factory_shape``: the literal shape a tensor factory is given (WILD:
@@ -1922,6 +2029,14 @@ def _module_values(tree: ast.Module) -> dict[str, object]:
     for name, count in counts.items():
         found[name] = values.get(name) if count == 1 else None
     return found
+
+
+def _last_name(func: ast.expr) -> str | None:
+    if type(func) is ast.Name:
+        return func.id  # type: ignore[attr-defined,no-any-return]
+    if type(func) is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined,no-any-return]
+    return None
 
 
 def _string(node: ast.expr | None) -> str | None:
