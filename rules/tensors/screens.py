@@ -1109,7 +1109,9 @@ class _Mirror:
         # reshape; a first step on images (a layer, a class or a reason naming one)
         words = "\n" + "\n".join(facts.names)
         self._flattening = set(_FLATTENING.findall(words))
+        self._class_flattens: dict[int, bool] = {}
         self._flatten_marks: list[tuple[int, int]] | None = None
+        self._module_flattens: bool | None = None
         self.conv_words = any(w in words for w in ("\nConv", "\nMaxPool", "\nAvgPool"))
         self.constants: dict[str, object] = {}
         self._module_values: dict[str, object] | None = None
@@ -1132,6 +1134,13 @@ class _Mirror:
                 ((_start(f), _end(f), f) for f in self.facts.nodes(*_FUNCTIONS)),
                 key=lambda item: item[0])
         return self._functions
+
+    @property
+    def function_starts(self) -> list[tuple[int, int]]:
+        memo = getattr(self, "_function_starts", None)
+        if memo is None:
+            memo = self._function_starts = [start for start, _, _ in self.functions]
+        return memo  # type: ignore[no-any-return]
 
     @property
     def nested(self) -> set[int]:
@@ -1179,19 +1188,22 @@ class _Mirror:
         class outside ``forward``, of the module's own code, or an import."""
         if _names_flatten(attr) or self.flattening_imports:
             return True
-        if cls is None or not self.flatten_marks():
+        if cls is None or not self._flattening:
             return False
-        inside = self.marked(_start(cls), _end(cls))
-        if forward is not None:
-            inside -= self.marked(_start(forward), _end(forward))
-        if inside:
-            return True
-        memo = getattr(self, "_module_marked", None)
+        memo = self._class_flattens.get(id(cls))
         if memo is None:
-            in_defs = sum(self.marked(_start(d), _end(d)) for d in self.tree.body
-                          if type(d) in _FUNCTIONS or type(d) is ast.ClassDef)
-            memo = self._module_marked = len(self.flatten_marks()) > in_defs
-        return memo  # type: ignore[no-any-return]
+            inside = self.marked(_start(cls), _end(cls))
+            if forward is not None:
+                inside -= self.marked(_start(forward), _end(forward))
+            memo = inside > 0
+            if not memo:
+                if self._module_flattens is None:
+                    in_defs = sum(self.marked(_start(d), _end(d)) for d in self.tree.body
+                                  if type(d) in _FUNCTIONS or type(d) is ast.ClassDef)
+                    self._module_flattens = len(self.flatten_marks()) > in_defs
+                memo = self._module_flattens
+            self._class_flattens[id(cls)] = memo
+        return memo
 
     def stated_inputs(self) -> None:
         """Mirrors ``_stated_inputs``: a model called on a tensor factory's result (or a
@@ -1454,13 +1466,15 @@ class _Mirror:
     def enclosing(self, node: ast.AST) -> ast.AST | None:
         """The innermost function around ``node`` (None: module level)."""
         at = _start(node)
-        found = None
-        for start, end, function in self.functions:
-            if start > at:
-                break
-            if at <= end and (start < at):
-                found = function
-        return found
+        functions = self.functions
+        # the latest function starting before ``node`` that ends after it is the innermost
+        index = bisect.bisect_left(self.function_starts, at) - 1
+        while index >= 0:
+            _, end, function = functions[index]
+            if at <= end:
+                return function
+            index -= 1
+        return None
 
     def quals(self, expr: ast.expr, function: ast.AST | None) -> set[str]:
         root = expr
@@ -1564,11 +1578,11 @@ class _Mirror:
         if forward is not None and _parameters(forward, stars=False)[1:]:
             local = _Scope(self, {}, cls, forward)
             local.attrs = scope.attrs
-            flow = _Flow(self, local, _FRESH)
-            flow.run(forward.body)
             # an input stated in this file, or in another file of the project for a chain
             # that starts on images and flattens them
             stated = self.stated.get(cls.name)
+            flow = _Flow(self, local, _FRESH, asks=stated is None)
+            flow.run(forward.body)
             if stated is not None:
                 _Flow(self, local, stated).run(forward.body)
             elif flow.first_images and flow.flattens:
@@ -1963,15 +1977,27 @@ _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast
 def _statements(function: ast.AST) -> Iterator[ast.AST]:
     """The statements (and except clauses) inside ``function``, at any depth, nested
     functions and classes too, without walking into expressions."""
-    stack = [child for field in ("body", "orelse", "finalbody", "handlers", "cases")
-             for child in getattr(function, field, None) or ()]
+    stack: list[ast.AST] = []
+    for field in _block_fields(type(function)):
+        stack.extend(getattr(function, field))
     while stack:
         stmt = stack.pop()
         yield stmt
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(stmt, field, None)
-            if children:
-                stack.extend(children)
+        for field in _block_fields(type(stmt)):
+            stack.extend(getattr(stmt, field))
+
+
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _block_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that hold statements (or except clauses, cases)."""
+    fields = _BLOCK_FIELDS.get(kind)
+    if fields is None:
+        fields = _BLOCK_FIELDS[kind] = tuple(
+            f for f in ("body", "orelse", "finalbody", "handlers", "cases")
+            if f in kind._fields and kind is not ast.Lambda and kind is not ast.IfExp)  # type: ignore[attr-defined]
+    return fields
 
 
 def _binds(node: ast.AST) -> Iterator[str]:
@@ -2540,8 +2566,12 @@ def _frozen(value: object) -> object:
 class _Flow:
     """Mirrors ``_Flow``: the values flowing through ``forward``."""
 
-    def __init__(self, mirror: _Mirror, scope: _Scope, start: _Value) -> None:
+    def __init__(self, mirror: _Mirror, scope: _Scope, start: _Value, *,
+                 asks: bool = False) -> None:
         self.mirror = mirror
+        # whether the steps naming a flatten matter (the chain may ask the project for an
+        # input): only then are the reasons of unknown values told apart
+        self.asks = asks
         self.scope = scope
         function = scope.function
         first = _parameters(function, stars=False)[1]  # type: ignore[arg-type]
@@ -2769,7 +2799,7 @@ class _Flow:
         values = [self.eval(a.value if type(a) is ast.Starred else a) for a in call.args]
         values += [self.eval(k.value) for k in call.keywords]
         stopped = _stop(first, *values)
-        if stopped is UNK and (any(_names_flatten(q) for q in quals) or any(
+        if stopped is UNK and self.asks and (any(_names_flatten(q) for q in quals) or any(
                 _names_flatten(n.id if type(n) is ast.Name else n.attr)  # type: ignore[attr-defined]
                 for n in ast.walk(func) if type(n) in (ast.Name, ast.Attribute))):
             return UNK_NAMING  # (the callee names the step)
@@ -2839,8 +2869,8 @@ class _Flow:
                 self.step(images)
             out = self.mirror.walk_sequence(module, value, self)
             return out if out is not None else UNK
-        if self.mirror.unknown_module_flattens(self.scope.cls, self.scope.function, str(
-                _self_attribute(call.func))):
+        if self.asks and self.mirror.unknown_module_flattens(
+                self.scope.cls, self.scope.function, str(_self_attribute(call.func))):
             return UNK_NAMING
         return UNK
 
