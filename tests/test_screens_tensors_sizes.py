@@ -272,3 +272,59 @@ def test_a_dataset_whose_images_are_not_proven_leaves_the_input_open(tmp_path: P
     (tmp_path / "use.py").unlink()
     (tmp_path / "config.py").write_text("SIZE = 32\n", encoding="utf-8")
     assert _findings("TL511", named, tmp_path) == [13]
+
+
+def test_a_notebooks_program_is_checked_across_its_cells() -> None:
+    """The model in one cell, the dataset in another, IPython syntax set aside."""
+    from torchlint.notebook import Notebook
+
+    model, _, loading = MNIST.partition("def main():\n")
+    loading = textwrap.dedent(loading)
+    for linear, reported in (("nn.Linear(9216, 128)", False), ("nn.Linear(4096, 128)", True)):
+        notebook = Notebook.from_cells("n.ipynb", [
+            (1, "%matplotlib inline\n" + model.replace("nn.Linear(9216, 128)", linear)),
+            (2, "!ls ../data\n" + loading),
+        ])
+        assert _holds("TL511", notebook.program) is reported
+        assert bool(_findings("TL511", notebook.program)) is reported
+
+
+GATED = """
+import torch
+import torch.nn as nn
+
+class Gate(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 1)
+    def forward(self, x, flag: bool = False):
+        if flag:
+            BINDING
+        return self.conv(x)
+
+net = nn.Sequential(Gate(3, 16), nn.BatchNorm2d(8))
+"""
+
+
+def test_a_branch_stops_a_block_only_where_it_rebinds_the_value() -> None:
+    # an annotated assignment in a branch does not stop the analysis's chain: Gate passes
+    # its 16 channels on to a BatchNorm2d of 8
+    annotated = GATED.replace("BINDING", "x: torch.Tensor = x")
+    assert _holds("TL510", annotated)
+    assert _findings("TL510", annotated) == [14]
+    # an assignment does: Gate is an unknown element, nothing is compared
+    assigned = GATED.replace("BINDING", "x = x * 2")
+    assert not _holds("TL510", assigned)
+    assert _findings("TL510", assigned) == []
+
+
+@pytest.mark.parametrize("binding", [
+    "x = [t for t in x]", "x = 0 < x", "x = {'x': x}", "x = f'{x}'",
+])
+def test_an_expression_the_analysis_does_not_read_stops_no_block(binding: str) -> None:
+    # what a comprehension iterates, a comparison's right side, a dict's items, an
+    # f-string's parts: the analysis reads none, so its chain of Gate does not stop (the
+    # value is gone, and the conv gets a fresh one)
+    text = GATED.replace("        if flag:\n            BINDING\n", "        " + binding + "\n")
+    assert _findings("TL510", text) == [13]
+    assert _holds("TL510", text)

@@ -1452,11 +1452,12 @@ class _Mirror:
         return name in names
 
     def self_stores(self, function: ast.AST) -> list[str]:
-        """The ``self`` attributes assigned inside ``function`` (nested blocks too)."""
+        """The ``self`` attributes assigned inside ``function`` (nested blocks too, as the
+        analysis walks them: not into ``match`` cases nor ``except*`` clauses)."""
         found = self._stores.get(id(function))
         if found is None:
             found = self._stores[id(function)] = [
-                attr for stmt in _statements(function)
+                attr for stmt in _statements(function, libcst_blocks=True)
                 if type(stmt) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
                 for target in (stmt.targets if type(stmt) is ast.Assign else [stmt.target])  # type: ignore[attr-defined]
                 for element in (target.elts if type(target) in (ast.Tuple, ast.List) else [target])
@@ -1974,16 +1975,21 @@ _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast
             ast.ExceptHandler)
 
 
-def _statements(function: ast.AST) -> Iterator[ast.AST]:
+def _statements(function: ast.AST, *, libcst_blocks: bool = False) -> Iterator[ast.AST]:
     """The statements (and except clauses) inside ``function``, at any depth, nested
-    functions and classes too, without walking into expressions."""
+    functions and classes too, without walking into expressions; with ``libcst_blocks``
+    only those the analysis's walk of blocks reaches (no ``match`` case, no ``except*``
+    clause)."""
     stack: list[ast.AST] = []
     for field in _block_fields(type(function)):
         stack.extend(getattr(function, field))
+    skipped = (getattr(ast, "Match", None), getattr(ast, "TryStar", None))
     while stack:
         stmt = stack.pop()
         yield stmt
         for field in _block_fields(type(stmt)):
+            if libcst_blocks and type(stmt) in skipped and field in ("cases", "handlers"):
+                continue
             stack.extend(getattr(stmt, field))
 
 
@@ -2593,11 +2599,10 @@ class _Flow:
         if self.first_images is None:
             self.first_images = images
 
-    def stop(self, reason: object = UNK, *, surely: bool = True) -> None:
-        """A step the chain stops at, labelled by the reason of the unknown ``reason``: it
-        may name a class or a layer."""
-        self.stopped = True
-        self.surely_stopped = self.surely_stopped or surely
+    def stop(self, reason: object = UNK) -> None:
+        """A step the chain stops at (the analysis's too), labelled by the reason of the
+        unknown ``reason``: it may name a class or a layer."""
+        self.stopped = self.surely_stopped = True
         self.flattens = self.flattens or reason is UNK_NAMING
         self.step(self.mirror.conv_words)
 
@@ -2620,23 +2625,22 @@ class _Flow:
                 self.branch(stmt)
 
     def branch(self, stmt: ast.stmt) -> None:
-        bound: dict[str, bool] = {}  # name -> bound otherwise than by an annotation
+        # the names the analysis reads as rebound: targets of assignments (an annotated
+        # one is no AssignTarget of libcst), augmented assignments and for loops
+        bound: set[str] = set()
         for node in (stmt, *_statements(stmt)):  # (``:=`` aside: known errs towards a finding)
             kind = type(node)
             if kind is ast.Assign:
                 targets: list[ast.AST] = list(node.targets)  # type: ignore[attr-defined]
-            elif kind in (ast.AugAssign, ast.For, ast.AsyncFor, ast.AnnAssign):
+            elif kind in (ast.AugAssign, ast.For, ast.AsyncFor):
                 targets = [node.target]  # type: ignore[attr-defined]
             else:
                 continue
-            for target in targets:
-                for n in ast.walk(target):
-                    if type(n) is ast.Name:
-                        bound[n.id] = bound.get(n.id, False) or kind is not ast.AnnAssign  # type: ignore[attr-defined]
-        for name, surely in bound.items():
+            bound.update(n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name)  # type: ignore[attr-defined]
+        for name in bound:
             if name in self.values:
                 if isinstance(self.values[name], _Value):
-                    self.stop(surely=surely)
+                    self.stop()
                 self.values[name] = UNK
 
     def small(self, stmt: ast.stmt) -> None:
@@ -2895,14 +2899,27 @@ def _stop(*values: object) -> object:
 
 
 def _expressions(node: ast.AST) -> list[ast.expr]:
+    """What the analysis evaluates of an expression it does not follow (the children
+    libcst holds as expressions, elements or arguments): a comparison's left side, a
+    comprehension's elements (not what it iterates), an attribute's object, nothing of a
+    dict or an f-string. Never more: a flowing value met here stops the chain."""
+    kind = type(node)
+    if kind is ast.Compare:
+        return [node.left]  # type: ignore[attr-defined]
+    if kind in (ast.Dict, ast.JoinedStr):
+        return []
+    if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+        return [node.elt]  # type: ignore[attr-defined]
+    if kind is ast.DictComp:
+        return [node.key, node.value]  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return [node.value]  # type: ignore[attr-defined]
     found: list[ast.expr] = []
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.expr):
             found.append(child.value if type(child) is ast.Starred else child)  # type: ignore[attr-defined]
         elif type(child) is ast.keyword:
             found.append(child.value)  # type: ignore[attr-defined]
-        elif type(child) is ast.comprehension:
-            found.append(child.iter)  # type: ignore[attr-defined]
     return found
 
 
