@@ -36,16 +36,20 @@ from torchlint.analysis.ast_names import (
 )
 from torchlint.analysis.layer_table import (
     AVG_POOL,
+    CROPS,
+    DATASETS,
     INPUT_FACTORIES,
     INSTANCE_METHODS,
     KEEP,
     KEEP_FUNCTIONS,
     KEEP_METHODS,
+    KEEP_TRANSFORMS,
     LAYERS,
     MAX_POOL,
     NON_CONTIGUOUS_ATTRIBUTES,
     NON_CONTIGUOUS_FUNCTIONS,
     NON_CONTIGUOUS_METHODS,
+    RESHAPES,
     SPATIAL_FUNCTIONS,
     accepted_ranks,
 )
@@ -926,6 +930,19 @@ class _Unknown:
 UNK = _Unknown()
 
 
+class _NamingUnknown(_Unknown):
+    """An unknown value of a ``forward`` chain whose reason (the label of the step that
+    stops on it) may name a flatten, a view or a reshape: such a step makes the analysis
+    ask the project for an input (``_flattens_images``)."""
+
+
+UNK_NAMING = _NamingUnknown()
+
+
+def _names_flatten(text: str) -> bool:
+    return any(word in text for word in _FLATTENS)
+
+
 @dataclass(frozen=True)
 class _Sym:
     """A value the analysis may know (from a construction, an imported constant, a stated
@@ -1092,7 +1109,9 @@ class _Mirror:
         # reshape; a first step on images (a layer, a class or a reason naming one)
         words = "\n" + "\n".join(facts.names)
         self._flattening = set(_FLATTENING.findall(words))
+        self._class_flattens: dict[int, bool] = {}
         self._flatten_marks: list[tuple[int, int]] | None = None
+        self._module_flattens: bool | None = None
         self.conv_words = any(w in words for w in ("\nConv", "\nMaxPool", "\nAvgPool"))
         self.constants: dict[str, object] = {}
         self._module_values: dict[str, object] | None = None
@@ -1117,6 +1136,13 @@ class _Mirror:
         return self._functions
 
     @property
+    def function_starts(self) -> list[tuple[int, int]]:
+        memo = getattr(self, "_function_starts", None)
+        if memo is None:
+            memo = self._function_starts = [start for start, _, _ in self.functions]
+        return memo  # type: ignore[no-any-return]
+
+    @property
     def nested(self) -> set[int]:
         """The calls inside a Sequential call."""
         if self._nested is None:
@@ -1125,28 +1151,59 @@ class _Mirror:
                             for inner in ast.walk(arg) if type(inner) is ast.Call}
         return self._nested
 
-    def flattens(self, cls: ast.ClassDef) -> bool:
-        """May a step of ``cls``'s forward chain read as a flatten, view or reshape (the
-        labels and reasons the analysis gives name the methods, layers, attributes,
-        classes and parameters involved)? An identifier of the class naming one, or an
-        import of the file."""
-        if not self._flattening:
-            return False
+    @property
+    def flattening_imports(self) -> bool:
+        """Does an import of the file name a flatten, view or reshape (a qualified name the
+        analysis may quote in a reason)?"""
+        memo = getattr(self, "_flattening_imports", None)
+        if memo is None:
+            memo = self._flattening_imports = bool(self._flattening) and any(
+                _names_flatten(q) for quals in self.facts.bindings.values() for q in quals)
+        return memo  # type: ignore[no-any-return]
+
+    def flatten_marks(self) -> list[tuple[int, int]]:
+        """Where an identifier of the file names a flatten, view or reshape."""
         if self._flatten_marks is None:
             hits, nodes = self._flattening, self.facts.nodes
-            marks = [(n.lineno, n.col_offset) for n in nodes(ast.Attribute) if n.attr in hits]  # type: ignore[attr-defined]
-            marks += [(n.lineno, n.col_offset) for n in nodes(ast.Name) if n.id in hits]  # type: ignore[attr-defined]
-            marks += [(n.lineno, n.col_offset) for n in nodes(ast.arg) if n.arg in hits]  # type: ignore[attr-defined]
-            marks += [(n.lineno, n.col_offset) for n in nodes(*_FUNCTIONS, ast.ClassDef)
-                      if n.name in hits]  # type: ignore[attr-defined]
-            imported = any(w in q for quals in self.facts.bindings.values() for q in quals
-                           for w in _FLATTENS)
-            self._flatten_marks = [(0, 0)] if imported else sorted(marks)
-        if self._flatten_marks == [(0, 0)]:
+            marks: list[tuple[int, int]] = []
+            if hits:
+                marks = [(n.lineno, n.col_offset) for n in nodes(ast.Attribute) if n.attr in hits]  # type: ignore[attr-defined]
+                marks += [(n.lineno, n.col_offset) for n in nodes(ast.Name) if n.id in hits]  # type: ignore[attr-defined]
+                marks += [(n.lineno, n.col_offset) for n in nodes(ast.arg) if n.arg in hits]  # type: ignore[attr-defined]
+                marks += [(n.lineno, n.col_offset) for n in nodes(*_FUNCTIONS, ast.ClassDef)
+                          if n.name in hits]  # type: ignore[attr-defined]
+            self._flatten_marks = sorted(marks)
+        return self._flatten_marks
+
+    def marked(self, start: tuple[int, int], end: tuple[int, int]) -> int:
+        """How many identifiers naming a flatten lie between ``start`` and ``end``."""
+        marks = self.flatten_marks()
+        return bisect.bisect_right(marks, end) - bisect.bisect_left(marks, start)
+
+    def unknown_module_flattens(self, cls: ast.ClassDef | None, forward: ast.AST | None,
+                                attr: str) -> bool:
+        """May the reason the analysis gives for ``self.<attr>``, an unknown module, name a
+        flatten, view or reshape? It quotes the attribute, or what ``__init__``, a helper, a
+        class attribute or a module-level constant built it from: an identifier of the
+        class outside ``forward``, of the module's own code, or an import."""
+        if _names_flatten(attr) or self.flattening_imports:
             return True
-        start, end = _start(cls), _end(cls)
-        at = bisect.bisect_left(self._flatten_marks, start)
-        return at < len(self._flatten_marks) and self._flatten_marks[at] <= end
+        if cls is None or not self._flattening:
+            return False
+        memo = self._class_flattens.get(id(cls))
+        if memo is None:
+            inside = self.marked(_start(cls), _end(cls))
+            if forward is not None:
+                inside -= self.marked(_start(forward), _end(forward))
+            memo = inside > 0
+            if not memo:
+                if self._module_flattens is None:
+                    in_defs = sum(self.marked(_start(d), _end(d)) for d in self.tree.body
+                                  if type(d) in _FUNCTIONS or type(d) is ast.ClassDef)
+                    self._module_flattens = len(self.flatten_marks()) > in_defs
+                memo = self._module_flattens
+            self._class_flattens[id(cls)] = memo
+        return memo
 
     def stated_inputs(self) -> None:
         """Mirrors ``_stated_inputs``: a model called on a tensor factory's result (or a
@@ -1223,9 +1280,15 @@ class _Mirror:
                 found.setdefault(model, []).extend(given)
         # no shape stated: a torchvision dataset's images are the input of the one model
         classes = {m for built in instances.values() for m in built if type(m) is str}
+        dataset: tuple[str, _Value] | None = None
         if len(classes) == 1 and any(q.startswith("torchvision.datasets.") for q in facts.calls) \
                 and all(g is WILD for given in found.values() for g in given):
-            found.setdefault(classes.pop(), []).append(WILD)
+            image = self.dataset_image() if not found else WILD
+            if isinstance(image, tuple):
+                channels, height, width = image
+                dataset = classes.pop(), _Value(4, channels, width, (height, width), False)
+            elif image is WILD:
+                found.setdefault(classes.pop(), []).append(WILD)
         for model, given in found.items():
             distinct = set(given)
             if WILD in distinct:
@@ -1234,6 +1297,104 @@ class _Mirror:
                 value = _input_value(distinct.pop())  # type: ignore[arg-type]
                 if value is not None:
                     self.stated[model] = value
+        if dataset is not None:
+            self.stated[dataset[0]] = dataset[1]
+
+    def dataset_image(self) -> object:
+        """Mirrors ``_dataset_image``: (channels, height, width) of the images of every
+        torchvision dataset the file loads through a ``DataLoader``, when they agree (the
+        channels may be UNK); None where the analysis proves none; WILD where a size is
+        known here only by its spelling or a callee may mean several things."""
+        facts = self.facts
+        calls = list(facts.nodes(ast.Call))
+        if not any(_last_name(c.func) == "DataLoader" and "torch.utils.data.DataLoader" in (  # type: ignore[attr-defined]
+                facts.qualnames_of(c.func)) for c in calls):  # type: ignore[attr-defined]
+            return None
+        leaves = {q.rsplit(".", 1)[1] for q in DATASETS} | {"ImageFolder"}
+        sizes: set[object] = set()
+        for call in calls:
+            if _last_name(call.func) not in leaves:  # type: ignore[attr-defined]
+                continue
+            quals = facts.qualnames_of(call.func)  # type: ignore[attr-defined]
+            if not any(q.startswith("torchvision.datasets.") for q in quals):
+                continue
+            if len(quals) != 1:
+                return WILD
+            qual = next(iter(quals))
+            base: tuple[object, object, object] = (3, UNK, UNK) if qual.endswith(
+                ".ImageFolder") else DATASETS.get(qual, (UNK, UNK, UNK))
+            image = self.transformed(base, _arg(call, "transform", None))  # type: ignore[arg-type]
+            if image is None or image is WILD:
+                return image
+            sizes.add(image)
+        return sizes.pop() if len(sizes) == 1 else None
+
+    def transformed(self, image: tuple[object, object, object], transform: ast.expr | None
+                    ) -> object:
+        """Mirrors ``_transformed``: the image after ``transform`` (None: unknown)."""
+        facts = self.facts
+        if type(transform) is ast.Name:
+            bound = [a.value for a in facts.nodes(ast.Assign)  # type: ignore[attr-defined]
+                     if len(a.targets) == 1 and type(a.targets[0]) is ast.Name  # type: ignore[attr-defined]
+                     and a.targets[0].id == transform.id]  # type: ignore[attr-defined]
+            if len(bound) != 1:
+                return None
+            transform = bound[0]
+        steps: list[ast.expr] = []
+        if type(transform) is ast.Call:
+            quals = facts.qualnames_of(transform.func)  # type: ignore[attr-defined]
+            if "torchvision.transforms.Compose" in quals:
+                if len(quals) != 1:
+                    return WILD
+                given = [*transform.args, *(k.value for k in transform.keywords)]  # type: ignore[attr-defined]
+                if not given or type(given[0]) not in (ast.List, ast.Tuple):
+                    return None
+                steps = list(given[0].elts)  # type: ignore[attr-defined]
+            else:
+                steps = [transform]
+        elif transform is not None:
+            steps = [transform]
+        channels, height, width = image
+        scope = _Scope(self, {}, None)
+        for step in steps:
+            if type(step) is not ast.Call:
+                return None
+            quals = facts.qualnames_of(step.func)  # type: ignore[attr-defined]
+            if len(quals) > 1 and quals & (KEEP_TRANSFORMS | CROPS | {
+                    "torchvision.transforms.Grayscale"}):
+                return WILD
+            qual = next(iter(quals), None)
+            if qual in KEEP_TRANSFORMS:
+                continue
+            if qual == "torchvision.transforms.Grayscale":
+                arg = _arg(step, "num_output_channels", 0)  # type: ignore[arg-type]
+                channels = scope.eval(arg, 0) if arg is not None else 1
+                if type(channels) is _Sym:
+                    return WILD
+                channels = channels if type(channels) is int else UNK
+                continue
+            if qual not in CROPS:
+                return None
+            arg = _arg(step, "size", 0)  # type: ignore[arg-type]
+            size = scope.eval(arg, 0) if arg is not None else UNK
+            if isinstance(size, (list, tuple)) and len(size) == 1:
+                size = size[0]
+            if type(size) is _Sym or isinstance(size, (list, tuple)) and any(
+                    type(v) is _Sym for v in size):
+                return WILD
+            if type(size) is int:
+                if qual.endswith(".Resize") and not (type(height) is int and height == width):
+                    height = width = UNK  # the shorter side: the other depends on the image
+                else:
+                    height = width = size
+            elif isinstance(size, (list, tuple)) and len(size) == 2 and all(
+                    type(v) is int for v in size):
+                height, width = size
+            else:
+                return None
+        if type(height) is int and type(width) is int:
+            return channels, height, width
+        return None
 
     def factory_shape(self, call: ast.Call) -> object:
         """Mirrors ``_factory_shape``: the literal shape a tensor factory is given (WILD:
@@ -1291,11 +1452,12 @@ class _Mirror:
         return name in names
 
     def self_stores(self, function: ast.AST) -> list[str]:
-        """The ``self`` attributes assigned inside ``function`` (nested blocks too)."""
+        """The ``self`` attributes assigned inside ``function`` (nested blocks too, as the
+        analysis walks them: not into ``match`` cases nor ``except*`` clauses)."""
         found = self._stores.get(id(function))
         if found is None:
             found = self._stores[id(function)] = [
-                attr for stmt in _statements(function)
+                attr for stmt in _statements(function, libcst_blocks=True)
                 if type(stmt) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
                 for target in (stmt.targets if type(stmt) is ast.Assign else [stmt.target])  # type: ignore[attr-defined]
                 for element in (target.elts if type(target) in (ast.Tuple, ast.List) else [target])
@@ -1305,13 +1467,15 @@ class _Mirror:
     def enclosing(self, node: ast.AST) -> ast.AST | None:
         """The innermost function around ``node`` (None: module level)."""
         at = _start(node)
-        found = None
-        for start, end, function in self.functions:
-            if start > at:
-                break
-            if at <= end and (start < at):
-                found = function
-        return found
+        functions = self.functions
+        # the latest function starting before ``node`` that ends after it is the innermost
+        index = bisect.bisect_left(self.function_starts, at) - 1
+        while index >= 0:
+            _, end, function = functions[index]
+            if at <= end:
+                return function
+            index -= 1
+        return None
 
     def quals(self, expr: ast.expr, function: ast.AST | None) -> set[str]:
         root = expr
@@ -1415,14 +1579,14 @@ class _Mirror:
         if forward is not None and _parameters(forward, stars=False)[1:]:
             local = _Scope(self, {}, cls, forward)
             local.attrs = scope.attrs
-            flow = _Flow(self, local, _FRESH)
-            flow.run(forward.body)
             # an input stated in this file, or in another file of the project for a chain
             # that starts on images and flattens them
             stated = self.stated.get(cls.name)
+            flow = _Flow(self, local, _FRESH, asks=stated is None)
+            flow.run(forward.body)
             if stated is not None:
                 _Flow(self, local, stated).run(forward.body)
-            elif flow.first_images and self.flattens(cls):
+            elif flow.first_images and flow.flattens:
                 _Flow(self, local, _ANY).run(forward.body)
 
     def called_names(self) -> frozenset[str]:
@@ -1473,7 +1637,8 @@ class _Mirror:
             flow.run(forward.body)
         finally:
             self.quiet -= 1
-        found: object = wild
+        # a chain the analysis surely stops: no interface (the block is an unknown module)
+        found: object = UNK if flow.surely_stopped else wild
         entry = flow.entry
         out = flow.returned[0] if len(flow.returned) == 1 else None
         if not flow.stopped and entry is not None and type(entry.in_size) is int and not (
@@ -1516,12 +1681,15 @@ class _Mirror:
                 current = self.walk_sequence(element, current, flow)
             else:
                 if flow is not None:
-                    flow.stopped = True
+                    flow.stopped = flow.surely_stopped = True
                 current = _FRESH
         return current
 
     def apply(self, layer: _Layer, value: _Value, flow: _Flow | None = None
               ) -> _Value | None:
+        if flow is not None and (_names_flatten(layer.name) or layer.family == "wild" and (
+                self.flattening_imports)):
+            flow.flattens = True  # (a class of another file is labelled by its own name)
         if flow is not None and not flow.entry_closed:  # the first layer with a size
             if layer.family in _SIZED:
                 flow.entry, flow.entry_closed = layer, True
@@ -1534,7 +1702,7 @@ class _Mirror:
         self.check(layer, value)
         out = _output(layer, value)
         if out is None and flow is not None:
-            flow.stopped = True
+            flow.stopped = flow.surely_stopped = True
         return out
 
     def check(self, layer: _Layer, value: _Value) -> None:
@@ -1807,18 +1975,35 @@ _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast
             ast.ExceptHandler)
 
 
-def _statements(function: ast.AST) -> Iterator[ast.AST]:
+def _statements(function: ast.AST, *, libcst_blocks: bool = False) -> Iterator[ast.AST]:
     """The statements (and except clauses) inside ``function``, at any depth, nested
-    functions and classes too, without walking into expressions."""
-    stack = [child for field in ("body", "orelse", "finalbody", "handlers", "cases")
-             for child in getattr(function, field, None) or ()]
+    functions and classes too, without walking into expressions; with ``libcst_blocks``
+    only those the analysis's walk of blocks reaches (no ``match`` case, no ``except*``
+    clause)."""
+    stack: list[ast.AST] = []
+    for field in _block_fields(type(function)):
+        stack.extend(getattr(function, field))
+    skipped = (getattr(ast, "Match", None), getattr(ast, "TryStar", None))
     while stack:
         stmt = stack.pop()
         yield stmt
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(stmt, field, None)
-            if children:
-                stack.extend(children)
+        for field in _block_fields(type(stmt)):
+            if libcst_blocks and type(stmt) in skipped and field in ("cases", "handlers"):
+                continue
+            stack.extend(getattr(stmt, field))
+
+
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _block_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that hold statements (or except clauses, cases)."""
+    fields = _BLOCK_FIELDS.get(kind)
+    if fields is None:
+        fields = _BLOCK_FIELDS[kind] = tuple(
+            f for f in ("body", "orelse", "finalbody", "handlers", "cases")
+            if f in kind._fields and kind is not ast.Lambda and kind is not ast.IfExp)  # type: ignore[attr-defined]
+    return fields
 
 
 def _binds(node: ast.AST) -> Iterator[str]:
@@ -1876,6 +2061,14 @@ def _module_values(tree: ast.Module) -> dict[str, object]:
     for name, count in counts.items():
         found[name] = values.get(name) if count == 1 else None
     return found
+
+
+def _last_name(func: ast.expr) -> str | None:
+    if type(func) is ast.Name:
+        return func.id  # type: ignore[attr-defined,no-any-return]
+    if type(func) is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined,no-any-return]
+    return None
 
 
 def _string(node: ast.expr | None) -> str | None:
@@ -2379,8 +2572,12 @@ def _frozen(value: object) -> object:
 class _Flow:
     """Mirrors ``_Flow``: the values flowing through ``forward``."""
 
-    def __init__(self, mirror: _Mirror, scope: _Scope, start: _Value) -> None:
+    def __init__(self, mirror: _Mirror, scope: _Scope, start: _Value, *,
+                 asks: bool = False) -> None:
         self.mirror = mirror
+        # whether the steps naming a flatten matter (the chain may ask the project for an
+        # input): only then are the reasons of unknown values told apart
+        self.asks = asks
         self.scope = scope
         function = scope.function
         first = _parameters(function, stars=False)[1]  # type: ignore[arg-type]
@@ -2389,6 +2586,10 @@ class _Flow:
         # what a class used as a layer passes on: whether the chain stops, its first layer
         # with a size (and whether only size-keeping ones come before it), what it returns
         self.stopped = False
+        # a stop the analysis surely makes too (not one for a class this mirror does not
+        # follow); a step whose label may name a flatten, view or reshape
+        self.surely_stopped = False
+        self.flattens = False
         self.entry: _Layer | None = None
         self.entry_closed = False
         self.entry_spatial = False
@@ -2398,10 +2599,17 @@ class _Flow:
         if self.first_images is None:
             self.first_images = images
 
-    def stop(self) -> None:
-        """A step the chain stops at: its reason may name a class or a layer."""
-        self.stopped = True
+    def stop(self, reason: object = UNK) -> None:
+        """A step the chain stops at (the analysis's too), labelled by the reason of the
+        unknown ``reason``: it may name a class or a layer."""
+        self.stopped = self.surely_stopped = True
+        self.flattens = self.flattens or reason is UNK_NAMING
         self.step(self.mirror.conv_words)
+
+    def flatten_step(self) -> None:
+        """A step labelled by a flatten, view or reshape."""
+        self.flattens = True
+        self.step(False)
 
     def run(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -2417,12 +2625,14 @@ class _Flow:
                 self.branch(stmt)
 
     def branch(self, stmt: ast.stmt) -> None:
+        # the names the analysis reads as rebound: targets of assignments (an annotated
+        # one is no AssignTarget of libcst), augmented assignments and for loops
         bound: set[str] = set()
         for node in (stmt, *_statements(stmt)):  # (``:=`` aside: known errs towards a finding)
             kind = type(node)
             if kind is ast.Assign:
                 targets: list[ast.AST] = list(node.targets)  # type: ignore[attr-defined]
-            elif kind in (ast.AugAssign, ast.For, ast.AsyncFor, ast.AnnAssign):
+            elif kind in (ast.AugAssign, ast.For, ast.AsyncFor):
                 targets = [node.target]  # type: ignore[attr-defined]
             else:
                 continue
@@ -2462,16 +2672,16 @@ class _Flow:
                 flowing = any(type(n) is ast.Name and isinstance(self.values.get(n.id), _Value)
                               for n in ast.walk(part))
                 result = self.eval(part)
-                if result is UNK and flowing:
-                    self.stop()
+                if isinstance(result, _Unknown) and flowing:
+                    self.stop(result)
                 self.returned.append(result if len(parts) == 1 else None)
         elif kind is ast.AnnAssign and type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
                 stmt.value is not None):  # type: ignore[attr-defined]
             self.set(stmt.target.id, self.eval(stmt.value))  # type: ignore[attr-defined]
 
     def set(self, name: str, value: object) -> None:
-        if value is UNK and isinstance(self.values.get(name), _Value):
-            self.stop()
+        if isinstance(value, _Unknown) and isinstance(self.values.get(name), _Value):
+            self.stop(value)
         if value is None:
             self.values.pop(name, None)
         else:
@@ -2501,6 +2711,7 @@ class _Flow:
         if not isinstance(value, _Value):
             value = _FRESH
         self.step(layer.name.startswith(("Conv", "MaxPool", "AvgPool")))
+        self.flattens = self.flattens or _names_flatten(layer.name)
         self.mirror.check(layer, value)
         rank = value.rank if _maybe(value.rank) else UNK
         return _Value(rank, _if_rank2(rank, layer.out_size, UNK), layer.out_size, None, False)
@@ -2570,18 +2781,19 @@ class _Flow:
             if isinstance(receiver, _Value):
                 return self.method(call, receiver)
             if receiver is not None:
-                return receiver if receiver is UNK else None
+                return receiver if isinstance(receiver, _Unknown) else None
         if isinstance(first, _Value):
             if quals & KEEP_FUNCTIONS:
                 self.step(False)
                 return first
             if "torch.flatten" in quals:
-                self.step(False)
                 start = _arg(call, "start_dim", 1)
                 end = _arg(call, "end_dim", 2)
                 if start is not None and _int_literal(start) == 1 and end is None:
+                    self.flatten_step()
                     return _flatten(first)
-                return UNK
+                self.step(False)
+                return UNK_NAMING  # ("a reshape")
             spatial_functions = quals & SPATIAL_FUNCTIONS
             if spatial_functions:
                 self.step(False)
@@ -2590,7 +2802,12 @@ class _Flow:
                 return _Value(first.rank, first.channels, features, spatial, first.flattened)
         values = [self.eval(a.value if type(a) is ast.Starred else a) for a in call.args]
         values += [self.eval(k.value) for k in call.keywords]
-        return _stop(first, *values)
+        stopped = _stop(first, *values)
+        if stopped is UNK and self.asks and (any(_names_flatten(q) for q in quals) or any(
+                _names_flatten(n.id if type(n) is ast.Name else n.attr)  # type: ignore[attr-defined]
+                for n in ast.walk(func) if type(n) in (ast.Name, ast.Attribute))):
+            return UNK_NAMING  # (the callee names the step)
+        return stopped
 
     def functional_pool(self, qual: str, call: ast.Call, value: _Value) -> object:
         leaf = qual.rsplit(".", 1)[1]
@@ -2617,19 +2834,20 @@ class _Flow:
         if name in ("view", "reshape") and len(call.args) == 2 and plain:
             size = self.scope.eval(call.args[1], 0)
             if type(size) is int and size > 0:
-                self.step(False)
+                self.flatten_step()
                 return _Value(2, size, size, None, True)
             if size == -1:
-                self.step(False)
+                self.flatten_step()
                 return _flatten(value)
             if type(size) is _Sym:
-                self.step(False)
+                self.flatten_step()
                 return _Value(2, WILD, WILD, None, True)
         if name == "flatten" and len(call.args) == 1 and _int_literal(call.args[0]) == 1 and (
                 not call.keywords):
-            self.step(False)
+            self.flatten_step()
             return _flatten(value)
-        return UNK
+        # "a reshape (.view)", ".contiguous()"
+        return UNK_NAMING if name in RESHAPES or _names_flatten(name) else UNK
 
     def call_module(self, call: ast.Call, module: object) -> object:
         value = self.argument(call)
@@ -2639,20 +2857,25 @@ class _Flow:
             else:
                 return None
         if not isinstance(value, _Value):
-            self.stop()
+            self.stop(value)
             value = _FRESH
         if isinstance(module, _Layer):
+            # "Flatten with more arguments", "... returns a tuple"
+            unknown = UNK_NAMING if _names_flatten(module.name) else UNK
             if len(call.args) + len(call.keywords) != 1:
-                return UNK
+                return unknown
             self.step(module.name.startswith(("Conv", "MaxPool", "AvgPool")))
             out = self.mirror.apply(module, value, self)
-            return out if out is not None else UNK
+            return out if out is not None else unknown
         if isinstance(module, _Seq):
             images = _first_images(module)
             if images is not None:
                 self.step(images)
             out = self.mirror.walk_sequence(module, value, self)
             return out if out is not None else UNK
+        if self.asks and self.mirror.unknown_module_flattens(
+                self.scope.cls, self.scope.function, str(_self_attribute(call.func))):
+            return UNK_NAMING
         return UNK
 
 
@@ -2672,18 +2895,31 @@ def _first_images(seq: _Seq) -> bool | None:
 
 def _stop(*values: object) -> object:
     """UNK when a flowing value goes in; None when none does."""
-    return UNK if any(v is UNK or isinstance(v, _Value) for v in values) else None
+    return UNK if any(isinstance(v, (_Unknown, _Value)) for v in values) else None
 
 
 def _expressions(node: ast.AST) -> list[ast.expr]:
+    """What the analysis evaluates of an expression it does not follow (the children
+    libcst holds as expressions, elements or arguments): a comparison's left side, a
+    comprehension's elements (not what it iterates), an attribute's object, nothing of a
+    dict or an f-string. Never more: a flowing value met here stops the chain."""
+    kind = type(node)
+    if kind is ast.Compare:
+        return [node.left]  # type: ignore[attr-defined]
+    if kind in (ast.Dict, ast.JoinedStr):
+        return []
+    if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+        return [node.elt]  # type: ignore[attr-defined]
+    if kind is ast.DictComp:
+        return [node.key, node.value]  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return [node.value]  # type: ignore[attr-defined]
     found: list[ast.expr] = []
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.expr):
             found.append(child.value if type(child) is ast.Starred else child)  # type: ignore[attr-defined]
         elif type(child) is ast.keyword:
             found.append(child.value)  # type: ignore[attr-defined]
-        elif type(child) is ast.comprehension:
-            found.append(child.iter)  # type: ignore[attr-defined]
     return found
 
 

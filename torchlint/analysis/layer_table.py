@@ -143,6 +143,23 @@ INPUT_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.
                              "torch.empty"})
 INSTANCE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "float"})
 
+# torchvision datasets of one known image size: (channels, height, width)
+DATASETS = {
+    **{f"torchvision.datasets.{name}": (1, 28, 28)
+       for name in ("MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST")},
+    **{f"torchvision.datasets.{name}": (3, 32, 32) for name in ("CIFAR10", "CIFAR100", "SVHN")},
+    "torchvision.datasets.STL10": (3, 96, 96),
+}
+# transforms that keep the image size
+KEEP_TRANSFORMS = frozenset(
+    f"torchvision.transforms.{name}" for name in (
+        "ToTensor", "Normalize", "RandomHorizontalFlip", "RandomVerticalFlip", "ColorJitter",
+        "RandomRotation", "RandomGrayscale", "ConvertImageDtype", "PILToTensor",
+        "RandomErasing", "GaussianBlur", "AutoAugment", "RandAugment", "TrivialAugmentWide",
+        "RandomAutocontrast", "RandomEqualize", "RandomInvert", "RandomPosterize",
+        "RandomSolarize", "RandomAdjustSharpness"))
+CROPS = frozenset(f"torchvision.transforms.{name}" for name in (
+    "CenterCrop", "RandomCrop", "RandomResizedCrop", "Resize"))
 
 # torch.nn names that are classes but not layers
 NON_LAYER_CLASSES = frozenset({"Parameter", "ParameterList", "ParameterDict",

@@ -41,8 +41,11 @@ from torchlint.analysis.layer_table import (
     MAX_POOL,
     accepted_ranks,
 )
+from torchlint.analysis.layer_table import CROPS as _CROPS
+from torchlint.analysis.layer_table import DATASETS as _DATASETS
 from torchlint.analysis.layer_table import KEEP_FUNCTIONS as _KEEP_FUNCTIONS
 from torchlint.analysis.layer_table import KEEP_METHODS as _KEEP_METHODS
+from torchlint.analysis.layer_table import KEEP_TRANSFORMS as _KEEP_TRANSFORMS
 from torchlint.analysis.layer_table import RESHAPES as _RESHAPES
 from torchlint.analysis.layer_table import SPATIAL_FUNCTIONS as _SPATIAL_FUNCTIONS
 from torchlint.analysis.nodes import (
@@ -1943,25 +1946,6 @@ def _flattens_images(chain: Chain) -> bool:
         ("Conv", "MaxPool", "AvgPool")) and any(
         word in step.label for step in chain.steps for word in ("flatten", "Flatten", "view",
                                                                  "reshape"))
-
-
-# torchvision datasets of one known image size: (channels, height, width)
-_DATASETS = {
-    **{f"torchvision.datasets.{name}": (1, 28, 28)
-       for name in ("MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST")},
-    **{f"torchvision.datasets.{name}": (3, 32, 32) for name in ("CIFAR10", "CIFAR100", "SVHN")},
-    "torchvision.datasets.STL10": (3, 96, 96),
-}
-# transforms that keep the image size
-_KEEP_TRANSFORMS = frozenset(
-    f"torchvision.transforms.{name}" for name in (
-        "ToTensor", "Normalize", "RandomHorizontalFlip", "RandomVerticalFlip", "ColorJitter",
-        "RandomRotation", "RandomGrayscale", "ConvertImageDtype", "PILToTensor",
-        "RandomErasing", "GaussianBlur", "AutoAugment", "RandAugment", "TrivialAugmentWide",
-        "RandomAutocontrast", "RandomEqualize", "RandomInvert", "RandomPosterize",
-        "RandomSolarize", "RandomAdjustSharpness"))
-_CROPS = frozenset(f"torchvision.transforms.{name}" for name in (
-    "CenterCrop", "RandomCrop", "RandomResizedCrop", "Resize"))
 
 
 def _dataset_image(analysis: _Analysis, index: _Index) -> tuple[Size, int, int] | None:
