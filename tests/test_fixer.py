@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
+import pytest
 
 from torchlint.config.file_settings import FileSettings
+from torchlint.config.settings import Settings
 from torchlint.diagnostic import Fix, NodeEdit
 from torchlint.fix.fixer import fix_source
 from torchlint.rule import Rule
@@ -81,3 +85,19 @@ def test_a_crashing_rule_is_isolated_and_the_others_still_report() -> None:
     result = lint_source(source, FileSettings.for_rules([Crashes, all_rules()["TL301"]], {"TL996", "TL301"}))
     assert [d.code for d in result.diagnostics] == ["TL301"]
     assert result.rule_failures == ["internal error in TL996: ValueError: boom"]
+
+
+def _fixtures() -> list[Path]:
+    return sorted(p for p in (Path(__file__).resolve().parent.parent / "fixtures").glob("TL*.py")
+                  if not p.name.endswith(".fixed.py"))
+
+
+@pytest.mark.parametrize("fixture", _fixtures(), ids=lambda p: p.stem)
+def test_fixes_keep_a_files_crlf_line_endings(fixture: Path) -> None:
+    """A fix that spreads generated code over lines (an import losing one of its
+    parenthesised names) writes the file's own line ending, never a bare newline."""
+    text = fixture.read_text(encoding="utf-8").replace("\r\n", "\n").replace("\n", "\r\n")
+    settings = Settings(select=("ALL",), preview=True).for_file(fixture.name)
+    outcome = fix_source(SourceFile(fixture.name, text), settings, unsafe=True)
+    fixed = outcome.source.text
+    assert "\n" not in fixed.replace("\r\n", ""), fixture.name
