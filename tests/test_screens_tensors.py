@@ -10,7 +10,7 @@ import pytest
 
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import triage
-from torchlint.rules.tensors import screens
+from torchlint.rules.tensors import screens, size_screens
 
 OPTIONS = Options()
 
@@ -137,7 +137,7 @@ class M(nn.Module):
     HEAD + "def test_it():\n    net = nn.Sequential(nn.Linear(10, 10), nn.Linear(5, 2))\n",
 ])
 def test_tl510_holds_where_a_chain_may_disagree(text: str) -> None:
-    assert _holds(screens.may_flag_tl510, text)
+    assert _holds(size_screens.may_flag_tl510, text)
 
 
 @pytest.mark.parametrize("text", [
@@ -183,7 +183,7 @@ class M(nn.Module):
            "        layers.append(nn.Linear(i, i + 1))\n    return nn.Sequential(*layers)\n",
 ])
 def test_tl510_rules_out_chains_that_cannot_disagree(text: str) -> None:
-    assert not _holds(screens.may_flag_tl510, text)
+    assert not _holds(size_screens.may_flag_tl510, text)
 
 
 FLATTENED = HEAD + """
@@ -202,26 +202,26 @@ class Net(nn.Module):
 def test_tl511_holds_where_an_input_size_may_be_stated() -> None:
     # the dummy input may be in another file of the project (a chain on images that
     # flattens them), or in this one
-    assert _holds(screens.may_flag_tl511, FLATTENED)
+    assert _holds(size_screens.may_flag_tl511, FLATTENED)
     stated = FLATTENED + "out = Net()(torch.randn(1, 3, 32, 32))\n"
-    assert _holds(screens.may_flag_tl511, stated)
+    assert _holds(size_screens.may_flag_tl511, stated)
     # a constant of the file, or one another module defines
     for size in ("SIZE = 32\n", "from .config import SIZE\n"):
         named = FLATTENED + size + "model = Net()\nx = torch.randn(1, 3, SIZE, SIZE)\ny = model(x)\n"
-        assert _holds(screens.may_flag_tl511, named)
+        assert _holds(size_screens.may_flag_tl511, named)
     # a view to literal features, compared with the Linear that follows
     view = FLATTENED.replace("torch.flatten(x, 1)", "x.view(-1, 16 * 14 * 14)")
-    assert _holds(screens.may_flag_tl511, view)
+    assert _holds(size_screens.may_flag_tl511, view)
 
 
 def test_tl511_rules_out_flattens_that_agree_or_cannot_be_known() -> None:
     pooled = HEAD + ("net = nn.Sequential(nn.Conv2d(3, 16, 5), nn.AdaptiveAvgPool2d(5), "
                      "nn.Flatten(), nn.Linear(16 * 5 * 5, 10))\n")
-    assert not _holds(screens.may_flag_tl511, pooled)
-    assert _holds(screens.may_flag_tl511, pooled.replace("AdaptiveAvgPool2d(5)",
+    assert not _holds(size_screens.may_flag_tl511, pooled)
+    assert _holds(size_screens.may_flag_tl511, pooled.replace("AdaptiveAvgPool2d(5)",
                                                          "AdaptiveAvgPool2d(4)"))
     view = FLATTENED.replace("torch.flatten(x, 1)", "x.view(-1, 16 * 5 * 5)")
-    assert not _holds(screens.may_flag_tl511, view)
+    assert not _holds(size_screens.may_flag_tl511, view)
     # a Linear after a flatten that starts on something else than images
     plain = HEAD + """
 class Net(nn.Module):
@@ -232,7 +232,7 @@ class Net(nn.Module):
     def forward(self, x):
         return self.fc(self.embed(x).mean(1))
 """
-    assert not _holds(screens.may_flag_tl511, plain)
+    assert not _holds(size_screens.may_flag_tl511, plain)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -243,7 +243,7 @@ class Net(nn.Module):
     (HEAD + "f = nn.Sequential(nn.Conv2d(3, 16, 3), nn.Flatten(), nn.Linear(9, 2))\n", False),
 ])
 def test_tl512_follows_ranks(text: str, expected: bool) -> None:
-    assert _holds(screens.may_flag_tl512, text) is expected
+    assert _holds(size_screens.may_flag_tl512, text) is expected
 
 
 def test_a_stated_input_of_the_right_size_is_no_mismatch() -> None:
@@ -255,10 +255,10 @@ class Net(nn.Module):
     def forward(self, x):
         return self.fc(x)
 """
-    assert not _holds(screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 32))\n")
-    assert _holds(screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 16))\n")
+    assert not _holds(size_screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 32))\n")
+    assert _holds(size_screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 16))\n")
     # two inputs of different sizes: the analysis states none
-    assert not _holds(screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 32))\n"
+    assert not _holds(size_screens.may_flag_tl510, model + "y = Net()(torch.randn(4, 32))\n"
                       "z = Net()(torch.randn(4, 8))\n")
     # names are followed in their own function, assigned once
     scoped = model + """
@@ -270,8 +270,8 @@ def b():
     x = torch.randn(4, 32)
     return m(x)
 """
-    assert not _holds(screens.may_flag_tl510, scoped)
-    assert _holds(screens.may_flag_tl510, scoped.replace("(4, 32)", "(4, 16)"))
+    assert not _holds(size_screens.may_flag_tl510, scoped)
+    assert _holds(size_screens.may_flag_tl510, scoped.replace("(4, 32)", "(4, 16)"))
 
 
 BLOCKS = HEAD + """
@@ -292,34 +292,34 @@ class Parameters(nn.Module):
 
 def test_an_input_stated_for_a_sequential() -> None:
     net = HEAD + "net = nn.Sequential(nn.Linear(20, 8), nn.ReLU(), nn.Linear(8, 2))\n"
-    assert not _holds(screens.may_flag_tl510, net + "X = torch.rand(2, 20)\ny = net(X)\n")
-    assert _holds(screens.may_flag_tl510, net + "X = torch.rand(2, 16)\ny = net(X)\n")
-    assert _holds(screens.may_flag_tl512, net.replace("nn.Linear(20, 8)", "nn.Conv2d(3, 8, 3)")
+    assert not _holds(size_screens.may_flag_tl510, net + "X = torch.rand(2, 20)\ny = net(X)\n")
+    assert _holds(size_screens.may_flag_tl510, net + "X = torch.rand(2, 16)\ny = net(X)\n")
+    assert _holds(size_screens.may_flag_tl512, net.replace("nn.Linear(20, 8)", "nn.Conv2d(3, 8, 3)")
                   + "y = net(torch.rand(2, 3))\n")
 
 
 def test_a_class_of_the_file_used_as_a_layer_is_followed() -> None:
     agree = BLOCKS + "net = nn.Sequential(ConvBlock(3, 64), ConvBlock(64, 128))\n"
-    assert not _holds(screens.may_flag_tl510, agree)
-    assert _holds(screens.may_flag_tl510, agree.replace("ConvBlock(64, 128)",
+    assert not _holds(size_screens.may_flag_tl510, agree)
+    assert _holds(size_screens.may_flag_tl510, agree.replace("ConvBlock(64, 128)",
                                                         "ConvBlock(32, 128)"))
     # no forward: the analysis proves nothing of it
-    assert not _holds(screens.may_flag_tl510, BLOCKS + "net = nn.Sequential(Parameters(), "
+    assert not _holds(size_screens.may_flag_tl510, BLOCKS + "net = nn.Sequential(Parameters(), "
                       "Parameters(), nn.Linear(4, 4))\n")
     # a class of another file may take and give anything
-    assert _holds(screens.may_flag_tl510, HEAD + "from .blocks import ConvBlock\n"
+    assert _holds(size_screens.may_flag_tl510, HEAD + "from .blocks import ConvBlock\n"
                   "net = nn.Sequential(ConvBlock(3, 64), nn.Conv2d(64, 8, 1))\n")
 
 
 def test_a_file_without_torch_is_never_held() -> None:
     text = "import mylib.nn as nn\nhead = nn.Sequential(nn.Linear(64, 1), nn.Linear(2, 1))\n"
-    assert not _holds(screens.may_flag_tl510, text)
+    assert not _holds(size_screens.may_flag_tl510, text)
 
 
 def test_a_file_the_mirror_cannot_read_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(self):  # type: ignore[no-untyped-def]
         raise ValueError("an unexpected shape")
 
-    monkeypatch.setattr(screens._Mirror, "run", fail)
+    monkeypatch.setattr(size_screens._Mirror, "run", fail)
     text = HEAD + "head = nn.Sequential(nn.Linear(64, 128), nn.Linear(128, 10))\n"
-    assert _holds(screens.may_flag_tl510, text) and _holds(screens.may_flag_tl512, text)
+    assert _holds(size_screens.may_flag_tl510, text) and _holds(size_screens.may_flag_tl512, text)

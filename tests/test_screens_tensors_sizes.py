@@ -1,5 +1,5 @@
 """The size checks of TL510-TL512 (``may_flag_tl510``/``tl511``/``tl512`` in
-``rules/tensors/screens.py``) follow the size analysis where real code made them loose:
+``rules/tensors/size_screens.py``) follow the size analysis where real code made them loose:
 whether a ``forward`` chain on images has a step labelled by a flatten, view or reshape
 (then the analysis asks the project's other files for an input size), and whether a class
 used as a layer surely stops its chain (then it passes no size on). Every snippet is also
@@ -20,11 +20,11 @@ from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.engine.triage import triage
 from torchlint.registry import all_rules
-from torchlint.rules.tensors import screens
+from torchlint.rules.tensors import size_screens
 from torchlint.source import SourceFile
 
-CHECKS = {"TL510": screens.may_flag_tl510, "TL511": screens.may_flag_tl511,
-          "TL512": screens.may_flag_tl512}
+CHECKS = {"TL510": size_screens.may_flag_tl510, "TL511": size_screens.may_flag_tl511,
+          "TL512": size_screens.may_flag_tl512}
 
 
 def _holds(code: str, text: str) -> bool:

@@ -13,6 +13,7 @@ import ast
 
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import LOSS_FUNCTIONS, is_loss_class
+from torchlint.analysis.spelling import from_elsewhere as _from_elsewhere
 from torchlint.analysis.torchvision_weights import ALIASES, PRETRAINED, PRETRAINED_BACKBONE
 from torchlint.engine.triage import FileFacts
 
@@ -88,11 +89,7 @@ def may_flag_tl701(facts: FileFacts, options: Options) -> bool:
             return True
         if func.id not in facts.bindings:
             return True  # a local or module-level name may be bound to a loss
-        if any(is_loss_class(q) or q in LOSS_FUNCTIONS or _foreign(q)
+        if any(is_loss_class(q) or q in LOSS_FUNCTIONS or _from_elsewhere(q)
                for q in facts.qualnames_of(func)):
             return True
     return False
-
-
-def _foreign(qual: str) -> bool:
-    return not qual.startswith(("torch.", "builtins."))

@@ -54,4 +54,4 @@ class LayerSizeMismatch(SizeChainRule):
     triggers = ("Linear", "Conv", "Norm", "RNN", "LSTM", "GRU", "MultiheadAttention",
                 "TransformerEncoderLayer")
     requires = size_chain("size") & check(
-        "torchlint.rules.tensors.screens:may_flag_tl510")
+        "torchlint.rules.tensors.size_screens:may_flag_tl510")

@@ -67,4 +67,4 @@ class FlattenSizeMismatch(SizeChainRule):
     kind = "flatten"
     triggers = ("Linear",)
     requires = size_chain("size") & check(
-        "torchlint.rules.tensors.screens:may_flag_tl511")
+        "torchlint.rules.tensors.size_screens:may_flag_tl511")

@@ -42,4 +42,4 @@ class LayerRankMismatch(SizeChainRule):
     kind = "rank"
     triggers = ("BatchNorm", "Conv", "InstanceNorm", "Pool", "Pad", "Dropout")
     requires = size_chain("rank") & check(
-        "torchlint.rules.tensors.screens:may_flag_tl512")
+        "torchlint.rules.tensors.size_screens:may_flag_tl512")

@@ -117,3 +117,9 @@ PLACING_HELPER = re.compile(r"^_*(set|register|replace|attach|insert|inject)_(su
 PORTED_NOTE = re.compile(r"\b(?:adapted|modified|ported|borrowed|copied|referred|taken|converted)"
                          r"\b[^\n]{0,60}?\bfrom\b[^\n]{0,80}?(?:https?://|github\.com)",
                          re.IGNORECASE)
+
+
+def from_elsewhere(qual: str) -> bool:
+    """A qualified name from another module than torch or the builtins: the project
+    knowledge may make it anything (a torch name re-exported, a constant)."""
+    return not qual.startswith(("torch.", "builtins."))
