@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.memory_layout import Layout, mergeable
+from torchlint.analysis.memory_layout import Layout, mergeable, view_groups
 from torchlint.analysis.nodes import method_call
 from torchlint.analysis.shapes import ShapeUnpack, unpacked_shape
 from torchlint.analysis.torch_facts import DTYPE_NAMES
@@ -370,33 +370,8 @@ def _view_groups(view: cst.Call, order: list[str]) -> list[tuple[int, int]] | No
     rest = [i for i, v in enumerate(values) if _is_minus_one(v)]
     if len(rest) > 1:
         return None
-    split = rest[0] if rest else len(values)
-    groups: list[tuple[int, int]] = []
-    position = 0
-    for value in values[:split]:
-        factors = _factors(value)
-        stop = position + len(factors) if factors is not None else -1
-        if factors is None or set(order[position:stop]) != factors or stop > len(order):
-            return None
-        groups.append((position, stop))
-        position = stop
-    end = len(order)
-    tail: list[tuple[int, int]] = []
-    for value in reversed(values[split + 1:]):
-        factors = _factors(value)
-        start = end - len(factors) if factors is not None else -1
-        if factors is None or start < position or set(order[start:end]) != factors:
-            return None
-        tail.insert(0, (start, end))
-        end = start
-    if rest:
-        if end <= position:
-            return None
-        groups.append((position, end))
-    elif end != position:
-        return None
-    return groups + tail
-
+    return view_groups([None if i in rest else _factors(v) for i, v in enumerate(values)],
+                       rest[0] if rest else None, order)
 
 def _factors(value: cst.BaseExpression) -> set[str] | None:
     """``{"w", "c"}`` for ``w * c``; None for anything but a product of distinct names."""

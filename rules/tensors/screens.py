@@ -22,7 +22,7 @@ from torchlint.analysis.layer_table import (
     NON_CONTIGUOUS_FUNCTIONS,
     NON_CONTIGUOUS_METHODS,
 )
-from torchlint.analysis.memory_layout import Layout, mergeable
+from torchlint.analysis.memory_layout import Layout, mergeable, view_groups
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import from_elsewhere as _from_elsewhere
 from torchlint.engine.triage import FileFacts
@@ -379,37 +379,8 @@ def _view_groups(view: ast.Call, order: list[str]) -> list[tuple[int, int]] | No
     rest = [i for i, v in enumerate(values) if _literal(v) == -1]
     if len(rest) > 1:
         return None
-    split = rest[0] if rest else len(values)
-    groups: list[tuple[int, int]] = []
-    position = 0
-    for value in values[:split]:
-        factors = _factors(value)
-        if factors is None:
-            return None
-        stop = position + len(factors)
-        if set(order[position:stop]) != factors or stop > len(order):
-            return None
-        groups.append((position, stop))
-        position = stop
-    end = len(order)
-    tail: list[tuple[int, int]] = []
-    for value in reversed(values[split + 1:]):
-        factors = _factors(value)
-        if factors is None:
-            return None
-        start = end - len(factors)
-        if start < position or set(order[start:end]) != factors:
-            return None
-        tail.insert(0, (start, end))
-        end = start
-    if rest:
-        if end <= position:
-            return None
-        groups.append((position, end))
-    elif end != position:
-        return None
-    return groups + tail
-
+    return view_groups([None if i in rest else _factors(v) for i, v in enumerate(values)],
+                       rest[0] if rest else None, order)
 
 def _factors(value: ast.expr) -> set[str] | None:
     """``{"w", "c"}`` for ``w * c``; None for anything but a product of distinct names."""

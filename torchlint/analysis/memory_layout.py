@@ -10,6 +10,7 @@ dimensions in order (and the second one was not narrowed), or when both are broa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -52,3 +53,42 @@ def mergeable(left: int | None, right: int | None, narrowed: frozenset[int]) -> 
     if left is None or right is None:
         return left is None and right is None
     return right == left + 1 and right not in narrowed
+
+
+def view_groups(arguments: Sequence[set[str] | None], rest: int | None,
+                order: Sequence[str]) -> list[tuple[int, int]] | None:
+    """The run of permuted dimensions (start, stop) each argument of a view covers.
+
+    ``arguments``: the size names each argument multiplies (``{"w", "c"}`` for ``w * c``;
+    None when it is no product of distinct names); ``rest``: the position of the one ``-1``
+    argument, which takes what is left (None: there is none); ``order``: the size names of
+    the permuted dimensions. None when the arguments do not line up with ``order``.
+    """
+    split = rest if rest is not None else len(arguments)
+    groups: list[tuple[int, int]] = []
+    position = 0
+    for factors in arguments[:split]:
+        if factors is None:
+            return None
+        stop = position + len(factors)
+        if stop > len(order) or set(order[position:stop]) != factors:
+            return None
+        groups.append((position, stop))
+        position = stop
+    end = len(order)
+    tail: list[tuple[int, int]] = []
+    for factors in reversed(arguments[split + 1:]):
+        if factors is None:
+            return None
+        start = end - len(factors)
+        if start < position or set(order[start:end]) != factors:
+            return None
+        tail.insert(0, (start, end))
+        end = start
+    if rest is not None:
+        if end <= position:
+            return None
+        groups.append((position, end))
+    elif end != position:
+        return None
+    return groups + tail
