@@ -10,12 +10,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Generator, Iterable, Iterator
 
-from torchlint.analysis.ast_names import last_name as _word, start as _start
-from torchlint.analysis.ast_names import target_names as _names_in
+from torchlint.analysis.ast_names import (
+    NEW_SCOPES as _SCOPES,
+    last_name as _word,
+    scope_nodes as _scope_nodes,
+    start as _start,
+    target_names as _names_in,
+)
 from torchlint.analysis.options import Options
 from torchlint.engine.triage import FileFacts
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -53,17 +57,6 @@ def _first_argument(call: ast.Call) -> ast.expr | None:
         first = call.args[0]
         return first.value if type(first) is ast.Starred else first  # type: ignore[attr-defined]
     return call.keywords[0].value if call.keywords else None
-
-
-def _scope_nodes(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
-    """The nodes of ``roots`` and below, not entering nested functions, classes and
-    lambdas (as ``iter_scope``)."""
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _holds(outer: ast.AST, node: ast.AST) -> bool:

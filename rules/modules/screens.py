@@ -26,7 +26,9 @@ from typing import TypeVar
 from torchlint.analysis.ast_names import (
     dotted as _dotted,
     last_name as _last_name,
+    scope_nodes as _scope_nodes,
     self_attribute as _self_attribute,
+    target_names as _target_names,
 )
 from torchlint.analysis.layer_table import NON_LAYER_CLASSES
 from torchlint.analysis.options import Options
@@ -439,7 +441,6 @@ def _plain_module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
         or _project_class(q) and q.split(".", 1)[0] not in _FOREIGN))
 
 
-_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # the statements and clauses whose names make a local no surely-layer name (containers.py)
 _BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
             ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.NamedExpr,
@@ -450,30 +451,6 @@ _REBINDERS = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast
 _REGISTERING = frozenset({"add_module", "register_module"})
 # containers.PLACING_HELPER: a project helper that places a module inside another
 _BUILTINS = frozenset(dir(builtins))
-
-
-def _scope_nodes(function: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's body in pre-order, not entering nested functions, classes
-    and lambdas (analysis.nodes.iter_scope)."""
-    found: list[ast.AST] = []
-    stack: list[ast.AST] = list(reversed(function.body))  # type: ignore[attr-defined]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, _NEW_SCOPES):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
-
-
-def _target_names(target: ast.AST | None) -> Iterator[str]:
-    kind = type(target)
-    if kind is ast.Name:
-        yield target.id  # type: ignore[union-attr]
-    elif kind is ast.Tuple or kind is ast.List:
-        for element in target.elts:  # type: ignore[union-attr]
-            yield from _target_names(element)
-    elif kind is ast.Starred:
-        yield from _target_names(target.value)  # type: ignore[union-attr]
 
 
 def _bound_names(node: ast.AST) -> Iterator[str]:
@@ -526,7 +503,7 @@ class _ListStores:
         self.facts = file.facts
         self.cls = cls
         self.method = method
-        self.nodes = _scope_nodes(method)
+        self.nodes = list(_scope_nodes(method.body))  # type: ignore[attr-defined]
         self._layer_names: set[str] | None = None
 
     def reports(self) -> bool:
@@ -704,7 +681,8 @@ def _registers(facts: FileFacts, call: ast.Call) -> bool:
     name = _last_name(func)
     if name is None:
         return False
-    if name != "setattr" and PLACING_HELPER.search(name) and len(call.args) + len(call.keywords) >= 2:
+    if name != "setattr" and PLACING_HELPER.search(name) and (
+            len(call.args) + len(call.keywords) >= 2):
         return True
     if type(func) is ast.Name and name == "setattr" and not (
             name in facts.bindings or name in facts.aliases or name in facts.functions):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 
 def chain(node: ast.AST | None) -> tuple[str, str] | None:
@@ -79,3 +79,19 @@ def start(node: ast.AST) -> tuple[int, int]:
 def end(node: ast.AST) -> tuple[int, int]:
     """Where ``node`` ends: (line, column)."""
     return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
+
+
+# the nodes that open a scope of their own (as analysis.nodes.iter_scope leaves them)
+NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def scope_nodes(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """``roots`` and the nodes below them in pre-order, not entering nested functions,
+    classes and lambdas (as libcst's ``analysis.nodes.iter_scope``)."""
+    stack = list(roots)
+    stack.reverse()
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, NEW_SCOPES):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
