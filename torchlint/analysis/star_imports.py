@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import symtable
+from functools import lru_cache
 
 _BUILTINS = frozenset(dir(builtins))
 _MODULE_ATTRIBUTES = frozenset({"__name__", "__file__", "__doc__", "__spec__", "__path__",
@@ -23,6 +24,7 @@ _MODULE_ATTRIBUTES = frozenset({"__name__", "__file__", "__doc__", "__spec__", "
                                 "__annotations__"})
 
 
+@lru_cache(maxsize=2)  # the screen and the lint of one file ask of the same text
 def outside_names(text: str) -> frozenset[str] | None:
     """The names ``text`` reads that none of its scopes binds and that are neither builtins
     nor module attributes: those a star import may bind for it. None when CPython cannot
