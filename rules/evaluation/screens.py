@@ -18,11 +18,12 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from torchlint.analysis.ast_names import dotted as _dotted
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical, is_model_name
-from torchlint.engine.triage import _LEAVES, FileFacts, _fields
+from torchlint.engine.triage import FileFacts, child_nodes
 
 # ------------------------------------------------------------------ names
 EVAL_NAME = re.compile(
@@ -129,48 +130,22 @@ def _surely_off(items: Iterable[ast.withitem]) -> bool:
     return any(_spells_grad_mode(item.context_expr) for item in items)
 
 
-_NAMES: dict[str, tuple[bool, bool]] = {}  # function name -> (evaluation, or inference)
-# model names (options) -> (the words known to be a model's name, those known not to be)
-_MODEL_WORDS: dict[frozenset[str], tuple[set[str], set[str]]] = {}
-
-
+@lru_cache(maxsize=4096)  # the same names recur file after file
 def _names(name: str) -> tuple[bool, bool]:
     """Whether a function of this name is evaluation code, and whether it is evaluation or
-    inference code (remembered: the same names recur file after file)."""
-    found = _NAMES.get(name)
-    if found is None:
-        evaluation = is_eval_name(name)
-        found = _NAMES[name] = (evaluation, evaluation or is_inference_name(name))
-    return found
+    inference code."""
+    evaluation = is_eval_name(name)
+    return evaluation, evaluation or is_inference_name(name)
 
 
 def _model_words(words: frozenset[str], model_names: frozenset[str]) -> set[str]:
-    """The words that are a model's name (remembered: the same words recur)."""
-    yes, no = _MODEL_WORDS.setdefault(model_names, (set(), set()))
-    for word in words - yes - no:
-        (yes if is_model_name(word, model_names) else no).add(word)
-    return words & yes  # type: ignore[return-value]
+    """The words that are a model's name."""
+    return {word for word in words if _model_name(word, model_names)}
 
 
+@lru_cache(maxsize=4096)  # the same words recur file after file
 def _model_name(name: str, model_names: frozenset[str]) -> bool:
-    yes, no = _MODEL_WORDS.setdefault(model_names, (set(), set()))
-    if name in yes or name in no:
-        return name in yes
-    found = is_model_name(name, model_names)
-    (yes if found else no).add(name)
-    return found
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """The child nodes that may hold a call (no names, constants or contexts)."""
-    found: list[ast.AST] = []
-    for name in _fields(type(node)):
-        value = getattr(node, name, None)
-        if type(value) is list:
-            found.extend(v for v in value if type(v) not in _LEAVES and isinstance(v, ast.AST))
-        elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
-            found.append(value)
-    return found
+    return is_model_name(name, model_names)
 
 
 @dataclass
@@ -331,7 +306,7 @@ def _scan(facts: FileFacts, body: list[ast.stmt]) -> _Scan:
             continue
         if kind is ast.Call:
             _note_call(node, surely, maybe, found)  # type: ignore[arg-type]
-        stack.extend((child, surely, maybe) for child in _children(node))
+        stack.extend((child, surely, maybe) for child in child_nodes(node))
     return found
 
 
@@ -633,7 +608,7 @@ def _loop_callees(body: list[ast.stmt]) -> Iterator[str]:
             name = _dotted(func)
             if name is not None:
                 yield name
-        stack.extend(_children(node))
+        stack.extend(child_nodes(node))
 
 
 # ------------------------------------------------------------------ TL402
@@ -702,7 +677,7 @@ def _loop_may_flag_tl403(facts: FileFacts, body: list[ast.stmt]) -> bool:
         if kind is ast.Lambda:
             in_lambda = True
         elif kind in _WITHS and not off and _surely_off(node.items):  # type: ignore[attr-defined]
-            stack.extend((child, in_lambda, True) for child in _children(node))
+            stack.extend((child, in_lambda, True) for child in child_nodes(node))
             continue
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
@@ -720,7 +695,7 @@ def _loop_may_flag_tl403(facts: FileFacts, body: list[ast.stmt]) -> bool:
             if not off:
                 runs.append((_dotted(func), [
                     _dotted(a) for a in (*node.args, *(k.value for k in node.keywords))]))  # type: ignore[attr-defined]
-        stack.extend((child, in_lambda, off) for child in _children(node))
+        stack.extend((child, in_lambda, off) for child in child_nodes(node))
     if not backward:
         return False
     for model in evaluated:

@@ -192,13 +192,29 @@ _WALKED = frozenset(kind for kind in _node_classes(ast.AST)
                     if kind not in _LEAVES and kind is not ast.Name)
 
 
-def _fields(kind: type) -> tuple[str, ...]:
-    """The fields of a node class that may hold nodes (not its context or operator)."""
-    return tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
-
-
 _ENTERED = _WALKED | {ast.Name}
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes (not its context or operator)."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(
+            f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
+    return found
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The children of ``node`` the facts walk enters: no constants, contexts or
+    operators (for a check that walks part of a tree itself)."""
+    found: list[ast.AST] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name, None)
+        for item in value if type(value) is list else (value,):
+            if type(item) in _ENTERED:
+                found.append(item)
+    return found
 
 # the node classes the walk notes something of, beside walking their children
 _NOTED = frozenset({ast.Attribute, ast.Call, ast.FunctionDef, ast.AsyncFunctionDef,
@@ -395,9 +411,7 @@ class _Walker:
                 self.loop_sums = True
         elif kind is ast.arg:
             self.names.add(node.arg)  # type: ignore[attr-defined]
-        fields = _FIELDS.get(kind)
-        if fields is None:
-            fields = _FIELDS[kind] = _fields(kind)
+        fields = _FIELDS.get(kind) or _fields(kind)
         for name in fields:
             value = getattr(node, name, None)
             for item in value if type(value) is list else (value,):
