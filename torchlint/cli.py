@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import sys
@@ -11,6 +12,7 @@ import click
 from torchlint import __version__
 from torchlint.commands.check import check
 from torchlint.commands.report import EXIT_ERROR, EXIT_FINDINGS, error, output_error
+from torchlint.run.bytecode import keep_bytecode
 from torchlint.run.interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handle_sigterm
 
 # what writing stdout can fail with: a full disk or quota, an I/O error, a closed stdout
@@ -105,6 +107,8 @@ def clean() -> None:
 def entry_point() -> None:
     """Console entry point: ``main`` with no traceback for anything unexpected."""
     handle_sigterm()
+    # once the run is over: its modules' bytecode, for the next run (see run/bytecode.py)
+    atexit.register(keep_bytecode)
     try:
         main()
     except BrokenPipeError:  # `torchlint check | head`
