@@ -408,3 +408,18 @@ def test_the_screen_tells_checks_whether_the_file_is_test_code(
         assert (codes == {"TL107"}) is flagged, (name, codes)
         found = lint_source(source, settings.for_file(str(path)), prefilter=False).diagnostics
         assert bool(found) is flagged, name
+
+
+def test_the_screening_checks_of_triggers_can_be_loaded_before_workers_fork(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from torchlint.engine import triage as triage_module
+
+    target = "torchlint.rules.tensors.size_screens"
+    monkeypatch.delitem(sys.modules, target, raising=False)
+    triage_module._check_function.cache_clear()
+    trigger = triage_module.all_of(triage_module.imports("torch"),
+                                   triage_module.check(f"{target}:may_flag_tl510"))
+    triage_module.load_checks([trigger])
+    assert target in sys.modules

@@ -33,7 +33,7 @@ from torchlint.analysis.spelling import canonical
 
 __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
            "calls_method", "check", "biased_call", "chained_call", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
-           "keyword", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
+           "keyword", "load_checks", "loop_call", "loop_sum", "loops", "module_class", "module_method_calls",
            "self_store", "self_store_call", "loop_calls_all", "calls_named", "sequence_call", "size_chain",
            "training_loop_call", "triage"]
 
@@ -1107,6 +1107,22 @@ def check(target: str) -> Trigger:
     closely; its module imports neither libcst nor a rule. Put it last in an
     :func:`all_of`, after the facts that are cheaper to test."""
     return _Check(target)
+
+
+def load_checks(triggers: Iterable[Trigger]) -> None:
+    """Import the modules of the screening checks ``triggers`` name (a parallel run does it
+    once, before its workers fork, instead of once in each worker)."""
+    def targets(data: object) -> Iterator[str]:
+        if type(data) is tuple:
+            if len(data) == 2 and data[0] == "check" and type(data[1]) is str:
+                yield data[1]
+            else:
+                for part in data:
+                    yield from targets(part)
+
+    for trigger in triggers:
+        for target in targets(trigger.data()):
+            _check_function(target)
 
 
 # ------------------------------------------------------------------ size chains

@@ -293,11 +293,13 @@ def _prune(caches: dict[str, Cache | None], walked: Sequence[str]) -> None:
 
 
 def _load_engine() -> None:
-    """Import libcst and the enabled rules here, once, so that forked workers inherit them."""
+    """Import libcst, the enabled rules and their screening checks here, once, so that
+    forked workers inherit them."""
     import torchlint.engine.lint  # noqa: F401
     import torchlint.fix.fixer  # noqa: F401
+    from torchlint.engine.triage import load_checks
 
-    all_rules()
+    load_checks(rule.requires for rule in all_rules().values() if rule.requires is not None)
 
 
 def _from_cache(path: str, settings: Pinned, mode: Mode, cache: Cache | None
