@@ -261,3 +261,13 @@ def test_a_star_import_of_a_project_module_binds_what_it_exports(tmp_path: Path)
     assert found.star_names("pkg.helpers") == {"clip": "pkg.helpers.clip"}
     assert Project().for_file(str(tmp_path / "x.py")).star_names("utils") == {
         "helper": "utils.helper"}
+
+
+def test_a_worker_keeps_one_project_for_every_chunk_it_is_sent(tmp_path: Path) -> None:
+    import pickle
+
+    project = Project([str(tmp_path)])
+    first, second = (pickle.loads(pickle.dumps(project)) for _ in range(2))
+    # what one chunk's files read (summaries, the project's files) serves the next ones
+    assert first is second and first.extra_roots == project.extra_roots
+    assert pickle.loads(pickle.dumps(Project([str(tmp_path)]))) is not first

@@ -66,16 +66,25 @@ class Project:
     """The project's other files, read on demand. One per run (or per language server),
     shared by the files linted; it keeps what it read by file content."""
 
-    def __init__(self, roots: Iterable[str] = ()) -> None:
+    def __init__(self, roots: Iterable[str] = (), token: str | None = None) -> None:
         # extra folders absolute imports are searched from (the configuration's folder,
         # its src/); each file's own package root and folder come first
         self.extra_roots = tuple(os.path.abspath(r) for r in roots)
+        # names this project in the worker processes of a parallel run
+        self.token = token or os.urandom(8).hex()
         self._summaries: dict[str, tuple[int, int, str, ModuleSummary | None]] = {}
         self._exists: dict[str, bool] = {}
         self._packages: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._listings: dict[str, tuple[int, tuple[str, ...]]] = {}
         self._digests: dict[str, tuple[int, int, str]] = {}
         self._derived: dict[tuple[str, str, str], object] = {}
+
+    def __reduce__(self) -> tuple[Callable[[str, tuple[str, ...]], Project],
+                                  tuple[str, tuple[str, ...]]]:
+        # sent to a worker process with each chunk of files: the worker keeps one Project
+        # per token, so that every chunk it lints shares what the others read (the files'
+        # summaries, the project's file list), as in a run in one process
+        return _worker_project, (self.token, self.extra_roots)
 
     # ------------------------------------------------------------ locating
     def for_file(self, path: str) -> FileProject:
@@ -182,6 +191,17 @@ class Project:
         except KeyError:
             value = self._derived[key] = compute()
             return value
+
+
+# the projects a worker process was sent, by token
+_WORKER_PROJECTS: dict[str, Project] = {}
+
+
+def _worker_project(token: str, extra_roots: tuple[str, ...]) -> Project:
+    project = _WORKER_PROJECTS.get(token)
+    if project is None:
+        project = _WORKER_PROJECTS[token] = Project(extra_roots, token)
+    return project
 
 
 class FileProject:
