@@ -328,3 +328,79 @@ def test_an_expression_the_analysis_does_not_read_stops_no_block(binding: str) -
     text = GATED.replace("        if flag:\n            BINDING\n", "        " + binding + "\n")
     assert _findings("TL510", text) == [13]
     assert _holds("TL510", text)
+
+
+# ------------------------------------------------------------------ inputs of other files
+def _screened(text: str, tmp_path: Path, other: str | None = None) -> bool:
+    """TL512's check on model.py as the screen asks it: with the project known."""
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    if other is not None:
+        (tmp_path / "use.py").write_text(textwrap.dedent(other), encoding="utf-8")
+    facts = triage(textwrap.dedent(text))
+    assert facts is not None
+    facts = replace(facts, project=Project([str(tmp_path)]).for_file(str(path)),
+                    project_known=True)
+    return bool(size_screens.may_flag_tl512(facts, Options()))
+
+
+# files that give Net a 2-D input, however they name it
+STATING = [
+    STATES_2D,
+    "import torch\nimport model\ny = model.Net()(torch.randn(2, 3))\n",
+    "import torch\nimport model as m\nnet = m.Net()\ny = net(torch.zeros(2, 3))\n",
+    "import torch\nfrom model import (\n    Net,  # the model\n)\ny = Net()(torch.randn(2, 3))\n",
+    # two statements on a line: an import not read without parsing counts
+    "import torch\nfrom model import Net; import os\ny = Net()(torch.randn(2, 3))\n",
+]
+
+
+@pytest.mark.parametrize("other", STATING)
+def test_a_project_file_stating_an_input_keeps_the_chain(other: str, tmp_path: Path) -> None:
+    text = _on_images("x = x.flatten(1)")
+    assert _screened(text, tmp_path, other)
+    assert _findings("TL512", text, tmp_path, other)[:1] == [8]
+
+
+# files that never give this Net an input: another class of the same name, a model built
+# without a dummy input, a factory of no literal shape
+NOT_STATING = [
+    None,
+    "import torch\nfrom elsewhere import Net\ny = Net()(torch.randn(2, 3))\n",
+    "import torch\nfrom other.model import Net\ny = Net()(torch.randn(2, 3))\n",
+    "from model import Net\nnet = Net()\n",
+    "import torch\nfrom model import Net\nnet = Net()\n",
+]
+
+
+@pytest.mark.parametrize("other", NOT_STATING)
+def test_a_project_stating_no_input_for_the_model_rules_the_chain_out(
+        other: str | None, tmp_path: Path) -> None:
+    text = _on_images("x = x.flatten(1)")
+    assert not _screened(text, tmp_path, other)
+    assert _findings("TL512", text, tmp_path, other) == []
+
+
+def test_without_knowing_the_project_the_chain_is_kept() -> None:
+    # the facts of a text alone (the engine's own check) cannot rule out another file
+    assert _holds("TL512", _on_images("x = x.flatten(1)"))
+
+
+def test_a_screened_file_is_linted_again_once_another_file_states_an_input(
+        tmp_path: Path) -> None:
+    from torchlint.config.settings import Settings
+    from torchlint.run.outcome import Mode
+    from torchlint.run.runner import run
+
+    model = tmp_path / "model.py"
+    model.write_text(textwrap.dedent(_on_images("x = x.flatten(1)")), encoding="utf-8")
+    (tmp_path / "use.py").write_text("from model import Net\nnet = Net()\n", encoding="utf-8")
+    settings = Settings(root=str(tmp_path))
+    cache_dir = tmp_path / "cache"
+    cold = list(run([str(model)], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    assert cold[0].diagnostics == []
+    # the screen's answer rests on use.py: it is a dependency of the cached result
+    assert str(tmp_path / "use.py") in {d.path for d in cold[0].dependencies}
+    (tmp_path / "use.py").write_text(textwrap.dedent(STATES_2D), encoding="utf-8")
+    warm = list(run([str(model)], settings, Mode(), jobs=1, cache_dir=cache_dir))
+    assert [d.code for d in warm[0].diagnostics] == ["TL512"]

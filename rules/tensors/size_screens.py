@@ -39,6 +39,7 @@ from torchlint.analysis.layer_table import (
     accepted_ranks,
 )
 from torchlint.analysis.options import Options
+from torchlint.analysis.project_sizes import project_files, project_inputs
 from torchlint.analysis.spelling import from_elsewhere as _from_elsewhere
 from torchlint.engine.triage import FileFacts
 
@@ -750,8 +751,20 @@ class _Mirror:
             flow.run(forward.body)
             if stated is not None:
                 _Flow(self, local, stated).run(forward.body)
-            elif flow.first_images and flow.flattens:
+            elif flow.first_images and flow.flattens and self.inputs_elsewhere(cls.name):
                 _Flow(self, local, _ANY).run(forward.body)
+
+    def inputs_elsewhere(self, name: str) -> bool:
+        """May another file of the project state an input for the model class ``name``
+        (where the analysis asks, ``class_inputs``)? It may when the project is not known."""
+        facts = self.facts
+        if not facts.project_known:
+            return True
+        project = facts.project
+        if project is None:
+            return False
+        files = facts.once("project files", lambda: project_files(project))
+        return bool(project_inputs(project, files, name))
 
     def called_names(self) -> frozenset[str]:
         """The bare names called in the file (``Net(...)``)."""

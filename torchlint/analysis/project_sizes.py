@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchlint.analysis.layer_table import INPUT_FACTORIES, INSTANCE_METHODS
-from torchlint.analysis.project import Dependency, _absolute
+from torchlint.analysis.project import Dependency, Project, _absolute
 
 if TYPE_CHECKING:
     from torchlint.analysis.context import FileContext
+    from torchlint.analysis.project import FileProject
 
 # folders never searched for the project's files, and the most files a search reads
 _SKIPPED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
@@ -89,51 +90,159 @@ def class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
 
 
 def _class_inputs(ctx: FileContext, name: str) -> tuple[tuple[int, ...], ...]:
-    files = _files_naming(ctx, name)
-    if files is None:
+    project = ctx.project
+    if project is None:
         return ()
-    wanted, word = _wanted(ctx, name), name.encode()
+    return project_inputs(project, _files(ctx), name)
+
+
+def project_inputs(project: FileProject, files: ProjectFiles, name: str
+                   ) -> tuple[tuple[int, ...], ...]:
+    """:func:`class_inputs` from the project as the linted file sees it (for a screening
+    check, which has no FileContext); ``files``: :func:`project_files` of ``project``."""
+    wanted = None
     found: list[tuple[int, ...]] = []
-    for path, data in files:
-        # only a file that builds the class and makes a tensor of a literal shape is parsed
-        if data is None or not (re.search(rb"\b%s\(" % word, data)
-                                and _FACTORY_CALL.search(data)):
-            continue
-        summary = _summary_of(ctx, path)  # records the dependency
+    for path, _ in _files_building(project, files, name):
+        summary = _summary_of(project, path)  # records the dependency
         if summary is None:
             continue
+        wanted = wanted or _wanted(project, name)
         found += [shape for callee, shape in summary.inputs if callee.rpartition(".")[2] == (
-            name) and _means(ctx, summary, callee, wanted, may=False)]
+            name) and _means(project, summary, callee, wanted, may=False)]
     return tuple(found)
 
 
-def _files_naming(ctx: FileContext, name: str) -> Iterator[tuple[str, bytes | None]] | None:
+def _files_building(project: FileProject, files: ProjectFiles, name: str
+                    ) -> Iterator[tuple[str, bytes]]:
+    """The files of :func:`_files_naming` that may build the class ``name`` of the linted
+    file and make a tensor of a literal shape (the only ones parsed for a dummy input),
+    with their bytes."""
+    naming = _files_naming(project, files, name)
+    if naming is None:
+        return
+    wanted = _wanted(project, name)
+    known = project.project
+    for path, data, dependency in naming:
+        if data is None or dependency is None:
+            continue
+        chains = known.derived("size-builds " + name, dependency,
+                               lambda: _built_chains(data, name))  # noqa: B023
+        if chains is None:
+            continue
+        bindings = known.derived("size-imports", dependency,
+                                 lambda: _import_bindings(known, path, data))  # noqa: B023
+        if _may_call(project, bindings, chains, name, wanted):
+            yield path, data
+
+
+def _built_chains(data: bytes, name: str) -> list[list[str]] | None:
+    """None when the file never calls ``name(`` or calls no tensor factory; else the dotted
+    names it calls ``name`` on (``a.b`` of ``a.b.name(x)``)."""
+    if not (re.search(rb"\b%s\(" % name.encode(), data) and _FACTORY_CALL.search(data)):
+        return None
+    return _attribute_calls(data, name)
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_COMMENT = re.compile(rb"#[^\n]*")
+
+
+def _import_bindings(project: Project, path: str, data: bytes
+                     ) -> list[tuple[str, str]] | None:
+    """What the import statements of the file ``data`` at ``path`` bind, wherever they are
+    (its summary keeps the module-level ones): (name bound, qualified name), read from
+    their text without parsing the file. None when one of them cannot be read so (a line
+    continued with a backslash, two statements on a line): it may bind anything."""
+    module = project.roots_and_module(path)[1] or ""
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    bindings: list[tuple[str, str]] = []
+    for match in _IMPORT.finditer(data):
+        source, names, plain = match.groups()
+        text = _COMMENT.sub(b"", names if source is not None else plain).strip()
+        if source is not None and text.startswith(b"("):
+            text = text[1:].rstrip().removesuffix(b")")
+        for item in text.decode("utf-8", "replace").split(","):
+            parts = item.split()
+            if not parts and source is not None:
+                continue  # a trailing comma
+            if len(parts) not in (1, 3) or len(parts) == 3 and parts[1] != "as" or not all(
+                    _DOTTED.match(part) for part in parts[::2]):
+                return None
+            if source is None:
+                bound = parts[2] if len(parts) == 3 else parts[0].split(".", 1)[0]
+                bindings.append((bound, parts[0] if len(parts) == 3 else bound))
+                continue
+            relative = source.decode()
+            level = len(relative) - len(relative.lstrip("."))
+            base = _absolute(relative[level:] or None, level, package)
+            if base is not None:
+                bindings.append((parts[-1], f"{base}.{parts[0]}"))
+    return bindings
+
+
+def _may_call(project: FileProject, bindings: list[tuple[str, str]] | None,
+              chains: list[list[str]], name: str, wanted: str) -> bool:
+    """May a file with these import ``bindings``, calling ``name`` on the dotted names
+    ``chains``, call a callee its summary's imports resolve to ``wanted`` (what
+    :func:`_means` accepts): ``name(...)`` bound by an import, or
+    ``bound.<attributes>.name(...)``?"""
+    if bindings is None:
+        return True
+    for bound, qual in bindings:
+        if bound == name and (qual == wanted or wanted in project.alias_targets(qual)):
+            return True
+        for head, *rest in chains:
+            if head == bound:
+                dotted = ".".join([qual, *rest, name])
+                if dotted == wanted or wanted in project.alias_targets(dotted):
+                    return True
+    return False
+
+
+_SPACE = rb"[\s\\]*"  # (a line continuation too)
+
+
+def _attribute_calls(data: bytes, name: str) -> list[list[str]]:
+    """The dotted names before ``.name(`` in ``data`` (``a.b`` of ``a.b.name(x)``)."""
+    pattern = rb"\b(\w+(?:%s\.%s\w+)*)%s\.%s%s%s\(" % (
+        _SPACE, _SPACE, _SPACE, _SPACE, name.encode(), _SPACE)
+    return [re.findall(r"\w+", found.decode("utf-8", "replace"))
+            for found in re.findall(pattern, data)]
+
+
+def _files(ctx: FileContext) -> ProjectFiles:
+    assert ctx.project is not None
+    project = ctx.project
+    return ctx.cached("project_size_files", lambda: project_files(project))
+
+
+def _files_naming(project: FileProject, files: ProjectFiles, name: str
+                  ) -> Iterator[tuple[str, bytes | None, Dependency | None]] | None:
     """The project's other files that may name the module class ``name`` of the linted
     file: those that import it (from its module, or re-exported by a package), or import
     its module and name it as an attribute; with their bytes (None: unreadable, or a large
-    module of a library, not a script building a model). None when there is no project
+    module of a library, not a script building a model) and what they were read as. None
+    when there is no project
     knowledge or the project is too large to search."""
-    project = ctx.project
-    if project is None or not project.roots or project.module is None:
-        return None
-    files = ctx.cached("project_size_files", lambda: _project_words(ctx))
-    if files is None:
+    if not project.roots or project.module is None or files is None:
         return None
     word, module_word = name.encode(), project.module.rpartition(".")[2].encode()
 
-    def found() -> Iterator[tuple[str, bytes | None]]:
+    def found() -> Iterator[tuple[str, bytes | None, Dependency | None]]:
         for path, (imported, attributes) in files:
             if word in imported or module_word in imported and word in attributes:
                 read = project.project.read(path)
-                yield path, read[0] if read is not None and len(
-                    read[0]) <= _MAX_BUILDER_BYTES else None
+                if read is None or len(read[0]) > _MAX_BUILDER_BYTES:
+                    yield path, None, None
+                else:
+                    yield path, *read
 
     return found()
 
 
-def _wanted(ctx: FileContext, name: str) -> str:
-    assert ctx.project is not None and ctx.project.module is not None
-    return f"{ctx.project.module}.{name}"
+def _wanted(project: FileProject, name: str) -> str:
+    assert project.module is not None
+    return f"{project.module}.{name}"
 
 
 _FACTORY_CALL = re.compile(rb"\b(?:randn|rand|zeros|ones|empty)\(")
@@ -156,7 +265,7 @@ def imported_constant(ctx: FileContext, qualname: str) -> object:
         if defined is None or name in defined.classes or name in defined.functions or (
                 name in defined.names):
             continue  # a class, a function or an import: no constant
-        summary = _summary_of(ctx, path)
+        summary = _summary_of(project, path)
         if summary is not None and name in summary.constants:
             return summary.constants[name]
     return NOT_LITERAL
@@ -166,13 +275,13 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     project = ctx.project
     if project is None or not project.roots or project.module is None:
         return Uses((), False)
-    files = _files_naming(ctx, name)
+    files = _files_naming(project, _files(ctx), name)
     if files is None:
         return Uses((), True)
-    wanted, word = _wanted(ctx, name), name.encode()
+    wanted, word = _wanted(project, name), name.encode()
     found: list[Construction] = []
     named = False
-    for path, data in files:
+    for path, data, _ in files:
         if data is None or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
                 word, _PLAIN, _PLAIN), data):
             # it may name the class, and never builds it with no arguments or with a number
@@ -180,20 +289,20 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
             # a model): only a file that may is parsed
             named = True
             continue
-        summary = _summary_of(ctx, path)
+        summary = _summary_of(project, path)
         if summary is None:
             named = True
             continue
         for callee, construction in summary.calls:
-            if callee.rpartition(".")[2] == name and _means(ctx, summary, callee, wanted,
+            if callee.rpartition(".")[2] == name and _means(project, summary, callee, wanted,
                                                             may=False):
                 found.append(construction)
         named = named or any(r.rpartition(".")[2] == name and _means(
-            ctx, summary, r, wanted, may=True) for r in summary.references)
+            project, summary, r, wanted, may=True) for r in summary.references)
     return Uses(tuple(found), named)
 
 
-def _means(ctx: FileContext, summary: _Summary, dotted: str, wanted: str, *,
+def _means(project: FileProject, summary: _Summary, dotted: str, wanted: str, *,
            may: bool) -> bool:
     """Does ``dotted``, spelled in the file ``summary`` describes, name ``wanted``? With
     ``may``, a dotted name whose head is not imported counts (it may)."""
@@ -202,8 +311,7 @@ def _means(ctx: FileContext, summary: _Summary, dotted: str, wanted: str, *,
     if base is None:
         return may and "." in dotted
     qual = f"{base}.{rest}" if rest else base
-    assert ctx.project is not None
-    return wanted in ctx.project.alias_targets(qual) or qual == wanted
+    return wanted in project.alias_targets(qual) or qual == wanted
 
 
 # ------------------------------------------------------------------ the project's files
@@ -216,13 +324,18 @@ class _Words:
                                     Dependency]] = {}
 
 
-def _project_words(ctx: FileContext
-                   ) -> list[tuple[str, tuple[frozenset[bytes], frozenset[bytes]]]] | None:
+# the other files of a project: each with the identifiers its import statements spell and
+# those spelled after a dot (None: too many files)
+ProjectFiles = list[tuple[str, tuple[frozenset[bytes], frozenset[bytes]]]] | None
+
+
+def project_files(project: FileProject) -> ProjectFiles:
     """The other .py files under the linted file's package root with the identifiers their
-    import statements spell and those spelled after a dot (None: too many files); every
-    one is recorded as a dependency, since any of them may build the file's classes."""
-    project = ctx.project
-    assert project is not None
+    import statements spell and those spelled after a dot (None: too many files, or no
+    root); every one is recorded as a dependency, since any of them may build the file's
+    classes."""
+    if not project.roots:
+        return None
     root = project.roots[0]
     memo: _Words = project.project.derived("size-words", Dependency(root, ""), _Words)
     files = project.project.derived("size-project-files", Dependency(root, ""),
@@ -267,18 +380,16 @@ def _walk(root: str) -> tuple[str, ...] | None:
     return tuple(files)
 
 
-def _summary_of(ctx: FileContext, path: str) -> _Summary | None:
+def _summary_of(project: FileProject, path: str) -> _Summary | None:
     """The summary of the project file ``path`` (once a run), recorded as a dependency."""
-    assert ctx.project is not None
-    project = ctx.project.project
-    read = project.read(path)
+    read = project.project.read(path)
     if read is None:
         return None
     data, dependency = read
-    ctx.project.learned([dependency])
-    _, module = project.roots_and_module(path)
-    return project.derived("size-summary", dependency,
-                           lambda: _summarise(data, module or "", path))
+    project.learned([dependency])
+    _, module = project.project.roots_and_module(path)
+    return project.project.derived("size-summary", dependency,
+                                   lambda: _summarise(data, module or "", path))
 
 
 def _summarise(data: bytes, module: str, path: str) -> _Summary | None:

@@ -10,7 +10,6 @@ questions again, of the rule classes, for the files that pass.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -23,6 +22,7 @@ from torchlint.engine.prefilter import any_triggered, rules_to_run, star_import_
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
+    from torchlint.analysis.project import Dependency, FileProject
     from torchlint.config.file_settings import FileSettings
     from torchlint.source import SourceFile
 
@@ -43,9 +43,12 @@ def certainly_clean(source: SourceFile, settings: FileSettings) -> bool:
     return screen(source, settings) == frozenset()
 
 
-def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
+def screen(source: SourceFile, settings: FileSettings,
+           learned: list[Dependency] | None = None) -> frozenset[str] | None:
     """The codes of the enabled rules that can fire on ``source`` (none: its lint is empty,
-    CPython parses it); None when the screen cannot tell (every rule may)."""
+    CPython parses it); None when the screen cannot tell (every rule may). The other files
+    of the project a check read to decide are added to ``learned``: the answer holds
+    while they stay as they are."""
     text = source.text
     if UNUSED_NOQA in settings.codes and "noqa" in text.lower() or star_import_matters(text):
         return None
@@ -65,10 +68,15 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
                     facts = triage(text)
                     if facts is None:
                         return None
-                    facts = replace(facts, test_file=_is_test(source.path, settings))
+                    project = settings.project.for_file(source.path) \
+                        if settings.project is not None else None
+                    facts = replace(facts, test_file=_is_test(source.path, project),
+                                    project=project, project_known=True)
                 if not rule.requires.holds(facts, options):
                     continue
             maybe.append(rule)
+        if learned is not None and facts is not None and facts.project is not None:
+            learned.extend(facts.project.dependencies.values())
     # as in the engine, once one rule can fire the file is parsed: the others are then
     # judged by their cheap patterns alone (a costly one only ever spares a rule's walk).
     # The preview rules run only to be counted for the summary's hint do not get a file
@@ -84,12 +92,8 @@ def screen(source: SourceFile, settings: FileSettings) -> frozenset[str] | None:
     return frozenset() if parses else None
 
 
-def _is_test(path: str, settings: FileSettings) -> bool:
-    project = settings.project
-    root = None
-    if project is not None:
-        root = project.roots_and_module(os.path.abspath(path))[0][0]
-    return is_test_file(path, root)
+def _is_test(path: str, project: FileProject | None) -> bool:
+    return is_test_file(path, project.roots[0] if project is not None else None)
 
 
 def narrowed(settings: FileSettings, codes: frozenset[str]) -> FileSettings:

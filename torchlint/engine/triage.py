@@ -24,12 +24,15 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from torchlint.analysis.ast_names import chain as _chain
 from torchlint.analysis.layer_table import FLAT, LAYERS, RANKED, size_parameters
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import canonical
+
+if TYPE_CHECKING:
+    from torchlint.analysis.project import FileProject
 
 __all__ = ["FileFacts", "Trigger", "all_of", "any_of", "api", "attribute", "calls",
            "calls_method", "check", "biased_call", "chained_call", "defines", "defines_matching", "facts_of", "from_data", "identifier", "imports",
@@ -118,6 +121,12 @@ class FileFacts:
     # the file is test code by its path (see analysis.test_paths); None: not known (the
     # facts of a text alone), so a check must not rule anything out on it
     test_file: bool | None = field(default=None, compare=False)
+    # the project as the file sees it (None: no project knowledge), and whether it is
+    # known: the facts of a text alone do not know it, so a check must not rule anything
+    # out on what the project's other files may say. A check that reads other files
+    # records them as dependencies of the file in ``project``
+    project: FileProject | None = field(default=None, compare=False, repr=False)
+    project_known: bool = field(default=False, compare=False)
     # what the screening checks computed of this file, dropped with the facts (a copy made
     # by dataclasses.replace starts empty)
     computed: dict[object, object] = field(default_factory=dict, init=False, compare=False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from torchlint.analysis.project import Dependency
 from torchlint.codes import SYNTAX_ERROR, syntax_error_at
 from torchlint.config.file_settings import FileSettings, SettingsSource
 from torchlint.engine.limits import oversize
@@ -26,10 +27,13 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode,
     skipped = oversize(len(source.text.encode("utf-8", "surrogatepass")), settings.max_file_size)
     if skipped is not None:
         return FileOutcome(path, warning=skipped)
-    # the screen decides without libcst and the rules which rules can fire
-    codes = screen(source, settings)
+    # the screen decides without libcst and the rules which rules can fire; the files of
+    # the project it read are dependencies of the outcome (a cached one is redone when
+    # one of them changes)
+    learned: list[Dependency] = []
+    codes = screen(source, settings, learned)
     if codes == frozenset():
-        return FileOutcome(path, [])
+        return FileOutcome(path, [], dependencies=learned)
     if checkpoint is not None:
         checkpoint()
     from torchlint.engine.lint import lint_source
@@ -41,7 +45,8 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode,
     error = _failures(result.rule_failures)
     if not (mode.fix or mode.diff) or not result.parsed:
         return FileOutcome(path, result.diagnostics, error=error,
-                           dependencies=result.dependencies, preview_only=result.preview_only)
+                           dependencies=_joined(result.dependencies, learned),
+                           preview_only=result.preview_only)
     from torchlint.fix.fixer import fix_source
 
     outcome = fix_source(source, settings, unsafe=mode.unsafe, result=result)
@@ -57,9 +62,18 @@ def lint_one(source: SourceFile, settings: FileSettings, mode: Mode,
     error = error or _failures(outcome.result.rule_failures)
     return FileOutcome(path, outcome.result.diagnostics, fixed=outcome.fixed,
                        fixed_text=outcome.source.text if changed else None, error=error,
-                       dependencies=outcome.result.dependencies,
+                       dependencies=_joined(outcome.result.dependencies, learned),
                        found=len(result.diagnostics), fixed_codes=codes,
                        preview_only=outcome.result.preview_only)
+
+
+def _joined(found: list[Dependency], learned: list[Dependency]) -> list[Dependency]:
+    """The dependencies of a lint and those of its screen, one per file, by path."""
+    if not learned:
+        return found
+    joined = {d.path: d for d in learned}
+    joined.update((d.path, d) for d in found)
+    return sorted(joined.values(), key=lambda d: d.path)
 
 
 def _failures(failures: list[str]) -> str | None:
