@@ -271,3 +271,15 @@ def test_a_worker_keeps_one_project_for_every_chunk_it_is_sent(tmp_path: Path) -
     # what one chunk's files read (summaries, the project's files) serves the next ones
     assert first is second and first.extra_roots == project.extra_roots
     assert pickle.loads(pickle.dumps(Project([str(tmp_path)]))) is not first
+
+
+def test_a_relative_name_is_made_absolute_from_the_files_package(tmp_path: Path) -> None:
+    sub = tmp_path / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    for folder in (tmp_path / "pkg", sub):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    view = Project().for_file(str(sub / "model.py"))
+    assert view.absolute(".layers.Block") == "pkg.sub.layers.Block"
+    assert view.absolute("..layers.Block") == "pkg.layers.Block"
+    assert view.absolute("torch.nn.Linear") == "torch.nn.Linear"
+    assert view.absolute("....layers.Block") is None  # above the outermost package

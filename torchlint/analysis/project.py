@@ -223,6 +223,15 @@ class FileProject:
             return self.module
         return self.module.rpartition(".")[0]
 
+    def absolute(self, qualname: str) -> str | None:
+        """``qualname`` as the triage spells a name imported relatively (``..models.Net``)
+        made absolute from this file's package; None when it climbs out of the packages."""
+        level = len(qualname) - len(qualname.lstrip("."))
+        if not level:
+            return qualname
+        base = _absolute(None, level, self.package)
+        return None if base is None else f"{base}.{qualname[level:]}"
+
     def knows_top_level(self, name: str) -> bool:
         """Is ``name`` (a top-level package or module) part of this project?"""
         return self.project.find_module(name, self.roots) is not None

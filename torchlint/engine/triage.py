@@ -170,11 +170,30 @@ def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
             if cls in found:
                 continue
             for qual in candidates:
-                if qual in found or qual in options.module_bases or _foreign(qual):
+                if qual in found or qual in options.module_bases or _foreign(qual) and (
+                        _project_module_class(facts, qual, options)):
                     found.add(cls)
                     changed = True
                     break
     return frozenset(found)
+
+
+def _project_module_class(facts: FileFacts, qual: str, options: Options) -> bool:
+    """May ``qual``, a class from another module, be a module class? As the analysis
+    decides (``FileContext.is_module_class_name``) when the project is known: a class of
+    the project that derives from a module base; a class of no file of the project is
+    none. Without the project: it may."""
+    project = facts.project
+    if not facts.project_known:
+        return True
+    if project is None:
+        return False
+    absolute = project.absolute(qual)  # (a relative import: of the file's own package)
+    if absolute is None:
+        return True  # not resolved here: it may
+    if not project.knows_top_level(absolute.split(".", 1)[0]):
+        return False
+    return project.derives_from(absolute, options.module_bases)
 
 
 def _foreign(qual: str) -> bool:
