@@ -18,6 +18,7 @@ from torchlint.config.file_settings import FileSettings
 from torchlint.engine.lint import lint_source
 from torchlint.engine.triage import FileFacts, triage
 from torchlint.registry import all_rules
+from torchlint.rules.devices.screens import may_flag_tl302
 from torchlint.rules.modules.screens import may_flag_tl101
 from torchlint.source import SourceFile
 
@@ -103,3 +104,32 @@ def test_a_base_of_another_library_makes_no_module_class(tmp_path: Path) -> None
     _grown(tmp_path, "from otherlib.blocks import Block", "Block")
     assert "Model" not in _facts(tmp_path, "pkg/model.py").module_classes(Options())
     assert _findings(tmp_path, "pkg/model.py", "TL101") == []
+
+
+# ------------------------------------------------------------------ TL302
+MOVED = """
+    import torch
+    from {module} import {name}
+
+    def step(device):
+        x = {name}(3)
+        x.cuda()
+        return x
+    """
+
+
+def test_a_project_alias_of_a_legacy_constructor_may_make_a_tensor(tmp_path: Path) -> None:
+    _write(tmp_path, {"utils.py": "import torch\nmake = torch.FloatTensor\n",
+                      "train.py": MOVED.format(module="utils", name="make")})
+    assert may_flag_tl302(_facts(tmp_path, "train.py"), Options())
+    assert len(_findings(tmp_path, "train.py", "TL302")) == 1
+
+
+def test_a_class_of_the_project_or_of_another_library_makes_no_tensor(tmp_path: Path) -> None:
+    for module, name in (("utils", "Wrapper"), ("otherlib", "Thing")):
+        _write(tmp_path, {"utils.py": "class Wrapper:\n    def cuda(self):\n        pass\n",
+                          "train.py": MOVED.format(module=module, name=name)})
+        assert not may_flag_tl302(_facts(tmp_path, "train.py"), Options()), name
+        assert _findings(tmp_path, "train.py", "TL302") == [], name
+        # the facts of the text alone cannot tell
+        assert may_flag_tl302(_facts(tmp_path, "train.py", known=False), Options()), name

@@ -791,11 +791,34 @@ def _may_make_tensor(facts: FileFacts, value: ast.expr) -> bool:
         func = value.func  # type: ignore[attr-defined]
         quals = facts.qualnames_of(func)
         if any(_tensor_function(q) for q in quals) or _project_or_foreign(quals) and all(
-                k.arg is None or k.arg in _LEGACY_KEYWORDS for k in value.keywords):  # type: ignore[attr-defined]
+                k.arg is None or k.arg in _LEGACY_KEYWORDS for k in value.keywords) and (  # type: ignore[attr-defined]
+                _may_alias_tensor_maker(facts, quals)):
             return True
         if type(func) is not ast.Attribute:
             return False
         value = func.value
+    return False
+
+
+def _may_alias_tensor_maker(facts: FileFacts, qualnames: Iterable[str]) -> bool:
+    """May a name from another module stand for a torch function or a legacy constructor,
+    as ``FileContext.possible_qualified_names`` follows it: through the project's aliases
+    and re-exports when it names a module of the project; a name of another library is
+    itself. Without knowing the project: it may."""
+    if not facts.project_known:
+        return True
+    project = facts.project
+    if project is None:
+        return False
+    for qual in qualnames:
+        if qual.startswith(("torch.", "builtins.")):
+            continue
+        absolute = project.absolute(qual)
+        if absolute is None:
+            return True  # not resolved here: it may
+        if project.knows_top_level(absolute.split(".", 1)[0]) and any(
+                _tensor_function(target) for target in project.alias_targets(absolute)):
+            return True
     return False
 
 
