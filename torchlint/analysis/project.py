@@ -213,6 +213,7 @@ class FileProject:
         self.path = path
         self.dependencies: dict[str, Dependency] = {}
         self.roots, self.module = project.roots_and_module(path)
+        self._top_levels: dict[str, bool] = {}
 
     @property
     def package(self) -> str | None:
@@ -234,7 +235,11 @@ class FileProject:
 
     def knows_top_level(self, name: str) -> bool:
         """Is ``name`` (a top-level package or module) part of this project?"""
-        return self.project.find_module(name, self.roots) is not None
+        known = self._top_levels.get(name)
+        if known is None:
+            known = self._top_levels[name] = self.project.find_module(
+                name, self.roots) is not None
+        return known
 
     def siblings_containing(self, needle: str) -> list[tuple[str, bytes, Dependency]]:
         """The other Python files and notebooks of this file's folder whose text contains

@@ -153,9 +153,10 @@ class FileFacts:
 
     def module_classes(self, options: Options) -> frozenset[str]:
         """Classes that may be module classes: a base that is a module base of ``options``,
-        a class of this file that may be one, or a name from elsewhere in the project (a
-        project class may derive from one)."""
-        return _module_classes(self, options)
+        a class of this file that may be one, or a class of another module that may derive
+        from one (one of the project, as the project tells when it is known). Computed
+        once per options: most checks ask."""
+        return self.once(("module classes", options), lambda: _module_classes(self, options))
 
 
 def _module_classes(facts: FileFacts, options: Options) -> frozenset[str]:
@@ -256,10 +257,8 @@ class _Walker:
         self.bindings: dict[str, set[str]] = {}  # name -> qualified names it may be bound to
         self.aliases: dict[str, list[ast.expr]] = {}  # module-level ``name = a.b``
         self.chains: list[tuple[str, str]] = []  # (head name, ".rest")
-        self.call_chains: list[tuple[str, str, _Function | None]] = []
+        self.call_chains: list[tuple[str, str, _Function | None, ast.Call]] = []
         self.receiver_chains: list[tuple[str, str]] = []  # ``F(...)`` in ``F(...).m(...)``
-        # calls that may keep a bias: (head, rest, if a Lazy class, if another class)
-        self.biased: list[tuple[str, str, bool, bool]] = []
         self.attributes: set[str] = set()
         self.method_calls: set[str] = set()
         self.call_words: set[str] = set()
@@ -331,10 +330,7 @@ class _Walker:
                 if function is not None:
                     function.call_words.add(word)
             if chain is not None:
-                self.call_chains.append((*chain, function))
-                lazy, other = _may_keep_bias(node)  # type: ignore[arg-type]
-                if lazy or other:
-                    self.biased.append((*chain, lazy, other))
+                self.call_chains.append((*chain, function, node))  # type: ignore[arg-type]
             if word is not None and (word in _SIZE_WORDS or word[:1].isupper()):
                 self.size_calls.append((chain, word, node, function is not None and (  # type: ignore[arg-type]
                     function.owner is not None)))
@@ -492,11 +488,18 @@ class _Walker:
         for head in self.names & (self.bindings.keys() | self.aliases.keys()):
             qualnames |= self.resolve(head, "")
         calls: set[str] = set()
-        for head, rest, function in self.call_chains:
+        biased: set[str] = set()
+        for head, rest, function, call in self.call_chains:
             found = self.resolve(head, rest)
+            if not found:
+                continue
             calls |= found
             if function is not None:
                 function.calls |= found
+            # (whether the call may keep a layer's bias matters only for a name it means)
+            lazy, other = _may_keep_bias(call)
+            if lazy or other:
+                biased.update(q for q in found if (lazy if ".Lazy" in q else other))
         qualnames |= calls
         sequences: dict[int, set[str]] = {1: set(), 2: set()}
         for chain, word, nesting in self.sequence_calls:
@@ -525,9 +528,7 @@ class _Walker:
                          class_bases, methods,  # type: ignore[arg-type]
                          frozenset(q for chain in self.receiver_chains
                                    for q in self.resolve(*chain)),
-                         frozenset(q for head, rest, lazy, other in self.biased
-                                   for q in self.resolve(head, rest)
-                                   if (lazy if ".Lazy" in q else other)))
+                         frozenset(biased))
 
     def _base_candidates(self, base: ast.expr) -> set[str]:
         chain = _chain(base)
