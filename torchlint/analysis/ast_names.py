@@ -10,13 +10,23 @@ from collections.abc import Iterable, Iterator
 
 def chain(node: ast.AST | None) -> tuple[str, str] | None:
     """``("a", ".b.c")`` for ``a.b.c``; None for anything but a dotted name."""
-    parts: list[str] = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is not ast.Name:
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id, ""  # type: ignore[union-attr]
+    if kind is not ast.Attribute:
         return None
-    return node.id, "".join("." + p for p in reversed(parts))  # type: ignore[attr-defined]
+    value = node.value  # type: ignore[union-attr]
+    if type(value) is ast.Name:  # the commonest: a.b
+        return value.id, "." + node.attr  # type: ignore[union-attr]
+    parts = [node.attr]  # type: ignore[union-attr]
+    while type(value) is ast.Attribute:
+        parts.append(value.attr)  # type: ignore[attr-defined]
+        value = value.value  # type: ignore[attr-defined]
+    if type(value) is not ast.Name:
+        return None
+    parts.append("")
+    parts.reverse()
+    return value.id, ".".join(parts)  # type: ignore[attr-defined]
 
 
 def dotted(node: ast.AST | None) -> str | None:

@@ -337,8 +337,24 @@ class _Walker:
             nesting = _sequence_nesting(node)  # type: ignore[arg-type]
             if nesting:
                 self.sequence_calls.append((chain, word, nesting))
-            # the children here: a keyword is noted without a call of its own
-            self.walk(func, function, klass)
+            # the children here: a keyword is noted without a call of its own, and a dotted
+            # callee as its own step would (a Name, or an Attribute chain noted whole),
+            # without reading its chain again
+            if chain is None:
+                self.walk(func, function, klass)
+            elif type(func) is ast.Name:
+                self.name_nodes.append(func)
+                self.names.add(func.id)
+            else:
+                found = self.index.get(ast.Attribute)
+                if found is None:
+                    self.index[ast.Attribute] = [func]
+                else:
+                    found.append(func)
+                self.attributes.add(func.attr)
+                self.names.add(func.attr)
+                self.chains.append(chain)
+                self.names.add(chain[0])
             for item in node.args:  # type: ignore[attr-defined]
                 if type(item) in _ENTERED:
                     self.walk(item, function, klass)
