@@ -72,8 +72,6 @@ class _Summary:
     # (dotted callee, construction) for every call of a dotted name
     calls: tuple[tuple[str, Construction], ...]
     references: tuple[str, ...]  # dotted names used other than as a callee
-    # (dotted callee of a construction, shape of a dummy input given to the instance)
-    inputs: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 def class_uses(ctx: FileContext, name: str) -> Uses:
@@ -103,7 +101,7 @@ def project_inputs(project: FileProject, files: ProjectFiles, name: str
     wanted = None
     found: list[tuple[int, ...]] = []
     for path, _ in _files_building(project, files, name):
-        summary = _summary_of(project, path)  # records the dependency
+        summary = _inputs_of(project, path)  # records the dependency
         if summary is None:
             continue
         wanted = wanted or _wanted(project, name)
@@ -302,7 +300,7 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     return Uses(tuple(found), named)
 
 
-def _means(project: FileProject, summary: _Summary, dotted: str, wanted: str, *,
+def _means(project: FileProject, summary: _Summary | _Inputs, dotted: str, wanted: str, *,
            may: bool) -> bool:
     """Does ``dotted``, spelled in the file ``summary`` describes, name ``wanted``? With
     ``may``, a dotted name whose head is not imported counts (it may)."""
@@ -392,14 +390,41 @@ def _summary_of(project: FileProject, path: str) -> _Summary | None:
                                    lambda: _summarise(data, module or "", path))
 
 
-def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
+def _inputs_of(project: FileProject, path: str) -> _Inputs | None:
+    """The dummy inputs of the project file ``path`` (once a run), recorded as a
+    dependency: the part of its summary :func:`project_inputs` reads, without the walks
+    that find its constants and calls."""
+    read = project.project.read(path)
+    if read is None:
+        return None
+    data, dependency = read
+    project.learned([dependency])
+    _, module = project.project.roots_and_module(path)
+    return project.project.derived("size-inputs", dependency,
+                                   lambda: _read_inputs(data, module or "", path))
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    imports: dict[str, str]  # as in _Summary
+    # (dotted callee of a construction, shape of a dummy input given to the instance)
+    inputs: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+def _read_inputs(data: bytes, module: str, path: str) -> _Inputs | None:
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    imports = _module_imports(tree, module, path)
+    return _Inputs(imports, tuple(_dummy_inputs(tree, imports)) if _FACTORY_CALL.search(
+        data) else ())
+
+
+def _module_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
+    """What the module-level imports of a file bind: name -> qualified name."""
     package: str | None = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     imports: dict[str, str] = {}
-    assigned: dict[str, list[ast.expr | None]] = {}  # None: unpacked, never a constant
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -413,7 +438,18 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
             for alias in stmt.names:
                 if base is not None and alias.name != "*":
                     imports[alias.asname or alias.name] = f"{base}.{alias.name}"
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+    return imports
+
+
+def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    imports = _module_imports(tree, module, path)
+    assigned: dict[str, list[ast.expr | None]] = {}  # None: unpacked, never a constant
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
                 for node in ast.walk(target):
@@ -434,8 +470,7 @@ def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
     calls: list[tuple[str, Construction]] = []
     references: list[str] = []
     _collect(tree, constants, calls, references, False)
-    inputs = tuple(_dummy_inputs(tree, imports)) if _FACTORY_CALL.search(data) else ()
-    return _Summary(constants, imports, tuple(calls), tuple(references), inputs)
+    return _Summary(constants, imports, tuple(calls), tuple(references))
 
 
 def _dummy_inputs(tree: ast.Module, imports: dict[str, str]
