@@ -454,13 +454,20 @@ class _Walker:
         fields = _FIELDS.get(kind) or _fields(kind)
         for name in fields:
             value = getattr(node, name, None)
-            for item in value if type(value) is list else (value,):
-                child = type(item)
-                if child is ast.Name:  # the commonest node, kept here without a call
-                    self.name_nodes.append(item)
-                    self.names.add(item.id)  # type: ignore[attr-defined]
-                elif child in _WALKED:
-                    self.walk(item, function, klass)
+            child = type(value)
+            if child is list:
+                for item in value:  # type: ignore[union-attr]
+                    child = type(item)
+                    if child is ast.Name:  # the commonest node, kept here without a call
+                        self.name_nodes.append(item)
+                        self.names.add(item.id)  # type: ignore[attr-defined]
+                    elif child in _WALKED:
+                        self.walk(item, function, klass)
+            elif child is ast.Name:
+                self.name_nodes.append(value)  # type: ignore[arg-type]
+                self.names.add(value.id)  # type: ignore[union-attr]
+            elif child in _WALKED:
+                self.walk(value, function, klass)  # type: ignore[arg-type]
 
     def _bind(self, name: str, qual: str) -> None:
         self.bindings.setdefault(name, set()).add(qual)
