@@ -13,9 +13,7 @@ another package, and nothing where the folder is not writable.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import py_compile
 import sys
 from collections.abc import Mapping
 from types import ModuleType
@@ -30,6 +28,8 @@ def keep_bytecode(modules: Mapping[str, ModuleType] | None = None,
     Returns how many were written; never raises for a folder it cannot write."""
     if not sys.dont_write_bytecode:
         return 0  # Python's imports wrote it already
+    import py_compile  # (only here: every run imports this module)
+
     written = 0
     for name, module in list((modules if modules is not None else sys.modules).items()):
         if name != package and not name.startswith(package + "."):
@@ -49,13 +49,14 @@ def keep_bytecode(modules: Mapping[str, ModuleType] | None = None,
 def _valid(source: str, cached: str) -> bool:
     """Does ``cached`` hold bytecode Python would load for ``source`` as it is now (the
     timestamp check of importlib; a hash-based file counts as valid, Python checks it)?"""
+    from importlib.util import MAGIC_NUMBER
     try:
         stat = os.stat(source)
         with open(cached, "rb") as handle:
             header = handle.read(_HEADER)
     except OSError:
         return False
-    if len(header) < _HEADER or header[:4] != importlib.util.MAGIC_NUMBER:
+    if len(header) < _HEADER or header[:4] != MAGIC_NUMBER:
         return False
     if int.from_bytes(header[4:8], "little") != 0:
         return True
