@@ -816,7 +816,7 @@ def _may_alias_tensor_maker(facts: FileFacts, qualnames: Iterable[str]) -> bool:
         absolute = project.absolute(qual)
         if absolute is None:
             return True  # not resolved here: it may
-        if project.knows_top_level(absolute.split(".", 1)[0]) and any(
+        if project.owns(absolute) and any(
                 _tensor_function(target) for target in project.alias_targets(absolute)):
             return True
     return False

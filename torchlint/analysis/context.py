@@ -264,10 +264,7 @@ class FileContext:
                            lambda: self.project.derives_from(qualname, bases))  # type: ignore[union-attr]
 
     def _in_project(self, qualname: str) -> bool:
-        top = qualname.split(".", 1)[0]
-        if top in ("torch", "builtins") or self.project is None:
-            return False
-        return self.project.knows_top_level(top)
+        return self.project is not None and self.project.owns(qualname)
 
     def call_name(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the callee when ``node`` is a call, else None."""

@@ -233,6 +233,12 @@ class FileProject:
         base = _absolute(None, level, self.package)
         return None if base is None else f"{base}.{qualname[level:]}"
 
+    def owns(self, qualname: str) -> bool:
+        """Is ``qualname`` a name of this project's own modules: its top-level package or
+        module is a file of the project (torch and the builtins never are)?"""
+        top = qualname.split(".", 1)[0]
+        return top not in ("torch", "builtins") and self.knows_top_level(top)
+
     def knows_top_level(self, name: str) -> bool:
         """Is ``name`` (a top-level package or module) part of this project?"""
         known = self._top_levels.get(name)

@@ -192,9 +192,7 @@ def _project_module_class(facts: FileFacts, qual: str, options: Options) -> bool
     absolute = project.absolute(qual)  # (a relative import: of the file's own package)
     if absolute is None:
         return True  # not resolved here: it may
-    if not project.knows_top_level(absolute.split(".", 1)[0]):
-        return False
-    return project.derives_from(absolute, options.module_bases)
+    return project.owns(absolute) and project.derives_from(absolute, options.module_bases)
 
 
 def _foreign(qual: str) -> bool:
