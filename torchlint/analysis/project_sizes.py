@@ -14,9 +14,9 @@ import ast
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from torchlint.analysis.layer_table import INPUT_FACTORIES, INSTANCE_METHODS
 from torchlint.analysis.project import Dependency, Project, _absolute
@@ -100,8 +100,8 @@ def project_inputs(project: FileProject, files: ProjectFiles, name: str
     check, which has no FileContext); ``files``: :func:`project_files` of ``project``."""
     wanted = None
     found: list[tuple[int, ...]] = []
-    for path, _ in _files_building(project, files, name):
-        summary = _inputs_of(project, path)  # records the dependency
+    for path, data, dependency in _files_building(project, files, name):
+        summary = _read(project, path, "size-inputs", _read_inputs, (data, dependency))
         if summary is None:
             continue
         wanted = wanted or _wanted(project, name)
@@ -111,10 +111,10 @@ def project_inputs(project: FileProject, files: ProjectFiles, name: str
 
 
 def _files_building(project: FileProject, files: ProjectFiles, name: str
-                    ) -> Iterator[tuple[str, bytes]]:
+                    ) -> Iterator[tuple[str, bytes, Dependency]]:
     """The files of :func:`_files_naming` that may build the class ``name`` of the linted
     file and make a tensor of a literal shape (the only ones parsed for a dummy input),
-    with their bytes."""
+    with their bytes and what they were read as."""
     naming = _files_naming(project, files, name)
     if naming is None:
         return
@@ -130,7 +130,7 @@ def _files_building(project: FileProject, files: ProjectFiles, name: str
         bindings = known.derived("size-imports", dependency,
                                  lambda: _import_bindings(known, path, data))  # noqa: B023
         if _may_call(project, bindings, chains, name, wanted):
-            yield path, data
+            yield path, data, dependency
 
 
 def _built_chains(data: bytes, name: str) -> list[list[str]] | None:
@@ -263,7 +263,7 @@ def imported_constant(ctx: FileContext, qualname: str) -> object:
         if defined is None or name in defined.classes or name in defined.functions or (
                 name in defined.names):
             continue  # a class, a function or an import: no constant
-        summary = _summary_of(project, path)
+        summary = _read(project, path, "size-summary", _summarise)
         if summary is not None and name in summary.constants:
             return summary.constants[name]
     return NOT_LITERAL
@@ -279,15 +279,15 @@ def _class_uses(ctx: FileContext, name: str) -> Uses:
     wanted, word = _wanted(project, name), name.encode()
     found: list[Construction] = []
     named = False
-    for path, data, _ in files:
-        if data is None or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
+    for path, data, dependency in files:
+        if data is None or dependency is None or not re.search(rb"\b%s\((?:\s*|%s*\d%s*)\)" % (
                 word, _PLAIN, _PLAIN), data):
             # it may name the class, and never builds it with no arguments or with a number
             # among plain ones (or is a large module of a library, not a script building
             # a model): only a file that may is parsed
             named = True
             continue
-        summary = _summary_of(project, path)
+        summary = _read(project, path, "size-summary", _summarise, (data, dependency))
         if summary is None:
             named = True
             continue
@@ -378,30 +378,21 @@ def _walk(root: str) -> tuple[str, ...] | None:
     return tuple(files)
 
 
-def _summary_of(project: FileProject, path: str) -> _Summary | None:
-    """The summary of the project file ``path`` (once a run), recorded as a dependency."""
-    read = project.project.read(path)
+_T = TypeVar("_T")
+
+
+def _read(project: FileProject, path: str, kind: str, make: Callable[[bytes, str, str], _T],
+          read: tuple[bytes, Dependency] | None = None) -> _T | None:
+    """``make(data, module, path)`` of the project file ``path`` (its summary ``kind``),
+    once a run per file content, recorded as a dependency; ``read``: its bytes and what
+    they were read as, when the caller has them already. None when it cannot be read."""
+    read = read or project.project.read(path)
     if read is None:
         return None
     data, dependency = read
     project.learned([dependency])
     _, module = project.project.roots_and_module(path)
-    return project.project.derived("size-summary", dependency,
-                                   lambda: _summarise(data, module or "", path))
-
-
-def _inputs_of(project: FileProject, path: str) -> _Inputs | None:
-    """The dummy inputs of the project file ``path`` (once a run), recorded as a
-    dependency: the part of its summary :func:`project_inputs` reads, without the walks
-    that find its constants and calls."""
-    read = project.project.read(path)
-    if read is None:
-        return None
-    data, dependency = read
-    project.learned([dependency])
-    _, module = project.project.roots_and_module(path)
-    return project.project.derived("size-inputs", dependency,
-                                   lambda: _read_inputs(data, module or "", path))
+    return project.project.derived(kind, dependency, lambda: make(data, module or "", path))
 
 
 @dataclass(frozen=True)
