@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.bindings import bindings_before
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.memory_layout import Layout, mergeable, view_groups
+from torchlint.analysis.memory_layout import STEPS, Argument, Layout, mergeable, step, view_groups
 from torchlint.analysis.nodes import method_call
 from torchlint.analysis.shapes import ShapeUnpack, unpacked_shape
 from torchlint.analysis.torch_facts import DTYPE_NAMES
@@ -93,86 +93,17 @@ def _transformed(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode,
         return None
     values = [arg.value for arg in args]
     base = _base_layout(ctx, receiver, at, depth)
-    if name == "t":
-        if base is not None and not base.open and len(base.dims) == 2:
-            return Shape(Layout((base.dims[1], base.dims[0]), base.narrowed), 0)
-        return Shape(None, 2)
-    if name == "permute":
-        order = _ints(values[0].elements if len(values) == 1 and isinstance(
-            values[0], (cst.Tuple, cst.List)) else values)
-        if order is None or sorted(order) != list(range(len(order))):
-            return None
-        start = base.at_least(len(order)) if base is not None else Layout.contiguous(len(order))
-        if start is None or len(start.dims) != len(order):
-            return None
-        return Shape(Layout(tuple(start.dims[i] for i in order), start.narrowed), 0)
-    if name in ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis"):
-        pair = _ints(values)
-        if pair is None or len(pair) != 2:
-            return None
-        first, second = pair
-        if first < 0 or second < 0:
-            # transpose(-1, -2) swaps two dimensions of any tensor of rank >= 2
-            both = first < 0 and second < 0 and first != second
-            return Shape(None, 2 if both and name not in ("movedim", "moveaxis") else 1)
-        start = (base or Layout.contiguous(0, open=True)).at_least(max(first, second) + 1)
-        if start is None:
-            return None
-        dims = list(start.dims)
-        if name in ("movedim", "moveaxis"):
-            dims.insert(second, dims.pop(first))
-        else:
-            dims[first], dims[second] = dims[second], dims[first]
-        return Shape(Layout(tuple(dims), start.narrowed, start.open), 0)
-    if name == "narrow":
-        dim = _ints(values[:1])
-        if dim is None or dim[0] < 0:
-            return None
-        start = (base or Layout.contiguous(0, open=True)).at_least(dim[0] + 1)
-        if start is None:
-            return None
-        origin = start.dims[dim[0]]
-        narrowed = start.narrowed | {origin} if origin is not None and dim[0] > 0 else (
-            start.narrowed)
-        return Shape(Layout(start.dims, narrowed, start.open), 0)
-    if name == "expand":
-        if len(values) == 1 and not isinstance(values[0], (cst.Tuple, cst.List)) and (
-                _int(values[0]) is None):
-            return None  # expand(other.size()): any rank
-        sizes = values[0].elements if len(values) == 1 and isinstance(
-            values[0], (cst.Tuple, cst.List)) else values
-        expanded = [v.value if isinstance(v, cst.Element) else v for v in sizes]
-        kept = len(base.dims) if base is not None and not base.open else None
-        dims: list[int | None] = []
-        for index, size in enumerate(expanded):
-            offset = index - (len(expanded) - kept) if kept is not None else None
-            if _is_minus_one(size):
-                if offset is not None and offset >= 0 and base is not None:
-                    dims.append(base.dims[offset])
-                elif kept is None:
-                    dims.append(index)  # an unknown receiver: keep its own dimension
-                else:
-                    return None
-            else:
-                dims.append(None)
-        if kept is None:
-            dims = _renumber(dims)
-        narrowed = base.narrowed if base is not None else frozenset()
-        return Shape(Layout(tuple(dims), narrowed), 0)
-    return None
+    if name not in STEPS:
+        return None
+    stepped = step(name, base, [_argument(v) for v in values])
+    return Shape(*stepped) if stepped is not None else None
 
 
-def _renumber(dims: list[int | None]) -> list[int | None]:
-    """Kept dimensions of an unknown receiver walk consecutive base dimensions."""
-    out: list[int | None] = []
-    counter = 0
-    for dim in dims:
-        if dim is None:
-            out.append(None)
-        else:
-            out.append(counter)
-            counter += 1
-    return out
+def _argument(node: cst.BaseExpression) -> Argument:
+    """An argument of a layout step as ``memory_layout.step`` reads it."""
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [_int(e.value) if isinstance(e, cst.Element) else None for e in node.elements]
+    return _int(node)
 
 
 def _base_layout(ctx: FileContext, node: cst.BaseExpression, at: cst.CSTNode,

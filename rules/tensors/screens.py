@@ -22,7 +22,7 @@ from torchlint.analysis.layer_table import (
     NON_CONTIGUOUS_FUNCTIONS,
     NON_CONTIGUOUS_METHODS,
 )
-from torchlint.analysis.memory_layout import Layout, mergeable, view_groups
+from torchlint.analysis.memory_layout import SWAPS, Layout, mergeable, step, view_groups
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import from_elsewhere as _from_elsewhere
 from torchlint.engine.triage import FileFacts
@@ -91,9 +91,8 @@ _MATMULS = frozenset({"torch.matmul", "torch.bmm"})
 _CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 _SAME_LAYOUT = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool",
                           "detach", "clone", "contiguous"})
-_SWAPS = ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis")
 # the method names whose meaning a foreign qualified name would change in a base
-_LAYOUT_NAMES = frozenset({"t", "permute", "narrow", "expand", "flatten", *_SWAPS,
+_LAYOUT_NAMES = frozenset({"t", "permute", "narrow", "expand", "flatten", *SWAPS,
                            *_SHAPED_METHODS, *_SAME_LAYOUT})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -230,7 +229,7 @@ class _Views:
             return None
         if call.keywords or any(type(a) is ast.Starred for a in args):
             return None
-        if name not in ("t", "permute", "narrow", "expand", *_SWAPS):
+        if name not in ("t", "permute", "narrow", "expand", *SWAPS):
             return None
         base = self.base(receiver, at, depth)
         return _apply(name, list(args), base)
@@ -406,70 +405,9 @@ def _producer_names(facts: FileFacts) -> frozenset[str]:
 
 
 def _apply(name: str, args: list[ast.expr], base: Layout | None) -> _Shape | None:
-    """Mirrors the producers' layouts in ``layouts._transformed``."""
-    if name == "t":
-        if base is not None and not base.open and len(base.dims) == 2:
-            return Layout((base.dims[1], base.dims[0]), base.narrowed), 0
-        return None, 2
-    if name == "permute":
-        order = _ints(list(args[0].elts) if len(args) == 1 and type(args[0]) in (  # type: ignore[attr-defined]
-            ast.Tuple, ast.List) else args)
-        if order is None or sorted(order) != list(range(len(order))):
-            return None
-        start = base.at_least(len(order)) if base is not None else Layout.contiguous(len(order))
-        if start is None or len(start.dims) != len(order):
-            return None
-        return Layout(tuple(start.dims[i] for i in order), start.narrowed), 0
-    if name in _SWAPS:
-        pair = _ints(args)
-        if pair is None or len(pair) != 2:
-            return None
-        first, second = pair
-        if first < 0 or second < 0:
-            both = first < 0 and second < 0 and first != second
-            return None, 2 if both and name not in ("movedim", "moveaxis") else 1
-        start = (base or Layout.contiguous(0, open=True)).at_least(max(first, second) + 1)
-        if start is None:
-            return None
-        dims = list(start.dims)
-        if name in ("movedim", "moveaxis"):
-            dims.insert(second, dims.pop(first))
-        else:
-            dims[first], dims[second] = dims[second], dims[first]
-        return Layout(tuple(dims), start.narrowed, start.open), 0
-    if name == "narrow":
-        dim = _ints(args[:1])
-        if dim is None or dim[0] < 0:
-            return None
-        start = (base or Layout.contiguous(0, open=True)).at_least(dim[0] + 1)
-        if start is None:
-            return None
-        origin = start.dims[dim[0]]
-        narrowed = start.narrowed | {origin} if origin is not None and dim[0] > 0 else (
-            start.narrowed)
-        return Layout(start.dims, narrowed, start.open), 0
-    # expand
-    if len(args) == 1 and type(args[0]) not in (ast.Tuple, ast.List) and _literal(args[0]) is None:
-        return None
-    sizes = list(args[0].elts) if len(args) == 1 and type(args[0]) in (  # type: ignore[attr-defined]
-        ast.Tuple, ast.List) else args
-    kept = len(base.dims) if base is not None and not base.open else None
-    dims: list[int | None] = []
-    for index, size in enumerate(sizes):
-        offset = index - (len(sizes) - kept) if kept is not None else None
-        if _literal(size) == -1:
-            if offset is not None and offset >= 0 and base is not None:
-                dims.append(base.dims[offset])
-            elif kept is None:
-                dims.append(index)
-            else:
-                return None
-        else:
-            dims.append(None)
-    if kept is None:
-        counter = iter(range(len(dims)))
-        dims = [None if d is None else next(counter) for d in dims]
-    return Layout(tuple(dims), base.narrowed if base is not None else frozenset()), 0
+    """The producer's layout step (``memory_layout.step``, as ``layouts._transformed``)."""
+    return step(name, base, [[_literal(e) for e in a.elts] if type(a) in (  # type: ignore[attr-defined]
+        ast.Tuple, ast.List) else _literal(a) for a in args])
 
 
 def _flattens_apart(view: ast.Call, layout: Layout) -> bool:
@@ -543,7 +481,7 @@ def _may_produce(facts: FileFacts, node: ast.expr) -> bool:
         return False
     if method == "t" and (call.args or call.keywords):
         return False
-    if method in ("permute", *_SWAPS):
+    if method in ("permute", *SWAPS):
         return bool(call.args or call.keywords)
     return not (method == "narrow" and _outermost(_argument(call, "dim", 0)))
 
@@ -763,11 +701,6 @@ def _innermost_scope(facts: FileFacts, node: ast.AST) -> object:
         return None
     inner = max(around, key=_start)
     return inner if type(inner) in (ast.FunctionDef, ast.AsyncFunctionDef) else _NO_SCOPE
-
-
-def _ints(values: list[ast.expr]) -> list[int] | None:
-    found = [_literal(v) for v in values]
-    return None if any(v is None for v in found) else found  # type: ignore[return-value]
 
 
 def _literal(node: ast.expr | None) -> int | None:

@@ -92,3 +92,87 @@ def view_groups(arguments: Sequence[set[str] | None], rest: int | None,
     elif end != position:
         return None
     return groups + tail
+
+
+# The steps whose layout both sides follow: a 2-D transpose, a permutation, a swap or move
+# of two dimensions, a narrowed dimension, an expansion
+SWAPS = ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis")
+STEPS = frozenset({"t", "permute", "narrow", "expand", *SWAPS})
+
+# An argument of a step as each side reads it from its own tree: an integer literal, the
+# items of a tuple or list display (integer literals, None for any other item), or None
+# for anything else
+Argument = int | list[int | None] | None
+
+
+def step(name: str, base: Layout | None, args: Sequence[Argument]
+         ) -> tuple[Layout | None, int] | None:
+    """What ``x.<name>(*args)`` (a name of :data:`STEPS`) makes of the layout ``base`` of
+    ``x`` (None: not known): ``(layout, 0)``, or ``(None, n)`` when only "at least ``n``
+    chunks" is known; None when the step cannot be followed."""
+    flat = args[0] if len(args) == 1 and isinstance(args[0], list) else args
+    if name == "t":
+        if base is not None and not base.open and len(base.dims) == 2:
+            return Layout((base.dims[1], base.dims[0]), base.narrowed), 0
+        return None, 2
+    if name == "permute":
+        order = _ints(flat)
+        if order is None or sorted(order) != list(range(len(order))):
+            return None
+        start = base.at_least(len(order)) if base is not None else Layout.contiguous(len(order))
+        if start is None or len(start.dims) != len(order):
+            return None
+        return Layout(tuple(start.dims[i] for i in order), start.narrowed), 0
+    if name in SWAPS:
+        pair = _ints(args)
+        if pair is None or len(pair) != 2:
+            return None
+        first, second = pair
+        if first < 0 or second < 0:
+            # transpose(-1, -2) swaps two dimensions of any tensor of rank >= 2
+            both = first < 0 and second < 0 and first != second
+            return None, 2 if both and name not in ("movedim", "moveaxis") else 1
+        start = (base or Layout.contiguous(0, open=True)).at_least(max(first, second) + 1)
+        if start is None:
+            return None
+        dims = list(start.dims)
+        if name in ("movedim", "moveaxis"):
+            dims.insert(second, dims.pop(first))
+        else:
+            dims[first], dims[second] = dims[second], dims[first]
+        return Layout(tuple(dims), start.narrowed, start.open), 0
+    if name == "narrow":
+        dim = _ints(args[:1])
+        if dim is None or dim[0] < 0:
+            return None
+        start = (base or Layout.contiguous(0, open=True)).at_least(dim[0] + 1)
+        if start is None:
+            return None
+        origin = start.dims[dim[0]]
+        narrowed = start.narrowed | {origin} if origin is not None and dim[0] > 0 else (
+            start.narrowed)
+        return Layout(start.dims, narrowed, start.open), 0
+    if name != "expand" or len(args) == 1 and args[0] is None:
+        return None  # (expand(other.size()): any rank)
+    kept = len(base.dims) if base is not None and not base.open else None
+    dims: list[int | None] = []
+    for index, size in enumerate(flat):
+        offset = index - (len(flat) - kept) if kept is not None else None
+        if size == -1:
+            if offset is not None and offset >= 0 and base is not None:
+                dims.append(base.dims[offset])
+            elif kept is None:
+                dims.append(index)  # an unknown receiver: keep its own dimension
+            else:
+                return None
+        else:
+            dims.append(None)
+    if kept is None:  # the kept dimensions of an unknown receiver walk consecutive ones
+        counter = iter(range(len(dims)))
+        dims = [None if d is None else next(counter) for d in dims]
+    return Layout(tuple(dims), base.narrowed if base is not None else frozenset()), 0
+
+
+def _ints(args: Sequence[Argument]) -> list[int] | None:
+    """The integers ``args`` are; None unless every one is an integer literal."""
+    return list(args) if all(type(a) is int for a in args) else None  # type: ignore[arg-type]
