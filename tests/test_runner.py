@@ -66,6 +66,27 @@ def test_parallel_run_uses_worker_processes(tmp_path: Path, monkeypatch: pytest.
     assert not seen
 
 
+def test_workers_fork_with_what_is_loaded_kept_out_of_the_collector(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths = _tree(tmp_path)
+    original = ProcessPoolExecutor.submit
+    at_fork: list[int] = []
+
+    def submit(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        at_fork.append(gc.get_freeze_count())  # the workers fork at the first submit
+        return original(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", submit)
+    before = gc.get_freeze_count()
+    outcomes = list(run(paths, _settings(tmp_path), Mode(), jobs=2))
+    assert all(o.diagnostics for o in outcomes)
+    assert at_fork and at_fork[0] > before
+    assert gc.get_freeze_count() == before  # given back to the collector afterwards
+
+
 def test_duplicate_paths_keep_their_places(tmp_path: Path) -> None:
     paths = _tree(tmp_path, 5)
     doubled = paths + paths[:2]

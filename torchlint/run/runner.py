@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -164,10 +165,24 @@ def _run_parallel(paths: list[str], settings: Pinned, mode: Mode,
     a task, and a file whose pool breaks again is run alone in a pool of its own, so only
     the file that kills its worker is reported.
     """
+    pending = _chunks(paths, jobs)
+    # what is loaded by now (libcst, the rules, the settings) lives as long as the run: kept
+    # out of the collector, whose passes in each worker would walk all of it and, touching
+    # every object, copy the pages the workers share with this process (gc.freeze's
+    # documented use before a fork); given back to it once the workers are done
+    gc.freeze()
+    try:
+        yield from _rounds(pending, settings, mode, caches, jobs)
+    finally:
+        gc.unfreeze()
+
+
+def _rounds(pending: list[list[str]], settings: Pinned, mode: Mode,
+            caches: dict[str, Cache | None], jobs: int
+            ) -> Iterator[tuple[str, FileOutcome]]:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    pending = _chunks(paths, jobs)
     round_number = 0
     while pending:
         round_number += 1
