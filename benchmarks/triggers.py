@@ -5,8 +5,9 @@ the ``ast`` facts) against code bases.
     python benchmarks/triggers.py /path/to/repo [/another/repo ...] [--select ALL] [--jobs N]
 
 Every file (notebooks included: their code cells as one program) is linted with every
-selected rule forced to run (no prefilter), preview on. For each rule it prints how many
-files its prefilter lets through, how many hold a finding of it, and every finding the
+selected rule forced to run (no prefilter), preview on. A rule's prefilter lets a file through
+when both the run's screen (which knows the project, as a run does) and the engine's own
+prefilter do. For each rule it prints how many files its prefilter lets through, how many hold a finding of it, and every finding the
 prefilter would have hidden: that list must be empty. The last line counts the files that
 some rule lets through (those are parsed by libcst) against all files.
 """
@@ -30,6 +31,7 @@ from torchlint.config.selectors import expand_selectors  # noqa: E402
 from torchlint.config.settings import Settings  # noqa: E402
 from torchlint.engine.lint import lint_source  # noqa: E402
 from torchlint.engine.prefilter import could_fire, star_import_matters  # noqa: E402
+from torchlint.engine.screen import screen  # noqa: E402
 from torchlint.engine.triage import triage  # noqa: E402
 from torchlint.notebook import Notebook, NotebookError  # noqa: E402
 from torchlint.registry import all_rules  # noqa: E402
@@ -69,10 +71,14 @@ def check_file(path: str, codes: tuple[str, ...], root: str
     base = _settings(root).for_file(path)
     settings = replace(base, codes=frozenset(codes), rule_classes=tuple(rules))
     options = settings.options
+    # the rules a run parses the file for: the screen's (with the project known, as in a
+    # run), and of those, the ones the engine's own prefilter lets run
+    screened = screen(source, settings)
     facts = triage(source.text)
     star = star_import_matters(source.text)  # the engine then runs every rule
-    passing = [rule.code for rule in rules if star or could_fire(rule, source.text, options) and (
-        facts is None or rule.requires is None or rule.requires.holds(facts, options))]
+    passing = [rule.code for rule in rules if (screened is None or rule.code in screened) and (
+        star or could_fire(rule, source.text, options) and (
+            facts is None or rule.requires is None or rule.requires.holds(facts, options)))]
     result = lint_source(source, settings, prefilter=False)
     findings = [f"{d.line}:{d.column} {d.code}" for d in result.diagnostics]
     return path, passing, findings

@@ -6,11 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from torchlint.analysis.options import Options
+from torchlint.analysis.project import Dependency
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
@@ -336,14 +338,20 @@ def test_a_file_only_a_counted_preview_rule_could_flag_is_not_parsed() -> None:
     assert not certainly_clean(source, Settings(preview=True).for_file("x.py"))
 
 
-def test_a_star_import_leaves_nothing_to_rule_out(tmp_path: Path) -> None:
+def test_a_star_import_of_the_project_binds_its_names_for_the_screen(tmp_path: Path) -> None:
     # the names come from a module of the project, spelled nowhere in the file
     (tmp_path / "model.py").write_text("import torch\nfrom torch.autograd import Variable\n")
     train = tmp_path / "train.py"
     train.write_text("from model import *\n\nx = Variable(torch.ones(3))\n")
     assert star_import_matters(train.read_text())
-    assert screen(SourceFile.read(train), Settings(root=str(tmp_path)).for_file(str(train))
-                  ) is None
+    learned: list[Dependency] = []
+    codes = screen(SourceFile.read(train), Settings(root=str(tmp_path)).for_file(str(train)),
+                   learned)
+    assert codes is not None and "TL704" in codes
+    assert [d.path for d in learned] == [str(tmp_path / "model.py")]  # redone once it changes
+    # without project knowledge, the screen cannot tell what the import binds
+    alone = replace(Settings(root=str(tmp_path)).for_file(str(train)), project=None)
+    assert screen(SourceFile.read(train), alone) is None
     result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
                              str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
                             timeout=300)
@@ -372,6 +380,42 @@ def test_the_names_a_star_import_may_bind(text: str, outside: set[str]) -> None:
 
     assert outside_names(text) == outside
     assert star_import_matters(text) is bool(outside)
+
+
+@pytest.mark.parametrize("files", [
+    # a function of the project: no rule's name
+    {"utils.py": "def helper(n):\n    return n\n",
+     "train.py": "from utils import *\nimport torch\nx = helper(torch.ones(3))\n"},
+    # another library's module: the rules bind nothing from it (FileContext follows only
+    # the project's own modules), so FloatTensor here is no torch constructor to them
+    {"train.py": "from torch import *\nx = FloatTensor(3)\n"},
+    # a project module's private name is not exported
+    {"utils.py": "import torch\n_make = torch.FloatTensor\n",
+     "train.py": "from utils import *\nx = _make(3)\n"},
+])
+def test_a_star_import_that_binds_no_rule_name_leaves_the_file_clean(
+        tmp_path: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    train = tmp_path / "train.py"
+    assert star_import_matters(train.read_text())
+    settings = Settings(root=str(tmp_path), select=("ALL",), preview=True)
+    source = SourceFile.read(train)
+    assert screen(source, settings.for_file(str(train))) == frozenset()
+    assert lint_source(source, settings.for_file(str(train)), prefilter=False
+                       ).diagnostics == []
+
+
+def test_stand_in_imports_let_a_check_rule_nothing_out(tmp_path: Path) -> None:
+    """A screening check may read import statements otherwise than the rules read a star
+    import: with stand-ins, every check holds (TL107's would rule this test file out)."""
+    (tmp_path / "layers.py").write_text("import torch.nn as nn\n")
+    path = tmp_path / "test_net.py"
+    path.write_text("from layers import *\n\nclass Net(nn.Module):\n"
+                    "    def forward(self, x):\n        return x\n\n"
+                    "def run(model, x):\n    return model.forward(x)\n")
+    settings = Settings(select=("TL107",), root=str(tmp_path)).for_file(str(path))
+    assert screen(SourceFile.read(path), settings) == {"TL107"}
 
 
 def test_a_star_import_that_binds_nothing_the_file_reads_is_screened(tmp_path: Path) -> None:

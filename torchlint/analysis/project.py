@@ -318,6 +318,13 @@ class FileProject:
         function, an unambiguous alias), through the module's own star imports."""
         return self._star_names(module, 0, set())
 
+    def star_imported(self, module: str | None, level: int) -> dict[str, str]:
+        """What ``from <level dots><module> import *`` in this file binds (see
+        :meth:`star_names`): nothing for a module of another library, or one above the
+        packages."""
+        absolute = _absolute(module, level, self.package)
+        return self.star_names(absolute) if absolute else {}
+
     def _star_names(self, module: str, depth: int, seen: set[str]) -> dict[str, str]:
         if depth > MAX_DEPTH or module in seen:
             return {}

@@ -10,6 +10,7 @@ questions again, of the rule classes, for the files that pass.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -50,11 +51,21 @@ def screen(source: SourceFile, settings: FileSettings,
     of the project a check read to decide are added to ``learned``: the answer holds
     while they stay as they are."""
     text = source.text
-    if UNUSED_NOQA in settings.codes and "noqa" in text.lower() or star_import_matters(text):
+    if UNUSED_NOQA in settings.codes and "noqa" in text.lower():
         return None
     rules = _rules(settings)
     if rules is None:
         return None
+    project = settings.project.for_file(source.path) if settings.project is not None else None
+    stand_ins = False
+    if star_import_matters(text):
+        # the names a star import binds are spelled nowhere in the file: the screen asks
+        # of the file with an import of each, as the rules see them, added
+        imports = _star_stand_ins(text, project)
+        if imports is None:
+            return None
+        if imports:
+            text, stand_ins = f"{text}\n{imports}", True
     facts = None
     options = settings.options
     # the facts first (one walk decides every rule's trigger), then the text's words and
@@ -68,15 +79,14 @@ def screen(source: SourceFile, settings: FileSettings,
                     facts = triage(text)
                     if facts is None:
                         return None
-                    project = settings.project.for_file(source.path) \
-                        if settings.project is not None else None
                     facts = replace(facts, test_file=_is_test(source.path, project),
-                                    project=project, project_known=True)
+                                    project=project, project_known=True,
+                                    checks_hold=stand_ins)
                 if not rule.requires.holds(facts, options):
                     continue
             maybe.append(rule)
-        if learned is not None and facts is not None and facts.project is not None:
-            learned.extend(facts.project.dependencies.values())
+    if learned is not None and project is not None:
+        learned.extend(project.dependencies.values())
     # as in the engine, once one rule can fire the file is parsed: the others are then
     # judged by their cheap patterns alone (a costly one only ever spares a rule's walk).
     # The preview rules run only to be counted for the summary's hint do not get a file
@@ -90,6 +100,32 @@ def screen(source: SourceFile, settings: FileSettings,
         return frozenset(rule.code for rule in (*enabled, *also))
     parses = facts is not None or compiles(text) or python_syntax_error(text) is None
     return frozenset() if parses else None
+
+
+def _star_stand_ins(text: str, project: FileProject | None) -> str | None:
+    """Import statements binding what the star imports of ``text`` bind for the rules: the
+    public names of a module of the project (FileContext binds those; a module of another
+    library binds nothing), each name the file spells; empty when they bind none of them.
+    None when the project is not known or CPython cannot parse the text."""
+    facts = triage(text)
+    if project is None or facts is None:
+        return None
+    bound: dict[str, set[str]] = {}
+    for node in facts.nodes(ast.ImportFrom):
+        if any(alias.name == "*" for alias in node.names):  # type: ignore[attr-defined]
+            for name, qual in project.star_imported(
+                    node.module, node.level).items():  # type: ignore[attr-defined]
+                if name in facts.names:
+                    bound.setdefault(name, set()).add(qual)
+    lines = []
+    for name, quals in sorted(bound.items()):
+        for qual in sorted(quals):
+            module, _, last = qual.rpartition(".")
+            if not all(part.isidentifier() for part in (*qual.split("."), name)):
+                return None
+            lines.append(f"from {module} import {last} as {name}" if module
+                         else f"import {last} as {name}")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _is_test(path: str, project: FileProject | None) -> bool:

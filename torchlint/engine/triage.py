@@ -127,6 +127,10 @@ class FileFacts:
     # records them as dependencies of the file in ``project``
     project: FileProject | None = field(default=None, compare=False, repr=False)
     project_known: bool = field(default=False, compare=False)
+    # the text was given stand-in imports for the names its star imports bind (see
+    # engine.screen): the facts follow them, but a screening check may read import
+    # statements otherwise than the rules read a star import, so every check holds
+    checks_hold: bool = field(default=False, compare=False)
     # what the screening checks computed of this file, dropped with the facts (a copy made
     # by dataclasses.replace starts empty)
     computed: dict[object, object] = field(default_factory=dict, init=False, compare=False,
@@ -1138,7 +1142,7 @@ class _Check(Trigger):
     target: str  # "package.module:function"
 
     def holds(self, facts: FileFacts, options: Options) -> bool:
-        return _check_function(self.target)(facts, options)
+        return facts.checks_hold or _check_function(self.target)(facts, options)
 
     def data(self) -> tuple[object, ...]:
         return ("check", self.target)
