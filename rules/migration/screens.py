@@ -1,6 +1,6 @@
 """The screen's ``ast`` checks of the migration rules whose words are common in clean code
-(TL701, TL705, TL719): each is true on every file its rule can flag, and looks for the very call
-the rule reports.
+(TL701, TL703, TL705, TL719): each is true on every file its rule can flag, and looks for the
+very call the rule reports.
 
 A name imported from another module than torch or torchvision may be an alias the project
 defines (the rules follow the project's aliases). Imports neither libcst nor a rule (the
@@ -24,6 +24,19 @@ _LEGACY_TYPES = frozenset(f"torch{cuda}.{name}Tensor" for name in _TYPES
                           for cuda in ("", ".cuda"))
 # TL719's legacy arguments -> the builders that take them
 _LEGACY_ARGUMENTS = {"pretrained": PRETRAINED, "pretrained_backbone": PRETRAINED_BACKBONE}
+
+
+# TL703: the deprecated torch.cuda.amp callables (name -> the torch.amp one), and the
+# names of the new API whose use beside a deprecated call makes it a compatibility fallback
+CUDA_AMP_DEPRECATED = {
+    "torch.cuda.amp.autocast": "autocast",
+    "torch.cuda.amp.autocast_mode.autocast": "autocast",
+    "torch.cuda.amp.GradScaler": "GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler": "GradScaler",
+}
+NEW_AMP_API = ("torch.amp.", "torch.autocast")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_SWITCHES = (ast.If, ast.IfExp, ast.Try)
 
 
 # a name from another module may be an alias the project defines, but not one of these:
@@ -93,3 +106,67 @@ def may_flag_tl701(facts: FileFacts, options: Options) -> bool:
                for q in facts.qualnames_of(func)):
             return True
     return False
+
+
+def may_flag_tl703(facts: FileFacts, options: Options) -> bool:
+    """TL703 reports a call of a deprecated ``torch.cuda.amp`` callable, unless it is the
+    old-PyTorch branch of a version switch: an ``if``, conditional expression or ``try``
+    around it, inside its function, that also names the new API. A call surely such a
+    fallback is ruled out; one the rule may read otherwise holds."""
+    for call in facts.nodes(ast.Call):
+        if not facts.qualnames_of(call.func).isdisjoint(  # type: ignore[attr-defined]
+                CUDA_AMP_DEPRECATED) and not _surely_fallback(facts, call):
+            return True
+    return False
+
+
+def _surely_fallback(facts: FileFacts, call: ast.AST) -> bool:
+    scopes = list(facts.nodes(*_SCOPES))
+    for switch in facts.nodes(*_SWITCHES):
+        if not _inside(call, switch) or any(
+                _inside(scope, switch) and _inside(call, scope) for scope in scopes):
+            continue  # (the rule looks no further out than the call's function)
+        if any(_surely_new_api(facts, node) for node in ast.walk(switch)):
+            return True
+    return False
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    """``node`` starts within ``outer``, a def's or class's decorators included."""
+    first = min([outer, *getattr(outer, "decorator_list", ())],
+                key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    return (first.lineno, first.col_offset) <= (  # type: ignore[attr-defined]
+        node.lineno, node.col_offset) <= (  # type: ignore[attr-defined]
+        outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _surely_new_api(facts: FileFacts, node: ast.AST) -> bool:
+    """A dotted name that surely means the new API: its first name is only imported (no
+    alias, parameter or assignment anywhere could make the rule read it otherwise)."""
+    if type(node) not in (ast.Name, ast.Attribute):
+        return False
+    found = facts.qualnames_of(node)
+    if len(found) != 1 or not next(iter(found)).startswith(NEW_AMP_API):
+        return False
+    head = node
+    while type(head) is ast.Attribute:
+        head = head.value  # type: ignore[attr-defined]
+    return _only_imported(facts, head.id)  # type: ignore[attr-defined]
+
+
+def _only_imported(facts: FileFacts, name: str) -> bool:
+    def find() -> bool:
+        if name in facts.aliases or name not in facts.bindings:
+            return False
+        for node in facts.nodes(ast.Name):
+            if node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                return False
+        for node in facts.nodes(ast.arg):
+            if node.arg == name:  # type: ignore[attr-defined]
+                return False
+        for node in facts.nodes(*_SCOPES[:3], ast.ExceptHandler, ast.Global, ast.Nonlocal):
+            if name == getattr(node, "name", None) or name in getattr(node, "names", ()):
+                return False
+        return not any(name in {getattr(n, "name", None), getattr(n, "rest", None)}
+                       for n in ast.walk(facts.tree) if type(n).__name__.startswith("Match"))
+    return facts.once(("only imported", name), find)

@@ -11,19 +11,14 @@ from torchlint.analysis.torch_releases import (
     fix_available,
 )
 from torchlint.diagnostic import Fix, NodeEdit
-from torchlint.engine.triage import calls
+from torchlint.engine.triage import calls, check
 from torchlint.fix.edits import import_cleanup, torch_spelling, with_first_argument
 from torchlint.rule import Rule
+from torchlint.rules.migration.screens import CUDA_AMP_DEPRECATED as DEPRECATED
+from torchlint.rules.migration.screens import NEW_AMP_API as _NEW_API
 
-DEPRECATED = {
-    "torch.cuda.amp.autocast": "autocast",
-    "torch.cuda.amp.autocast_mode.autocast": "autocast",
-    "torch.cuda.amp.GradScaler": "GradScaler",
-    "torch.cuda.amp.grad_scaler.GradScaler": "GradScaler",
-}
 # torch.cuda.amp.autocast(enabled, dtype, cache_enabled) takes these positionally;
 # torch.amp.autocast(device_type, dtype, enabled, cache_enabled) orders them differently.
-_NEW_API = ("torch.amp.", "torch.autocast")
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")
 
 
@@ -74,7 +69,7 @@ class CudaAmpDeprecated(Rule):
     # "cuda" and "amp" stand together unless cuda is aliased or amp imported from torch.cuda
     patterns = (r"\bamp\b", r"\b(?:autocast|GradScaler)\b", r"\btorch\b",
                 r"cuda[\s\\]*\.[\s\\]*amp\b|\bcuda[\s\\]+(?:as|import)\b")
-    requires = calls(*DEPRECATED)
+    requires = calls(*DEPRECATED) & check("torchlint.rules.migration.screens:may_flag_tl703")
     message = "torch.cuda.amp.{name} is deprecated; use torch.amp.{name}(\"cuda\", ...)"
     fix_safety = "safe"
     applies_to = Releases(CUDA_AMP_AUTOCAST.deprecated, why="`torch.cuda.amp` is deprecated "
