@@ -10,9 +10,12 @@ from collections.abc import Callable
 import pytest
 
 from torchlint.analysis.options import Options
+from torchlint.config.file_settings import FileSettings
+from torchlint.engine.lint import lint_source
 from torchlint.engine.triage import FileFacts, triage
 from torchlint.registry import all_rules
 from torchlint.rules.devices import screens
+from torchlint.source import SourceFile
 
 Check = Callable[[FileFacts, Options], bool]
 
@@ -21,6 +24,13 @@ def _holds(check: Check, text: str, options: Options | None = None) -> bool:
     facts = triage(textwrap.dedent(text))
     assert facts is not None
     return check(facts, options or Options())
+
+
+def _lint_codes(text: str, code: str) -> list[str]:
+    """The findings of the rule alone, forced to run (no prefilter), on ``text``."""
+    settings = FileSettings.for_rules([all_rules()[code]], {code})
+    source = SourceFile("example.py", textwrap.dedent(text))
+    return [d.code for d in lint_source(source, settings, prefilter=False).diagnostics]
 
 
 # ------------------------------------------------------------------ TL310
@@ -414,6 +424,28 @@ def test_tl305_check_needs_a_stop_after_a_start_outside_loops_in_a_cuda_file() -
     x = y.cuda()
     print(time.time())
     """)
+
+
+def test_tl305_check_needs_the_start_in_the_stops_function() -> None:
+    """The rule reads what runs before the stop in its own function: a start taken in
+    another method (a callback's ``on_start``) is not one."""
+    text = """
+    import time
+
+    class Monitor:
+        def on_start(self):
+            self.t0 = time.perf_counter()
+
+        def on_end(self, model, x):
+            model(x.cuda())
+            return time.perf_counter() - self.t0
+    """
+    assert not _holds(screens.may_flag_tl305, text)
+    assert not _lint_codes(text, "TL305")
+    inline = text.replace("model(x.cuda())", "self.t0 = time.perf_counter()\n"
+                          "            model(x.cuda())")
+    assert _holds(screens.may_flag_tl305, inline)
+    assert _lint_codes(inline, "TL305")
 
 
 def test_tl301_a_seeded_draw_stays_on_the_host_on_purpose() -> None:

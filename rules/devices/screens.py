@@ -1027,8 +1027,8 @@ def _uses_cuda(facts: FileFacts) -> bool:
 
 def may_flag_tl305(facts: FileFacts, options: Options) -> bool:
     """A stop timestamp (``clock() - start``, or ``end = clock()`` with ``end - ...``
-    later) outside the loops of its function, after a start timestamp, in a file that
-    uses CUDA."""
+    later) outside the loops of its function, after a start timestamp in that function (the
+    rule reads only what runs before the stop there), in a file that uses CUDA."""
     clocks = [c for c in facts.nodes(ast.Call) if _calls_of(facts, c.func, _CLOCKS)]  # type: ignore[attr-defined]
     if len(clocks) < 2:
         return False
@@ -1042,7 +1042,8 @@ def may_flag_tl305(facts: FileFacts, options: Options) -> bool:
               and a.targets[0].id in subtracted]  # type: ignore[attr-defined]
     for stop in stops:
         scope = _innermost_function(facts, stop)
-        if not any(_start(c) < _start(stop) for c in clocks):
+        if not any(_start(c) < _start(stop) and _innermost_function(facts, c) is scope
+                   for c in clocks):
             continue
         if _in_loop_body(facts, stop, scope):
             continue
