@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from torchlint.analysis.ast_names import dotted as _dotted
 from torchlint.analysis.options import Options
-from torchlint.analysis.spelling import canonical, is_model_name
+from torchlint.analysis.spelling import BACKWARD_METHODS, canonical, is_model_name
 from torchlint.engine.triage import FileFacts, child_nodes
 
 # ------------------------------------------------------------------ names
@@ -75,7 +75,6 @@ _GRAD_OFF_NAMES = frozenset({
     "torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
     "torch.autograd.grad_mode.set_grad_enabled"})
 _EXIT_STACKS = frozenset({"contextlib.ExitStack", "contextlib.AsyncExitStack"})
-_BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 # methods whose call says a function needs gradients (functions.FunctionFacts.needs_grad)
 _NEEDS_GRAD = frozenset({"step", "requires_grad_", "retain_grad", "zero_grad"})
 # methods that run a training step: never evaluation code (TL401)
@@ -535,7 +534,7 @@ def _script_may_flag_tl401(file: _File, options: Options) -> bool:
     _module_sequence(file.facts.tree.body, evaluated, loops)  # type: ignore[union-attr]
     for loop in loops:
         if any(type(n) is ast.Call and type(n.func) is ast.Attribute  # type: ignore[attr-defined]
-               and n.func.attr in _BACKWARD_METHODS  # type: ignore[attr-defined]
+               and n.func.attr in BACKWARD_METHODS  # type: ignore[attr-defined]
                for stmt in loop.body for n in ast.walk(stmt)):
             continue  # it trains
         test_set = type(loop) is not ast.While and _evaluation_set(loop.iter)  # type: ignore[union-attr]
@@ -682,7 +681,7 @@ def _loop_may_flag_tl403(facts: FileFacts, body: list[ast.stmt]) -> bool:
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is ast.Attribute:
-                if func.attr in _BACKWARD_METHODS:
+                if func.attr in BACKWARD_METHODS:
                     backward = True
                 elif func.attr == "train":
                     switched.append(_dotted(func.value))

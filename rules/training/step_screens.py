@@ -25,12 +25,11 @@ from torchlint.analysis.ast_names import (
     start as _start,
 )
 from torchlint.analysis.options import Options
-from torchlint.analysis.spelling import is_optimizer_word
+from torchlint.analysis.spelling import BACKWARD_METHODS, is_optimizer_word
 from torchlint.engine.triage import FileFacts
 
 # ------------------------------------------------------------------ torch names
 # (tests/test_screens_steps.py checks each against the set its rule reads)
-BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 AUTOGRAD_BACKWARD = "torch.autograd.backward"
 _AUTOGRAD_BACKWARD = frozenset({AUTOGRAD_BACKWARD})
 GRAD_MODES = frozenset({  # TL203

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import re
 
+# the methods that back-propagate (``loss.backward()``, Lightning's ``self.manual_backward``)
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
 
 def canonical(qualname: str) -> str:
     """Fold re-export paths so rules compare one spelling (torch.nn.modules.conv.Conv2d)."""

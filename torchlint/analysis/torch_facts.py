@@ -11,6 +11,7 @@ from torchlint.analysis.bindings import module_value
 from torchlint.analysis.layer_table import NON_LAYER_CLASSES  # noqa: F401 - rules ask it here
 from torchlint.analysis.nodes import last_name_part, string_value
 from torchlint.analysis.spelling import (  # noqa: F401 - rules ask this module
+    BACKWARD_METHODS,
     FOREIGN_FRAMEWORKS,
     LOSS_FUNCTIONS,
     MODEL_HELPER_VERBS,
@@ -176,7 +177,6 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
 
 # ---------------------------------------------------------------- backward
 # Methods that backpropagate a loss: Tensor.backward, LightningModule.manual_backward
-BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
 def is_backward_call(ctx: FileContext, node: cst.CSTNode) -> bool:
