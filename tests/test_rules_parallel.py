@@ -11,10 +11,12 @@ from torchlint.registry import all_rules
 from torchlint.source import SourceFile
 
 
-def _lint(source: str, *, preview: bool = False, path: str = "train.py"):
+def _lint(source: str, *, preview: bool = False, path: str = "train.py",
+          prefilter: bool = True):
     rule = all_rules()["TL801"]
     settings = FileSettings.for_rules([rule], {"TL801"}, options=Options(preview=preview))
-    return lint_source(SourceFile(path, textwrap.dedent(source)), settings)
+    return lint_source(SourceFile(path, textwrap.dedent(source)), settings,
+                       prefilter=prefilter)
 
 
 INFERENCE = """
@@ -42,9 +44,19 @@ def test_training_code_is_default_and_names_the_launch() -> None:
 
 
 def test_inference_only_is_a_preview_shape() -> None:
-    quiet = _lint(INFERENCE)
+    quiet = _lint(INFERENCE, prefilter=False)
     assert quiet.diagnostics == [] and quiet.preview_only == 1
     assert [d.line for d in _lint(INFERENCE, preview=True).diagnostics] == [5]
+    # outside preview, a file with only preview shapes is not parsed for them (the
+    # summary's hint counts them where the run parses anyway)
+    skipped = _lint(INFERENCE)
+    assert skipped.diagnostics == [] and skipped.preview_only == 0
+    # a file parsed for another rule is linted for them too, and they are counted
+    both = FileSettings.for_rules([all_rules()["TL801"], all_rules()["TL705"]],
+                                  {"TL801", "TL705"})
+    counted = lint_source(SourceFile("train.py", textwrap.dedent(INFERENCE) +
+                                     "x = torch.FloatTensor(3)\n"), both)
+    assert [d.code for d in counted.diagnostics] == ["TL705"] and counted.preview_only == 1
 
 
 def test_tests_are_a_preview_shape_even_when_they_train() -> None:

@@ -316,7 +316,29 @@ TL801_CLEAN = [
 def test_tl801_holds_on_data_parallel_calls(text: str) -> None:
     # the rule reports a DataParallel that is not trained as a preview shape
     assert _reports("TL801", text, Options(preview=True))
-    assert _holds(may_flag_tl801, text)
+    assert _holds(may_flag_tl801, text, Options(preview=True))
+
+
+TRAINED = ["for x, y in data:\n    loss(model(x), y).backward()\n    opt.step()\n",
+           "train(model, loader)\n", "trainer.fit(model)\n",
+           "torch.autograd.backward(model(x).sum())\n"]
+UNTRAINED = ["with torch.no_grad():\n    print(model(x))\n",
+             "for x, y in data:\n    loss(model(x), y).backward()\n    opt.step()\n"
+             "model = DDP(model)\n"]
+
+
+@pytest.mark.parametrize(("tail", "trained"), [*((t, True) for t in TRAINED),
+                                               *((t, False) for t in UNTRAINED)])
+def test_tl801_outside_preview_holds_where_a_call_may_be_in_the_default_tier(
+        tail: str, trained: bool) -> None:
+    """Outside preview, a file whose DataParallel is surely never trained (it neither
+    back-propagates, steps nor calls a training function; or it offers
+    DistributedDataParallel) has only preview shapes: it is not parsed for them."""
+    text = "import torch\nimport torch.nn as nn\nmodel = nn.DataParallel(model)\n" + tail
+    assert _reports("TL801", text) is trained
+    assert _holds(may_flag_tl801, text) is trained
+    assert _reports("TL801", text, Options(preview=True))
+    assert _holds(may_flag_tl801, text, Options(preview=True))
 
 
 @pytest.mark.parametrize("text", TL801_CLEAN)

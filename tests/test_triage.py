@@ -338,6 +338,17 @@ def test_a_file_only_a_counted_preview_rule_could_flag_is_not_parsed() -> None:
     assert not certainly_clean(source, Settings(preview=True).for_file("x.py"))
 
 
+def test_a_file_with_only_preview_shapes_of_a_default_rule_is_not_parsed() -> None:
+    # TL801 reports a DataParallel the file never trains as a preview shape
+    text = "import torch.nn as nn\nmodel = nn.DataParallel(model).eval()\nprint(model(x))\n"
+    source = SourceFile("infer.py", text)
+    assert screen(source, Settings().for_file("infer.py")) == frozenset()
+    assert screen(source, Settings(preview=True).for_file("infer.py")) == {"TL801"}
+    # parsed for another rule, the file is linted for them too: the hint counts them
+    parsed = SourceFile("infer.py", text + "import torch\nx = torch.FloatTensor(3)\n")
+    assert {"TL705", "TL801"} <= screen(parsed, Settings().for_file("infer.py"))  # type: ignore[operator]
+
+
 def test_a_star_import_of_the_project_binds_its_names_for_the_screen(tmp_path: Path) -> None:
     # the names come from a module of the project, spelled nowhere in the file
     (tmp_path / "model.py").write_text("import torch\nfrom torch.autograd import Variable\n")

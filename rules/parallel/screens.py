@@ -10,6 +10,7 @@ before either is loaded).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from torchlint.analysis.ast_names import (
@@ -18,7 +19,7 @@ from torchlint.analysis.ast_names import (
     inside as _inside,
 )
 from torchlint.analysis.options import Options
-from torchlint.analysis.spelling import canonical
+from torchlint.analysis.spelling import BACKWARD_METHODS, canonical
 from torchlint.engine.triage import FileFacts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -35,15 +36,38 @@ _DATA_PARALLEL = frozenset(canonical(q) for q in (
     "torch.nn.parallel.data_parallel.DataParallel"))
 
 
+# a function that trains what it is given: train(model, ...), trainer.fit(model)
+TRAINING_CALL = re.compile(r"^_*(train|fit)(_|$)|_(train|fit)$")
+
+
 def may_flag_tl801(facts: FileFacts, options: Options) -> bool:
     """TL801 reports a call of DataParallel (through imports, aliases and subclasses of
-    the file); where the file does not train the model, as a preview shape, which is
-    counted for the summary's hint outside preview: every such call holds."""
+    the file); where the file does not train the model, as a preview shape. Outside
+    preview, a file that surely has no call in the default tier is not parsed for the
+    others (preview shapes are counted for the summary's hint where the run parses
+    anyway, as preview rules are)."""
     if "DataParallel" not in facts.names:
         return False  # every way to reach it spells it (an import, an attribute)
+    if not options.preview and _surely_preview_only(facts):
+        return False
     aliases = _data_parallel_aliases(facts)
     return any(_names_data_parallel(facts, call.func, aliases)  # type: ignore[attr-defined]
                for call in facts.nodes(ast.Call))
+
+
+def _surely_preview_only(facts: FileFacts) -> bool:
+    """The rule reports every DataParallel call of the file as a preview shape: test code,
+    a file that calls DistributedDataParallel or a helper named for it (``_offers_ddp``),
+    or one that neither back-propagates, steps anything (``file_trains``) nor calls a
+    function named for training (``_handed_to_training``)."""
+    if facts.test_file:
+        return True
+    words = facts.call_words
+    if any("ddp" in word.lower() or word == "DistributedDataParallel" for word in words):
+        return True
+    trains = "step" in facts.method_calls or not BACKWARD_METHODS.isdisjoint(
+        facts.method_calls) or "torch.autograd.backward" in facts.calls
+    return not trains and not any(TRAINING_CALL.search(word.lower()) for word in words)
 
 
 def _names_data_parallel(facts: FileFacts, expr: ast.expr, aliases: set[str]) -> bool:

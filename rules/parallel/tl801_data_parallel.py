@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 import libcst as cst
 
@@ -16,6 +15,7 @@ from torchlint.analysis.execution import file_trains
 from torchlint.analysis.nodes import dotted_name, iter_calls, last_name_part, parameters
 from torchlint.engine.triage import check
 from torchlint.rule import Rule
+from torchlint.rules.parallel.screens import TRAINING_CALL
 
 _DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel",
@@ -27,8 +27,6 @@ _DISTRIBUTED = frozenset({
     "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.parallel.distributed.DistributedDataParallel",
 })
-# a function that trains what it is given: train(model, ...), trainer.fit(model)
-_TRAINING_CALL = re.compile(r"^_*(train|fit)(_|$)|_(train|fit)$")
 
 
 class DataParallel(Rule):
@@ -144,7 +142,7 @@ class DataParallel(Rule):
         scope = ctx.current_function or ctx.module
         for call in iter_calls(scope):
             name = last_name_part(call.func)
-            if name is None or not _TRAINING_CALL.search(name.lower()):
+            if name is None or not TRAINING_CALL.search(name.lower()):
                 continue
             if any(dotted_name(arg.value) == target for arg in call.args):
                 return True

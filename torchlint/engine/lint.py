@@ -15,7 +15,7 @@ from torchlint.diagnostic import Diagnostic, NodeEdit
 from torchlint.engine.parse import (compiles, parse, python_syntax_error, remembers_parses,
                                     syntax_error)
 from torchlint.engine.positions import Locator
-from torchlint.engine.prefilter import rules_to_run, star_import_matters
+from torchlint.engine.prefilter import preview_shapes, rules_to_run, star_import_matters
 from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
 from torchlint.engine.triage import triage
 from torchlint.engine.walk import rule_failure, run_rules
@@ -62,8 +62,12 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
             facts = triage(text)
             if facts is not None:
                 parses = True
-                rules = [r for r in rules
-                         if r.requires is None or r.requires.holds(facts, settings.options)]
+                held = [r for r in rules
+                        if r.requires is None or r.requires.holds(facts, settings.options)]
+                if held:
+                    held += preview_shapes([r for r in rules if r not in held], facts,
+                                           settings.options)
+                rules = [r for r in rules if r in held]
     if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
         # nothing can fire: CPython's parser is enough to tell whether the file parses
         if parses or compiles(text) or python_syntax_error(text) is None:

@@ -17,15 +17,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import model_names_pattern
 
 if TYPE_CHECKING:
+    from torchlint.engine.triage import FileFacts, Trigger
     from torchlint.rule import Rule
+
+    class _Screened(Protocol):
+        requires: Trigger | None
+
+    R = TypeVar("R", bound=_Screened)
 
 
 _WORDS = re.compile(r"(?:\\b)?(?:(\w+)|\(\?:(\w+(?:\|\w+)*)\))(?:\\b)?")
@@ -213,3 +219,14 @@ def unusual(text: str) -> bool:
 @lru_cache(maxsize=None)
 def _cost(rule: type[Rule]) -> int:
     return sum(not p.cheap for p in compiled(rule.patterns))
+
+
+def preview_shapes(rules: Sequence[R], facts: FileFacts, options: Options) -> list[R]:
+    """Of ``rules``, whose triggers do not hold on ``facts``, those whose triggers hold in
+    preview. Outside preview a check may rule out a file on which its rule can only report
+    preview shapes; a file parsed anyway is linted for them too, so that the summary's hint
+    counts them (as it counts the preview rules where the run parses)."""
+    if options.preview:
+        return []
+    shown = replace(options, preview=True)
+    return [r for r in rules if r.requires is not None and r.requires.holds(facts, shown)]

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 from torchlint.analysis.test_paths import is_test_file
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
-from torchlint.engine.prefilter import any_triggered, rules_to_run, star_import_matters
+from torchlint.engine.prefilter import (
+    any_triggered,
+    preview_shapes,
+    rules_to_run,
+    star_import_matters,
+)
 from torchlint.engine.triage import Trigger, from_data, triage
 
 if TYPE_CHECKING:
@@ -89,14 +94,18 @@ def screen(source: SourceFile, settings: FileSettings,
         learned.extend(project.dependencies.values())
     # as in the engine, once one rule can fire the file is parsed: the others are then
     # judged by their cheap patterns alone (a costly one only ever spares a rule's walk).
-    # The preview rules run only to be counted for the summary's hint do not get a file
-    # parsed by themselves (they are counted where libcst runs anyway).
+    # The preview rules run only to be counted for the summary's hint, and the preview
+    # shapes of the default rules, do not get a file parsed by themselves (they are
+    # counted where libcst runs anyway).
     counted = settings.preview_codes - settings.codes
     enabled = rules_to_run([r for r in maybe if r.code not in counted], text,  # type: ignore[misc]
                            options)
     if enabled:
-        also = rules_to_run([r for r in maybe if r.code in counted], text,  # type: ignore[misc]
-                            options, parsed=True)
+        also = [r for r in maybe if r.code in counted]
+        if facts is not None:  # the default rules' preview shapes, counted as well
+            also += preview_shapes([r for r in rules if r not in maybe and r.code not in counted],
+                                   facts, options)
+        also = rules_to_run(also, text, options, parsed=True)  # type: ignore[arg-type]
         return frozenset(rule.code for rule in (*enabled, *also))
     parses = facts is not None or compiles(text) or python_syntax_error(text) is None
     return frozenset() if parses else None
