@@ -59,6 +59,14 @@ def test_inference_only_is_a_preview_shape() -> None:
     assert [d.code for d in counted.diagnostics] == ["TL705"] and counted.preview_only == 1
 
 
+def test_a_noqa_comment_on_a_preview_shape_is_used() -> None:
+    rules = [all_rules()["TL801"], all_rules()["TL002"]]
+    settings = FileSettings.for_rules(rules, {"TL801", "TL002"})
+    text = textwrap.dedent(INFERENCE).replace(".eval()", ".eval()  # noqa: TL801")
+    result = lint_source(SourceFile("infer.py", text), settings)
+    assert result.diagnostics == [] and result.preview_only == 1
+
+
 def test_tests_are_a_preview_shape_even_when_they_train() -> None:
     quiet = _lint(TRAINING, path="tests/test_wrap.py")
     assert quiet.diagnostics == [] and quiet.preview_only == 1
