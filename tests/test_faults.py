@@ -340,23 +340,27 @@ def test_preview_rules_are_counted_not_reported_when_preview_is_off() -> None:
     from torchlint.engine.lint import lint_source
     from torchlint.source import SourceFile
 
-    source = SourceFile("dp.py", "import torch\n\nmodel = torch.nn.DataParallel(net)\n")
+    # (a file parsed for a default rule: preview shapes alone get no file parsed)
+    source = SourceFile("dp.py", "import torch\n\nmodel = torch.nn.DataParallel(net)\n"
+                        "x = torch.FloatTensor(3)\n")
     quiet = lint_source(source, Settings().for_file("dp.py"))
-    assert quiet.diagnostics == [] and quiet.preview_only == 1
+    assert [d.code for d in quiet.diagnostics] == ["TL705"] and quiet.preview_only == 1
     loud = lint_source(source, Settings(preview=True).for_file("dp.py"))
-    assert [d.code for d in loud.diagnostics] == ["TL801"] and loud.preview_only == 0
+    assert [d.code for d in loud.diagnostics] == ["TL801", "TL705"] and loud.preview_only == 0
     ignored = lint_source(source, Settings(ignore=("TL801",)).for_file("dp.py"))
-    assert ignored.diagnostics == [] and ignored.preview_only == 0
+    assert [d.code for d in ignored.diagnostics] == ["TL705"] and ignored.preview_only == 0
 
 
 def test_the_summary_says_how_many_more_findings_preview_would_show(tmp_path: Path) -> None:
+    # (counted where a default rule has the file parsed: TL705 here)
     (tmp_path / "dp.py").write_text("import torch\n\nmodel = torch.nn.DataParallel(net)\n"
-                                    "other = torch.nn.DataParallel(net)\n")
+                                    "other = torch.nn.DataParallel(net)\n"
+                                    "x = torch.FloatTensor(3)\n")
     (tmp_path / "bad.py").write_bytes(BAD)
     hint = "2 more findings with --preview (rules and shapes not yet in the default tier)."
     plain = _cli(".", cwd=tmp_path)
     assert hint in plain.stderr and "TL801" not in plain.stdout
-    assert "Found 1 error." in plain.stderr
+    assert "Found 2 errors." in plain.stderr
     cache = ["--cache-dir", str(tmp_path / "cache")]
     for _ in range(2):  # computed, then answered from the cache: the same count
         cached = subprocess.run([sys.executable, "-m", "torchlint", "check", "--isolated",

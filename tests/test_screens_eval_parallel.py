@@ -110,13 +110,18 @@ TL801_INFERENCE = """
     """
 
 
-def test_tl801_holds_on_a_preview_shape_with_preview_off() -> None:
-    # a run without preview counts the preview shape for its hint (and a noqa written for
-    # it stays used): the check must let the rule run there too
+def test_tl801_rules_out_a_file_with_only_preview_shapes_when_preview_is_off() -> None:
+    # a run without preview counts preview shapes for its hint where it parses the file
+    # anyway (and a noqa comment has the file parsed): the check need not hold for them
     assert _judge("TL801", TL801_INFERENCE, preview=True) == (True, True)
-    assert _judge("TL801", TL801_INFERENCE) == (True, False)
+    assert _judge("TL801", TL801_INFERENCE) == (False, False)
     settings = FileSettings.for_rules([all_rules()["TL801"]], frozenset({"TL801"}))
-    counted = lint_source(SourceFile("infer.py", textwrap.dedent(TL801_INFERENCE)), settings)
+    alone = lint_source(SourceFile("infer.py", textwrap.dedent(TL801_INFERENCE)), settings)
+    assert alone.diagnostics == [] and alone.preview_only == 0
+    noted = textwrap.dedent(TL801_INFERENCE).replace(".eval()", ".eval()  # noqa: TL801")
+    both = FileSettings.for_rules([all_rules()["TL801"], all_rules()["TL002"]],
+                                  frozenset({"TL801", "TL002"}))
+    counted = lint_source(SourceFile("infer.py", noted), both)
     assert counted.diagnostics == [] and counted.preview_only == 1
 
 
