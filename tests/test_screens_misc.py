@@ -235,6 +235,15 @@ TL703_CLEAN = [
     amp = torch.amp
     scaler = amp.GradScaler("cuda") if NEW else torch.cuda.amp.GradScaler()
     """,
+    # imported in another function only: not bound where the switch reads it
+    """
+    import torch
+    def _probe():
+        from torch import amp
+        return amp
+    def make_scaler(new):
+        return amp.GradScaler("cuda") if new else torch.cuda.amp.GradScaler()
+    """,
 ])
 def test_tl703_holds_where_the_new_api_is_not_surely_named(text: str) -> None:
     assert _holds(may_flag_tl703, text)

@@ -37,6 +37,9 @@ CUDA_AMP_DEPRECATED = {
 NEW_AMP_API = ("torch.amp.", "torch.autocast")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SWITCHES = (ast.If, ast.IfExp, ast.Try)
+# the patterns of a match statement that bind a name
+_MATCH_CAPTURES = tuple(getattr(ast, kind) for kind in ("MatchAs", "MatchStar", "MatchMapping")
+                        if hasattr(ast, kind))
 
 
 # a name from another module may be an alias the project defines, but not one of these:
@@ -121,7 +124,7 @@ def may_flag_tl703(facts: FileFacts, options: Options) -> bool:
 
 
 def _surely_fallback(facts: FileFacts, call: ast.AST) -> bool:
-    scopes = list(facts.nodes(*_SCOPES))
+    scopes = facts.once("tl703 scopes", lambda: list(facts.nodes(*_SCOPES)))
     for switch in facts.nodes(*_SWITCHES):
         if not _inside(call, switch) or any(
                 _inside(scope, switch) and _inside(call, scope) for scope in scopes):
@@ -155,9 +158,17 @@ def _surely_new_api(facts: FileFacts, node: ast.AST) -> bool:
 
 
 def _only_imported(facts: FileFacts, name: str) -> bool:
+    """``name`` is bound by imports of the module's own code alone (one inside a function
+    or class binds it there only, which the rule reads otherwise)."""
     def find() -> bool:
         if name in facts.aliases or name not in facts.bindings:
             return False
+        scopes = list(facts.nodes(*_SCOPES))
+        for node in facts.nodes(ast.Import, ast.ImportFrom):
+            if any((a.asname or a.name.split(".", 1)[0]) == name  # type: ignore[attr-defined]
+                   for a in node.names) and any(  # type: ignore[attr-defined]
+                    _inside(node, scope) for scope in scopes):
+                return False
         for node in facts.nodes(ast.Name):
             if node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
                 return False
@@ -167,6 +178,6 @@ def _only_imported(facts: FileFacts, name: str) -> bool:
         for node in facts.nodes(*_SCOPES[:3], ast.ExceptHandler, ast.Global, ast.Nonlocal):
             if name == getattr(node, "name", None) or name in getattr(node, "names", ()):
                 return False
-        return not any(name in {getattr(n, "name", None), getattr(n, "rest", None)}
-                       for n in ast.walk(facts.tree) if type(n).__name__.startswith("Match"))
+        return not any(name in (getattr(n, "name", None), getattr(n, "rest", None))
+                       for n in facts.nodes(*_MATCH_CAPTURES))
     return facts.once(("only imported", name), find)
