@@ -3,13 +3,16 @@
 the ``ast`` facts) against code bases.
 
     python benchmarks/triggers.py /path/to/repo [/another/repo ...] [--select ALL] [--jobs N]
+                                  [--no-preview]
 
 Every file (notebooks included: their code cells as one program) is linted with every
-selected rule forced to run (no prefilter), preview on. A rule's prefilter lets a file through
-when both the run's screen (which knows the project, as a run does) and the engine's own
-prefilter do. For each rule it prints how many files its prefilter lets through, how many hold a finding of it, and every finding the
-prefilter would have hidden: that list must be empty. The last line counts the files that
-some rule lets through (those are parsed by libcst) against all files.
+selected rule forced to run (no prefilter), preview on (``--no-preview``: off, and only the
+default tier's findings count; a check may rule preview shapes out there). A rule's
+prefilter lets a file through when both the run's screen (which knows the project, as a
+run does) and the engine's own prefilter do. For each rule it prints how many files its
+prefilter lets through, how many hold a finding of it, and every finding the prefilter
+would have hidden: that list must be empty. The last line counts the files that some rule
+lets through (those are parsed by libcst) against all files.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from torchlint.config.discovery import discover  # noqa: E402
 from torchlint.config.selectors import expand_selectors  # noqa: E402
 from torchlint.config.settings import Settings  # noqa: E402
 from torchlint.engine.lint import lint_source  # noqa: E402
-from torchlint.engine.prefilter import could_fire, star_import_matters  # noqa: E402
+from torchlint.engine.prefilter import could_fire, star_import_binds  # noqa: E402
 from torchlint.engine.screen import screen  # noqa: E402
 from torchlint.engine.triage import triage  # noqa: E402
 from torchlint.notebook import Notebook, NotebookError  # noqa: E402
@@ -54,10 +57,13 @@ def _source(path: str) -> SourceFile | None:
 _SETTINGS: dict[str, Settings] = {}
 
 
+_PREVIEW = [True]
+
+
 def _settings(root: str) -> Settings:
     """One configuration per repository, as a run has (its project knowledge included)."""
     if root not in _SETTINGS:
-        _SETTINGS[root] = Settings(select=("ALL",), preview=True, root=root)
+        _SETTINGS[root] = Settings(select=("ALL",), preview=_PREVIEW[0], root=root)
     return _SETTINGS[root]
 
 
@@ -75,7 +81,7 @@ def check_file(path: str, codes: tuple[str, ...], root: str
     # run), and of those, the ones the engine's own prefilter lets run
     screened = screen(source, settings)
     facts = triage(source.text)
-    star = star_import_matters(source.text)  # the engine then runs every rule
+    star = star_import_binds(source.text, settings.project)  # the engine runs every rule
     passing = [rule.code for rule in rules if (screened is None or rule.code in screened) and (
         star or could_fire(rule, source.text, options) and (
             facts is None or rule.requires is None or rule.requires.holds(facts, options)))]
@@ -89,7 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("directory", nargs="+")
     parser.add_argument("--select", default="ALL")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-preview", action="store_true",
+                        help="preview off: only the default tier's findings count")
     args = parser.parse_args(argv)
+    _PREVIEW[0] = not args.no_preview  # (the workers fork after this)
     files: list[str] = []
     roots: list[str] = []
     for directory in map(os.path.abspath, args.directory):

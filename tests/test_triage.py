@@ -16,7 +16,7 @@ from torchlint.analysis.project import Dependency
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
-from torchlint.engine.prefilter import star_import_matters
+from torchlint.engine.prefilter import star_import_binds, star_imported
 from torchlint.engine.screen import certainly_clean, screen
 from torchlint.engine.triage import (
     api,
@@ -338,6 +338,17 @@ def test_a_file_only_a_counted_preview_rule_could_flag_is_not_parsed() -> None:
     assert not certainly_clean(source, Settings(preview=True).for_file("x.py"))
 
 
+def test_a_check_that_rules_out_preview_shapes_says_so_in_its_data() -> None:
+    from torchlint.engine.triage import check, from_data, rules_out_preview_shapes
+
+    marked = check("torchlint.rules.parallel.screens:may_flag_tl801", preview_shapes=True)
+    assert from_data(marked.data()) == marked and rules_out_preview_shapes(marked)
+    assert rules_out_preview_shapes(all_rules()["TL801"].requires)  # type: ignore[arg-type]
+    # the others are not asked again once a file is parsed
+    assert [code for code, rule in all_rules().items() if rule.requires is not None
+            and rules_out_preview_shapes(rule.requires)] == ["TL801"]
+
+
 def test_a_file_with_only_preview_shapes_of_a_default_rule_is_not_parsed() -> None:
     # TL801 reports a DataParallel the file never trains as a preview shape
     text = "import torch.nn as nn\nmodel = nn.DataParallel(model).eval()\nprint(model(x))\n"
@@ -354,43 +365,26 @@ def test_a_star_import_of_the_project_binds_its_names_for_the_screen(tmp_path: P
     (tmp_path / "model.py").write_text("import torch\nfrom torch.autograd import Variable\n")
     train = tmp_path / "train.py"
     train.write_text("from model import *\n\nx = Variable(torch.ones(3))\n")
-    assert star_import_matters(train.read_text())
+    assert star_imported(train.read_text())
     learned: list[Dependency] = []
     codes = screen(SourceFile.read(train), Settings(root=str(tmp_path)).for_file(str(train)),
                    learned)
     assert codes is not None and "TL704" in codes
     assert [d.path for d in learned] == [str(tmp_path / "model.py")]  # redone once it changes
-    # without project knowledge, the screen cannot tell what the import binds
+    # without project knowledge the rules bind nothing from it, nor does the screen
     alone = replace(Settings(root=str(tmp_path)).for_file(str(train)), project=None)
-    assert screen(SourceFile.read(train), alone) is None
+    assert screen(SourceFile.read(train), alone) == frozenset()
+    assert lint_source(SourceFile.read(train), alone, prefilter=False).diagnostics == []
     result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache",
                              str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
                             timeout=300)
     assert "train.py:3:5: TL704" in result.stdout, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize(("text", "outside"), [
-    # a package's __init__ re-exporting its modules, and warning on import
-    ("from .layers import *\nfrom .models import Net\n__all__ = ['Net']\n", set()),
-    ("import warnings\nfrom ._factory import *\n"
-     "warnings.warn(f'{__name__} moved', FutureWarning)\n", set()),
-    # names read that only the star import may bind: at module level, in a function, a
-    # base class, a default, a method reading a name of its class body (not its scope)
-    ("from model import *\nx = Variable(torch.ones(3))\n", {"Variable", "torch"}),
-    ("from .x import *\ndef f(a):\n    return nn.Linear(a, 2)\n", {"nn"}),
-    ("from .x import *\nclass Net(Module):\n    pass\n", {"Module"}),
-    ("from .x import *\ndef f(a=default_size):\n    return a\n", {"default_size"}),
-    ("from .x import *\nclass K:\n    width = 3\n    def m(self):\n        return width\n",
-     {"width"}),
-    # bound by the file itself, in the scope that reads it
-    ("from .x import *\nimport torch\ndef f(n):\n    y = torch.ones(n)\n"
-     "    return [v for v in y]\n", set()),
-])
-def test_the_names_a_star_import_may_bind(text: str, outside: set[str]) -> None:
-    from torchlint.analysis.star_imports import outside_names
-
-    assert outside_names(text) == outside
-    assert star_import_matters(text) is bool(outside)
+def test_a_star_import_binds_names_for_the_rules_only_with_project_knowledge() -> None:
+    text = "from .layers import *\n__all__ = ['Net']\n"
+    assert star_import_binds(text, object()) and not star_import_binds(text, None)
+    assert not star_import_binds("import torch\nx = a * b\n", object())
 
 
 @pytest.mark.parametrize("files", [
@@ -409,12 +403,29 @@ def test_a_star_import_that_binds_no_rule_name_leaves_the_file_clean(
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     train = tmp_path / "train.py"
-    assert star_import_matters(train.read_text())
+    assert star_imported(train.read_text())
     settings = Settings(root=str(tmp_path), select=("ALL",), preview=True)
     source = SourceFile.read(train)
     assert screen(source, settings.for_file(str(train))) == frozenset()
     assert lint_source(source, settings.for_file(str(train)), prefilter=False
                        ).diagnostics == []
+
+
+def test_a_star_import_stands_in_for_the_packages_of_names_the_file_never_spells(
+        tmp_path: Path) -> None:
+    """The rules ask whether the file imports from torch, which a star import of a module
+    importing torch makes true, whatever names the file spells."""
+    (tmp_path / "utils.py").write_text("import torch\n\ndef build():\n"
+                                       "    return torch.nn.Linear(2, 2)\n")
+    main = tmp_path / "main.py"
+    for body in ("model = build()\nmodel.weight.require_grad = False\n",
+                 "def freeze(m):\n    m.weight.require_grad = False\n"):
+        main.write_text("from utils import *\n" + body)
+        settings = Settings(root=str(tmp_path), select=("TL212",)).for_file(str(main))
+        source = SourceFile.read(main)
+        assert [d.code for d in lint_source(source, settings, prefilter=False).diagnostics
+                ] == ["TL212"], body
+        assert screen(source, settings) == {"TL212"}, body
 
 
 def test_stand_in_imports_let_a_check_rule_nothing_out(tmp_path: Path) -> None:

@@ -188,7 +188,7 @@ SCREEN: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple | None]] = {
     "TL719": (('pretrained',), ('\\bpretrained(?:_backbone)?\\b', '\\btorchvision\\b'), ('all', ('facet', 'keywords', 'pretrained', 'pretrained_backbone'), ('check', 'torchlint.rules.migration.screens:may_flag_tl719'))),
     "TL720": (('ToTensor',), ('\\bToTensor\\b', '\\bv2\\b'), None),
     "TL721": (('sigmoid', 'tanh'), ('\\b(?:sigmoid|tanh)\\b', '\\btorch\\b'), ('api', 'torch.nn.functional.sigmoid', 'torch.nn.functional.tanh')),
-    "TL801": (('DataParallel',), ('\\bnn\\b', '\\bDataParallel\\b'), ('check', 'torchlint.rules.parallel.screens:may_flag_tl801')),
+    "TL801": (('DataParallel',), ('\\bnn\\b', '\\bDataParallel\\b'), ('check', 'torchlint.rules.parallel.screens:may_flag_tl801', 'preview-shapes')),
     "TL802": (('DistributedSampler',), ('\\bfor\\b',), ('all', ('all', ('calls', 'torch.utils.data.DistributedSampler', 'torch.utils.data.distributed.DistributedSampler'), ('loops',)), ('check', 'torchlint.rules.parallel.screens:may_flag_tl802'))),
     "TL901": (('h5py',), ('\\bh5py\\b', '\\bFile\\b', 'Dataset\\b', '\\bdef[\\s\\\\]+__init__\\b', '\\bself\\b'), ('all', ('calls', 'h5py.File', 'h5py._hl.files.File'), ('facet', 'functions', '__init__'))),
     "TL902": (('_utils',), ('\\b_utils\\b', '\\bcollate\\b', '\\bdefault_co(?:llate|nvert)\\b'), ('api', 'torch.utils.data._utils.collate.default_collate', 'torch.utils.data._utils.collate.default_convert')),

@@ -92,7 +92,7 @@ class DataParallel(Rule):
     # torch.nn(.parallel).DataParallel: `nn` in the import or the call, and `DataParallel` as
     # a whole word (DistributedDataParallel alone cannot fire; aliases import it by name)
     patterns = (r"\bnn\b", r"\bDataParallel\b")
-    requires = check("torchlint.rules.parallel.screens:may_flag_tl801")
+    requires = check("torchlint.rules.parallel.screens:may_flag_tl801", preview_shapes=True)
     message = ("nn.DataParallel is single-process and GIL-bound; use DistributedDataParallel, "
                "launched with `torchrun --nproc_per_node=N {script}`")
 

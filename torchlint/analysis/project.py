@@ -318,7 +318,7 @@ class FileProject:
         function, an unambiguous alias), through the module's own star imports."""
         return self._star_names(module, 0, set())
 
-    def star_imported(self, module: str | None, level: int) -> dict[str, str]:
+    def star_bindings(self, module: str | None, level: int) -> dict[str, str]:
         """What ``from <level dots><module> import *`` in this file binds (see
         :meth:`star_names`): nothing for a module of another library, or one above the
         packages."""

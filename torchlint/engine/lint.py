@@ -15,7 +15,7 @@ from torchlint.diagnostic import Diagnostic, NodeEdit
 from torchlint.engine.parse import (compiles, parse, python_syntax_error, remembers_parses,
                                     syntax_error)
 from torchlint.engine.positions import Locator
-from torchlint.engine.prefilter import preview_shapes, rules_to_run, star_import_matters
+from torchlint.engine.prefilter import preview_shapes, rules_to_run, star_import_binds
 from torchlint.engine.suppression import Suppressions, parse_suppressions, stale_directives
 from torchlint.engine.triage import triage
 from torchlint.engine.walk import rule_failure, run_rules
@@ -55,7 +55,9 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
     target = settings.options.target_torch
     rules = [r for r in rules if r.code not in ENGINE_CODES and r.applies_to.includes(target)]
     parses = False
-    if prefilter and not star_import_matters(text):
+    # the file's noqa comments are judged (TL002): then it is parsed, whatever can fire
+    judges_noqa = UNUSED_NOQA in enabled and "noqa" in text.lower()
+    if prefilter and not star_import_binds(text, settings.project):
         rules = rules_to_run(rules, text, settings.options)
         if rules:
             # the ast triage: run only the rules whose triggers hold on the file's facts
@@ -64,13 +66,13 @@ def lint_source(source: SourceFile, settings: FileSettings, *, prefilter: bool =
                 parses = True
                 held = [r for r in rules
                         if r.requires is None or r.requires.holds(facts, settings.options)]
-                if held or UNUSED_NOQA in enabled and "noqa" in text.lower():
+                if held or judges_noqa:
                     # parsed anyway: linted for the preview shapes too, which the
                     # summary's hint counts and a noqa comment on one uses
                     held += preview_shapes([r for r in rules if r not in held], facts,
                                            settings.options)
                 rules = [r for r in rules if r in held]
-    if not rules and not (UNUSED_NOQA in enabled and "noqa" in text.lower()):
+    if not rules and not judges_noqa:
         # nothing can fire: CPython's parser is enough to tell whether the file parses
         if parses or compiles(text) or python_syntax_error(text) is None:
             return LintResult([], parsed=True)

@@ -113,18 +113,13 @@ def star_imported(text: str) -> bool:
     return "*" in text and _STAR_IMPORT.search(text) is not None
 
 
-def star_import_matters(text: str) -> bool:
-    """``from x import *`` that may bind a name the file reads: that name may then come
-    from elsewhere, spelled nowhere in the file (the project knowledge follows such
-    imports), so no trigger, pattern or ``ast`` fact can rule a rule out. A file that reads
-    only names it binds itself, builtins and module attributes (a package's ``__init__``
-    re-exporting its modules) is screened as any other."""
-    if not star_imported(text):
-        return False
-    from torchlint.analysis.star_imports import outside_names
-
-    outside = outside_names(text)
-    return outside is None or bool(outside)
+def star_import_binds(text: str, project: object | None) -> bool:
+    """May a star import of ``text`` bind names for the rules, spelled nowhere in the file
+    (``from model import *``)? Only with project knowledge: FileContext then binds the
+    public names of a module of the project, and a rule may ask whether the file imports
+    from torch whatever names it spells. Then no trigger, pattern or fact of the text
+    alone can rule a rule out."""
+    return project is not None and star_imported(text)
 
 
 def could_fire(rule: type[Rule], text: str, options: Options | None = None) -> bool:
@@ -228,5 +223,8 @@ def preview_shapes(rules: Sequence[R], facts: FileFacts, options: Options) -> li
     counts them (as it counts the preview rules where the run parses)."""
     if options.preview:
         return []
+    from torchlint.engine.triage import rules_out_preview_shapes
+
     shown = replace(options, preview=True)
-    return [r for r in rules if r.requires is not None and r.requires.holds(facts, shown)]
+    return [r for r in rules if r.requires is not None and rules_out_preview_shapes(
+        r.requires) and r.requires.holds(facts, shown)]

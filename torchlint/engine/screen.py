@@ -23,7 +23,7 @@ from torchlint.engine.prefilter import (
     any_triggered,
     preview_shapes,
     rules_to_run,
-    star_import_matters,
+    star_imported,
 )
 from torchlint.engine.triage import Trigger, from_data, triage
 
@@ -63,9 +63,9 @@ def screen(source: SourceFile, settings: FileSettings,
         return None
     project = settings.project.for_file(source.path) if settings.project is not None else None
     stand_ins = False
-    if star_import_matters(text):
-        # the names a star import binds are spelled nowhere in the file: the screen asks
-        # of the file with an import of each, as the rules see them, added
+    if project is not None and star_imported(text):
+        # what a star import binds is spelled nowhere in the file: the screen asks of the
+        # file with imports standing in for it, as the rules see it, added
         imports = _star_stand_ins(text, project)
         if imports is None:
             return None
@@ -90,8 +90,6 @@ def screen(source: SourceFile, settings: FileSettings,
                 if not rule.requires.holds(facts, options):
                     continue
             maybe.append(rule)
-    if learned is not None and project is not None:
-        learned.extend(project.dependencies.values())
     # as in the engine, once one rule can fire the file is parsed: the others are then
     # judged by their cheap patterns alone (a costly one only ever spares a rule's walk).
     # The preview rules run only to be counted for the summary's hint, and the preview
@@ -106,32 +104,40 @@ def screen(source: SourceFile, settings: FileSettings,
             also += preview_shapes([r for r in rules if r not in maybe and r.code not in counted],
                                    facts, options)
         also = rules_to_run(also, text, options, parsed=True)  # type: ignore[arg-type]
-        return frozenset(rule.code for rule in (*enabled, *also))
-    parses = facts is not None or compiles(text) or python_syntax_error(text) is None
-    return frozenset() if parses else None
+        codes: frozenset[str] | None = frozenset(rule.code for rule in (*enabled, *also))
+    else:
+        parses = facts is not None or compiles(text) or python_syntax_error(text) is None
+        codes = frozenset() if parses else None
+    if learned is not None and project is not None:
+        learned.extend(project.dependencies.values())
+    return codes
 
 
-def _star_stand_ins(text: str, project: FileProject | None) -> str | None:
-    """Import statements binding what the star imports of ``text`` bind for the rules: the
-    public names of a module of the project (FileContext binds those; a module of another
-    library binds nothing), each name the file spells; empty when they bind none of them.
-    None when the project is not known or CPython cannot parse the text."""
+def _star_stand_ins(text: str, project: FileProject) -> str | None:
+    """Import statements binding what the star imports of ``text`` bind for the rules
+    (FileContext binds the public names of a module of the project, and nothing for
+    another library's module): each such name the file spells, and the top-level package
+    of every name bound (a rule asks whether the file imports from torch). Empty when
+    they bind nothing; None when CPython cannot parse the text or a name is no dotted
+    identifier."""
     facts = triage(text)
-    if project is None or facts is None:
+    if facts is None:
         return None
     bound: dict[str, set[str]] = {}
+    packages: set[str] = set()
     for node in facts.nodes(ast.ImportFrom):
         if any(alias.name == "*" for alias in node.names):  # type: ignore[attr-defined]
-            for name, qual in project.star_imported(
+            for name, qual in project.star_bindings(
                     node.module, node.level).items():  # type: ignore[attr-defined]
+                if not all(part.isidentifier() for part in (*qual.split("."), name)):
+                    return None
+                packages.add(qual.split(".", 1)[0])
                 if name in facts.names:
                     bound.setdefault(name, set()).add(qual)
-    lines = []
+    lines = [f"import {package}" for package in sorted(packages)]
     for name, quals in sorted(bound.items()):
         for qual in sorted(quals):
             module, _, last = qual.rpartition(".")
-            if not all(part.isidentifier() for part in (*qual.split("."), name)):
-                return None
             lines.append(f"from {module} import {last} as {name}" if module
                          else f"import {last} as {name}")
     return "".join(f"{line}\n" for line in lines)

@@ -1077,7 +1077,7 @@ def from_data(data: tuple[object, ...]) -> Trigger:
     if kind == "size_chain":
         return _SizeChain(rest[0])  # type: ignore[arg-type]
     if kind == "check":
-        return _Check(rest[0])  # type: ignore[arg-type]
+        return _Check(rest[0], len(rest) > 1)  # type: ignore[arg-type]
     if kind == "module_methods":
         methods, callees, words, stores, stored = (
             None if p is None else frozenset(p) for p in rest[:5])  # type: ignore[arg-type]
@@ -1140,12 +1140,14 @@ def calls_under(*prefixes: str) -> Trigger:
 @dataclass(frozen=True)
 class _Check(Trigger):
     target: str  # "package.module:function"
+    preview_shapes: bool = False  # outside preview, it rules out the rule's preview shapes
 
     def holds(self, facts: FileFacts, options: Options) -> bool:
         return facts.checks_hold or _check_function(self.target)(facts, options)
 
     def data(self) -> tuple[object, ...]:
-        return ("check", self.target)
+        return ("check", self.target, "preview-shapes") if self.preview_shapes else (
+            "check", self.target)
 
 
 @lru_cache(maxsize=None)
@@ -1154,29 +1156,39 @@ def _check_function(target: str) -> Callable[[FileFacts, Options], bool]:
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def check(target: str) -> Trigger:
+def check(target: str, *, preview_shapes: bool = False) -> Trigger:
     """A rule's own screening check, ``"package.module:function"``: a function of the
     file's facts and options, true on every file the rule can flag. It reads the ``ast``
     tree (:attr:`FileFacts.tree`, :meth:`FileFacts.nodes`) and so may follow the rule
     closely; its module imports neither libcst nor a rule. Put it last in an
-    :func:`all_of`, after the facts that are cheaper to test."""
-    return _Check(target)
+    :func:`all_of`, after the facts that are cheaper to test. ``preview_shapes``: with
+    ``options.preview`` off, it rules out files where the rule can report only preview
+    shapes (the engine asks it again in preview once a file is parsed anyway: see
+    ``prefilter.preview_shapes``)."""
+    return _Check(target, preview_shapes)
+
+
+@lru_cache(maxsize=None)
+def rules_out_preview_shapes(trigger: Trigger) -> bool:
+    """Does ``trigger`` ask a check that, outside preview, rules out preview shapes?"""
+    return any(len(found) > 2 for found in _checks(trigger.data()))
+
+
+def _checks(data: object) -> list[tuple[object, ...]]:
+    """The ``("check", target[, "preview-shapes"])`` parts of a trigger's data."""
+    if type(data) is not tuple:
+        return []
+    if len(data) in (2, 3) and data[0] == "check" and type(data[1]) is str:
+        return [data]
+    return [found for part in data for found in _checks(part)]
 
 
 def load_checks(triggers: Iterable[Trigger]) -> None:
     """Import the modules of the screening checks ``triggers`` name (a parallel run does it
     once, before its workers fork, instead of once in each worker)."""
-    def targets(data: object) -> Iterator[str]:
-        if type(data) is tuple:
-            if len(data) == 2 and data[0] == "check" and type(data[1]) is str:
-                yield data[1]
-            else:
-                for part in data:
-                    yield from targets(part)
-
     for trigger in triggers:
-        for target in targets(trigger.data()):
-            _check_function(target)
+        for found in _checks(trigger.data()):
+            _check_function(found[1])  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ size chains
