@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.analysis.options import Options
-from torchlint.analysis.project import Dependency
+from torchlint.analysis.project import Dependency, Project
 from torchlint.config.file_settings import FileSettings
 from torchlint.config.settings import Settings
 from torchlint.engine.lint import lint_source
@@ -426,6 +426,21 @@ def test_a_star_import_stands_in_for_the_packages_of_names_the_file_never_spells
         assert [d.code for d in lint_source(source, settings, prefilter=False).diagnostics
                 ] == ["TL212"], body
         assert screen(source, settings) == {"TL212"}, body
+
+
+def test_a_package_init_re_exporting_its_modules_parses_none_of_them(tmp_path: Path) -> None:
+    """Which packages a star import may bind names from is read from the modules' text."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "layers.py").write_text("import torch\nfrom .more import *\n")
+    (package / "more.py").write_text("import numpy as np, torchvision.models\n")
+    init = package / "__init__.py"
+    init.write_text("from .layers import *\n")
+    view = Project([str(tmp_path)]).for_file(str(init))
+    assert view.star_module("layers", 1) == "pkg.layers"
+    assert view.star_packages("pkg.layers") == {"pkg", "torch", "numpy", "torchvision"}
+    assert view.star_module("numpy", 0) is None  # another library's: binds nothing
+    assert not view.project._derived  # no module summarised
 
 
 def test_stand_in_imports_let_a_check_rule_nothing_out(tmp_path: Path) -> None:

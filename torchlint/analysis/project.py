@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 # How far a chain of imports, re-exports and base classes is followed.
 MAX_DEPTH = 12
+# an import statement's module (``from .x import *``: dots, module, star) or modules
+# (``import a.b as c, d``), anywhere in a file's text
+_IMPORT_LINE = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\*)?|import[ \t]+([^#;\r\n]+))",
+    re.MULTILINE)
 # How many files beside a linted file a question about its folder reads, at most, and the
 # largest one read (a generated or vendored file is no script of the project)
 MAX_SIBLINGS = 200
@@ -318,12 +324,49 @@ class FileProject:
         function, an unambiguous alias), through the module's own star imports."""
         return self._star_names(module, 0, set())
 
-    def star_bindings(self, module: str | None, level: int) -> dict[str, str]:
-        """What ``from <level dots><module> import *`` in this file binds (see
-        :meth:`star_names`): nothing for a module of another library, or one above the
-        packages."""
+    def star_module(self, module: str | None, level: int) -> str | None:
+        """The module of the project ``from <level dots><module> import *`` in this file
+        names; None for another library's module, or one above the packages (a star
+        import binds nothing from those for the rules)."""
         absolute = _absolute(module, level, self.package)
-        return self.star_names(absolute) if absolute else {}
+        return absolute if absolute and self.owns(absolute) else None
+
+    def star_packages(self, module: str) -> frozenset[str]:
+        """The top-level packages of the names ``from module import *`` may bind (a
+        superset of those of :meth:`star_names`' values, read from the text of the
+        module and of the modules it star-imports, unparsed): the project's own, and every
+        package their import statements name."""
+        found: set[str] = set()
+        self._star_packages(module, 0, set(), found)
+        return frozenset(found)
+
+    def _star_packages(self, module: str, depth: int, seen: set[str], found: set[str]
+                       ) -> None:
+        if depth > MAX_DEPTH or module in seen or not self.owns(module):
+            return
+        seen.add(module)
+        found.add(module.split(".", 1)[0])
+        path = self.project.find_module(module, self.roots)
+        read = self.project.read(path) if path is not None else None
+        if read is None:
+            return
+        data, dependency = read
+        if os.path.abspath(path) != self.path:  # type: ignore[arg-type]
+            self.dependencies[dependency.path] = dependency
+        package = module if os.path.basename(path) == "__init__.py" else (  # type: ignore[arg-type]
+            module.rpartition(".")[0])
+        for dots, name, star, names in _IMPORT_LINE.findall(data):
+            if names:
+                found.update(part.split()[0].split(b".")[0].decode("ascii", "replace")
+                             for part in names.split(b",") if part.split())
+                continue
+            target = _absolute(name.decode("ascii", "replace") or None, len(dots),
+                               package or None) if dots else name.decode("ascii", "replace")
+            if not target:
+                continue
+            found.add(target.split(".", 1)[0])
+            if star:
+                self._star_packages(target, depth + 1, seen, found)
 
     def _star_names(self, module: str, depth: int, seen: set[str]) -> dict[str, str]:
         if depth > MAX_DEPTH or module in seen:

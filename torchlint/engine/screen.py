@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from torchlint.analysis.star_imports import outside_names
 from torchlint.analysis.test_paths import is_test_file
 from torchlint.codes import ENGINE_CODES, UNUSED_NOQA
 from torchlint.engine.parse import compiles, python_syntax_error
@@ -116,24 +117,32 @@ def screen(source: SourceFile, settings: FileSettings,
 def _star_stand_ins(text: str, project: FileProject) -> str | None:
     """Import statements binding what the star imports of ``text`` bind for the rules
     (FileContext binds the public names of a module of the project, and nothing for
-    another library's module): each such name the file spells, and the top-level package
-    of every name bound (a rule asks whether the file imports from torch). Empty when
-    they bind nothing; None when CPython cannot parse the text or a name is no dotted
-    identifier."""
+    another library's module): each such name the file reads without binding it, and
+    every package such names may come from (a rule asks whether the file imports from
+    torch, whatever names it spells; read from the modules' text, so that a package's
+    ``__init__`` re-exporting its modules has no module parsed). Empty when they bind
+    nothing; None when CPython cannot parse the text or a name is no dotted identifier."""
     facts = triage(text)
-    if facts is None:
+    outside = outside_names(text)
+    if facts is None or outside is None:
         return None
     bound: dict[str, set[str]] = {}
     packages: set[str] = set()
     for node in facts.nodes(ast.ImportFrom):
-        if any(alias.name == "*" for alias in node.names):  # type: ignore[attr-defined]
-            for name, qual in project.star_bindings(
-                    node.module, node.level).items():  # type: ignore[attr-defined]
-                if not all(part.isidentifier() for part in (*qual.split("."), name)):
-                    return None
-                packages.add(qual.split(".", 1)[0])
-                if name in facts.names:
-                    bound.setdefault(name, set()).add(qual)
+        if not any(alias.name == "*" for alias in node.names):  # type: ignore[attr-defined]
+            continue
+        module = project.star_module(node.module, node.level)  # type: ignore[attr-defined]
+        if module is None:
+            continue
+        packages |= project.star_packages(module)
+        if not outside:
+            continue  # (it reads no name the import may bind)
+        for name, qual in project.star_names(module).items():
+            if name in outside:
+                bound.setdefault(name, set()).add(qual)
+    names = {*packages, *bound, *(q for quals in bound.values() for q in quals)}
+    if not all(part.isidentifier() for name in names for part in name.split(".")):
+        return None
     lines = [f"import {package}" for package in sorted(packages)]
     for name, quals in sorted(bound.items()):
         for qual in sorted(quals):
