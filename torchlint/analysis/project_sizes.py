@@ -403,13 +403,21 @@ class _Inputs:
 
 
 def _read_inputs(data: bytes, module: str, path: str) -> _Inputs | None:
+    parsed = _parsed(data, module, path)
+    if parsed is None:
+        return None
+    tree, imports = parsed
+    return _Inputs(imports, tuple(_dummy_inputs(tree, imports)) if _FACTORY_CALL.search(
+        data) else ())
+
+
+def _parsed(data: bytes, module: str, path: str) -> tuple[ast.Module, dict[str, str]] | None:
+    """The file's tree and what its module-level imports bind (None: it does not parse)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    imports = _module_imports(tree, module, path)
-    return _Inputs(imports, tuple(_dummy_inputs(tree, imports)) if _FACTORY_CALL.search(
-        data) else ())
+    return tree, _module_imports(tree, module, path)
 
 
 def _module_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
@@ -433,11 +441,10 @@ def _module_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
 
 
 def _summarise(data: bytes, module: str, path: str) -> _Summary | None:
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    parsed = _parsed(data, module, path)
+    if parsed is None:
         return None
-    imports = _module_imports(tree, module, path)
+    tree, imports = parsed
     assigned: dict[str, list[ast.expr | None]] = {}  # None: unpacked, never a constant
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
