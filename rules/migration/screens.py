@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from torchlint.analysis.ast_names import end, first_start, start
 from torchlint.analysis.options import Options
 from torchlint.analysis.spelling import LOSS_FUNCTIONS, is_loss_class
 from torchlint.analysis.spelling import from_elsewhere as _from_elsewhere
@@ -136,11 +137,7 @@ def _surely_fallback(facts: FileFacts, call: ast.AST) -> bool:
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
     """``node`` starts within ``outer``, a def's or class's decorators included."""
-    first = min([outer, *getattr(outer, "decorator_list", ())],
-                key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
-    return (first.lineno, first.col_offset) <= (  # type: ignore[attr-defined]
-        node.lineno, node.col_offset) <= (  # type: ignore[attr-defined]
-        outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+    return first_start(outer) <= start(node) <= end(outer)
 
 
 def _surely_new_api(facts: FileFacts, node: ast.AST) -> bool:

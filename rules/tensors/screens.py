@@ -14,6 +14,7 @@ from typing import Any
 from torchlint.analysis.ast_names import (
     argument as _argument,
     end as _end,
+    first_start as _first_start,
     start as _start,
     target_names as _target_names,
 )
@@ -508,7 +509,7 @@ def _levels(facts: FileFacts, node: ast.AST) -> list[_Level]:
     at = _start(node)
     while True:
         for field, body in _blocks(owner):
-            starts = [_stmt_start(s) for s in body]
+            starts = [_first_start(s) for s in body]
             index = bisect.bisect_right(starts, at) - 1
             if index >= 0 and at <= _end(body[index]) and _start(node) >= starts[index]:
                 inline = owner is not facts.tree and body[0].lineno == getattr(
@@ -557,12 +558,6 @@ def _header(statement: ast.AST) -> Iterator[ast.AST]:
         for item in value if type(value) is list else [value]:
             if isinstance(item, ast.AST):
                 yield item
-
-
-def _stmt_start(statement: ast.stmt) -> tuple[int, int]:
-    decorators = getattr(statement, "decorator_list", None)
-    return min(_start(statement), *(_start(d) for d in decorators)) if decorators else (
-        _start(statement))
 
 
 def _in_statements(body: list[ast.stmt], name: str) -> tuple[str, ast.AST, ast.expr | None] | None:

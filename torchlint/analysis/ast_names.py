@@ -86,6 +86,13 @@ def start(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset  # type: ignore[attr-defined]
 
 
+def first_start(node: ast.AST) -> tuple[int, int]:
+    """Where ``node`` starts, its decorators included (libcst's def and class hold them;
+    CPython's ``ast`` starts a def at ``def``)."""
+    decorators = getattr(node, "decorator_list", None)
+    return min(start(node), *(start(d) for d in decorators)) if decorators else start(node)
+
+
 def end(node: ast.AST) -> tuple[int, int]:
     """Where ``node`` ends: (line, column)."""
     return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
