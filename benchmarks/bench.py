@@ -21,6 +21,11 @@ machine's speed drifts).
   a bare Python process that parses that file with ``ast`` (``one file / ast``).
 - ``libcst files``: how many files the triage sends to libcst (the rest are answered from
   the ``ast`` facts alone), of all files.
+- ``floor``: the least a run whose rules are libcst visitors must do, in one process:
+  start Python, import libcst, ``ast.parse`` every file (the triage; CPython's syntax
+  errors) and ``libcst.parse_module`` the files that have findings (they are listed by one
+  untimed run first). No rule runs in it, so ``floor / ast parse`` is a lower bound of
+  ``cold / ast parse`` that no screening can go below.
 
 Targets: cold <= 4x ast parse; warm <= 10 % of cold; one file <= 8x its bare ast process.
 """
@@ -52,6 +57,18 @@ for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
         with open(path, "rb") as handle:
             ast.parse(handle.read())
     except (SyntaxError, ValueError):
+        pass
+"""
+
+# the same ast parse, then libcst's parse of the files listed second
+FLOOR = AST_PARSE + r"""
+import libcst
+
+for path in open(sys.argv[2], encoding="utf-8").read().splitlines():
+    try:
+        with open(path, "rb") as handle:
+            libcst.parse_module(handle.read())
+    except Exception:
         pass
 """
 
@@ -173,6 +190,18 @@ def python_files(directory: str) -> list[str]:
     return found.files
 
 
+def files_with_findings(check: list[str], env: dict[str, str]) -> list[str]:
+    """The files the cold run reports findings in (one untimed run, JSON output)."""
+    done = subprocess.run([*check, "--no-cache", "--output-format", "json"], env=env,
+                          capture_output=True, text=True, check=False)
+    try:
+        findings = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError:
+        sys.stderr.write(f"no findings could be read: {done.stderr}")
+        return []
+    return sorted({os.path.abspath(f["filename"]) for f in findings})
+
+
 def libcst_files(directory: str, files: list[str], select: str) -> int:
     """How many of ``files`` the screen cannot answer, so that libcst parses them."""
     from torchlint.config.settings import Settings
@@ -204,7 +233,8 @@ def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, obje
     listing = os.path.join(work, "files.txt")
     Path(listing).write_text("\n".join(files) + "\n", encoding="utf-8")
     scripts = {}
-    for name, text in (("ast", AST_PARSE), ("libcst", BARE_PARSE), ("one", ONE_AST)):
+    for name, text in (("ast", AST_PARSE), ("libcst", BARE_PARSE), ("one", ONE_AST),
+                       ("floor", FLOOR)):
         # not ast.py nor libcst.py: a script's folder comes first on sys.path
         scripts[name] = os.path.join(work, f"parse_{name}.py")
         Path(scripts[name]).write_text(text, encoding="utf-8")
@@ -216,8 +246,12 @@ def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, obje
     # the torchlint of this checkout, wherever the benchmark is run from
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    found = os.path.join(work, "found.txt")
+    Path(found).write_text("".join(f"{path}\n" for path in files_with_findings(check, env)),
+                           encoding="utf-8")
     commands: dict[str, list[str]] = {
         "ast parse": [args.python, scripts["ast"], listing],
+        "floor": [args.python, scripts["floor"], listing, found],
         "libcst parse": [args.python, scripts["libcst"], listing, str(args.jobs)],
         "cold": [*check, "--no-cache"],
         "warm": [*check, "--cache-dir", cache],
@@ -239,6 +273,8 @@ def bench(directory: str, args: argparse.Namespace, work: str) -> dict[str, obje
     pairs = {
         "cold / ast parse (target <= 4)": ("cold", "ast parse"),
         "cold / libcst parse": ("cold", "libcst parse"),
+        "floor / ast parse": ("floor", "ast parse"),
+        "cold / floor": ("cold", "floor"),
         "warm / cold (target <= 0.10)": ("warm", "cold"),
         "one file / ast (target <= 8)": ("one file", "one file ast"),
         "cold / ruff": ("cold", "ruff"),
