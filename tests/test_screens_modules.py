@@ -360,6 +360,10 @@ FORWARD_FLAGGED = [
              "        return x\n",
     "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
     "        self.net = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.net.forward(x)\n",
+    # an attribute of a class of no torch base, given a layer in that class
+    "import torch\nfrom torch import nn\n\n\nclass Dist:\n    def __init__(self):\n"
+    "        self.bijector = nn.Tanh()\n    def log_prob(self, x):\n"
+    "        return self.bijector.forward(x)\n",
 ]
 
 FORWARD_CLEAN = [
@@ -378,6 +382,9 @@ FORWARD_CLEAN = [
     "import cv2\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
     "        self.net = cv2.dnn.readNet('m')\n    def forward(self, x):\n"
     "        self.net.setInput(x)\n        return self.net.forward()\n",
+    # an attribute of a class of no torch base that builds no layer
+    "import torch\n\n\nclass Dist:\n    def __init__(self):\n        self.bijector = Tanh()\n"
+    "    def log_prob(self, x):\n        return self.bijector.forward(x)\n",
 ]
 
 # the checks as their rules decide: (rule, snippet) the rule reports, and clean ones

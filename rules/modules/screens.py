@@ -115,6 +115,7 @@ class _File:
         self.options = options
         self.module_classes = _module_classes(facts, options)
         self._methods: list[ast.AST] | None = None
+        self._layer_calls: _Located | None = None
 
     @property
     def methods(self) -> list[ast.AST]:
@@ -131,6 +132,15 @@ class _File:
         """:func:`_plain_module_classes` (no class of the standard library's or another
         framework's base alone)."""
         return _plain_module_classes(self.facts, self.options)  # type: ignore[arg-type]
+
+    @property
+    def layer_calls(self) -> _Located:
+        """Calls that may build a layer: a ``torch.nn`` class, a class of the project, or a
+        module class of this file (the analysis's ``is_layer_call``)."""
+        if self._layer_calls is None:
+            self._layer_calls = _Located(c for c in self.facts.nodes(ast.Call)
+                                         if self.builds_layer(c))
+        return self._layer_calls
 
     def builds_layer(self, node: ast.AST) -> bool:
         if type(node) is not ast.Call:
