@@ -426,6 +426,25 @@ def test_tl305_check_needs_a_stop_after_a_start_outside_loops_in_a_cuda_file() -
     """)
 
 
+def test_tl305_check_holds_where_cuda_is_named_only_inside_a_dotted_name() -> None:
+    """``torch.cuda.empty_cache()`` makes the file a CUDA one for the rule: the facts see
+    ``cuda`` inside a dotted name, not only at its end."""
+    text = """
+    import time
+    import torch
+
+    def bench(model, x):
+        start = time.perf_counter()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        model(x)
+        end = time.perf_counter()
+        return end - start
+    """
+    assert _lint_codes(text, "TL305")
+    assert _holds(screens.may_flag_tl305, text)
+
+
 def test_tl305_check_needs_the_start_in_the_stops_function() -> None:
     """The rule reads what runs before the stop in its own function: a start taken in
     another method (a callback's ``on_start``) is not one."""

@@ -3,6 +3,7 @@ screen that answers a file no rule can fire on without importing libcst or any r
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -62,6 +63,21 @@ def test_names_resolve_through_every_import_and_alias() -> None:
     plain = _facts("import numpy as np\nx = [i for i in range(3)]\nnp.range(3)\n")
     assert not api("torch.range").holds(plain, OPTIONS)
     assert api("torch.range").holds(facts, OPTIONS)
+
+
+def test_every_part_of_a_dotted_name_is_noted() -> None:
+    """The walk notes a dotted name whole, yet its inner attributes and its head are facts
+    as much as its last attribute (``cuda`` of ``torch.cuda.is_available()``)."""
+    facts = _facts("""
+    import torch
+    if torch.cuda.is_available():
+        y = x.T.view(-1)
+    w = a.b.c.d
+    """)
+    assert {"cuda", "is_available", "T", "view", "b", "c", "d"} <= facts.attributes
+    assert {"torch", "cuda", "x", "T", "a", "b", "c"} <= facts.names
+    assert {"cuda", "T", "b", "c"} <= {n.attr for n in facts.nodes(ast.Attribute)}
+    assert {"torch", "x", "a"} <= {n.id for n in facts.nodes(ast.Name)}
 
 
 def test_a_file_that_does_not_parse_has_no_facts() -> None:

@@ -307,7 +307,7 @@ class _Walker:
             chain = _chain(node)
             if chain is not None:
                 self.chains.append(chain)
-                self.names.add(chain[0])
+                self._note_below(node.value)  # type: ignore[attr-defined]
                 return
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
@@ -356,7 +356,7 @@ class _Walker:
                 self.attributes.add(func.attr)
                 self.names.add(func.attr)
                 self.chains.append(chain)
-                self.names.add(chain[0])
+                self._note_below(func.value)
             for item in node.args:  # type: ignore[attr-defined]
                 if type(item) in _ENTERED:
                     self.walk(item, function, klass)
@@ -470,6 +470,21 @@ class _Walker:
                 self.names.add(value.id)  # type: ignore[union-attr]
             elif child in _WALKED:
                 self.walk(value, function, klass)  # type: ignore[arg-type]
+
+    def _note_below(self, value: ast.expr) -> None:
+        """The rest of a dotted name noted whole (``a.b`` of ``a.b.c``): its attributes and
+        its head, as the walk would note them one by one."""
+        while type(value) is ast.Attribute:
+            found = self.index.get(ast.Attribute)
+            if found is None:
+                self.index[ast.Attribute] = [value]
+            else:
+                found.append(value)
+            self.attributes.add(value.attr)  # type: ignore[attr-defined]
+            self.names.add(value.attr)  # type: ignore[attr-defined]
+            value = value.value  # type: ignore[attr-defined]
+        self.name_nodes.append(value)
+        self.names.add(value.id)  # type: ignore[attr-defined]
 
     def _bind(self, name: str, qual: str) -> None:
         self.bindings.setdefault(name, set()).add(qual)
