@@ -80,6 +80,18 @@ def test_every_part_of_a_dotted_name_is_noted() -> None:
     assert {"torch", "x", "a"} <= {n.id for n in facts.nodes(ast.Name)}
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="type parameters are Python 3.12's")
+def test_the_type_parameters_of_defs_and_classes_are_walked() -> None:
+    facts = _facts("""
+    from torch import nn
+    def run[M: nn.Module](model: M) -> M:
+        return model
+    class Box[L: nn.Linear]:
+        pass
+    """)
+    assert {"torch.nn.Module", "torch.nn.Linear"} <= facts.qualnames
+
+
 def test_a_file_that_does_not_parse_has_no_facts() -> None:
     assert triage("def f(:\n") is None
 

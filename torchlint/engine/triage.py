@@ -375,7 +375,7 @@ class _Walker:
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             self.functions.add(node.name)  # type: ignore[attr-defined]
             self.names.add(node.name)  # type: ignore[attr-defined]
-            for sub in node.decorator_list:  # type: ignore[attr-defined]
+            for sub in (*node.decorator_list, *getattr(node, "type_params", ())):  # type: ignore[attr-defined]
                 self.walk(sub, function, klass)
             self.walk(node.args, function, klass)  # type: ignore[attr-defined]
             if node.returns is not None:  # type: ignore[attr-defined]
@@ -389,7 +389,8 @@ class _Walker:
         elif kind is ast.ClassDef:
             self.names.add(node.name)  # type: ignore[attr-defined]
             self.classes.append((node.name, node.bases))  # type: ignore[attr-defined]
-            for sub in (*node.decorator_list, *node.bases, *node.keywords):  # type: ignore[attr-defined]
+            for sub in (*node.decorator_list, *getattr(node, "type_params", ()),  # type: ignore[attr-defined]
+                        *node.bases, *node.keywords):  # type: ignore[attr-defined]
                 self.walk(sub, function, klass)
             for sub in node.body:  # type: ignore[attr-defined]
                 self.walk(sub, None, node.name)  # type: ignore[attr-defined]
