@@ -133,3 +133,71 @@ def test_a_class_of_the_project_or_of_another_library_makes_no_tensor(tmp_path: 
         assert _findings(tmp_path, "train.py", "TL302") == [], name
         # the facts of the text alone cannot tell
         assert may_flag_tl302(_facts(tmp_path, "train.py", known=False), Options()), name
+
+
+# TL510-TL512: a chain on images that flattens them may meet an input another file of the
+# project states; the project is asked only when some input could make the chain disagree
+IMAGES_MODEL = {
+    "pkg/__init__.py": "",
+    "pkg/net.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 16, 5)
+                self.fc = nn.Linear(16 * 5 * 5, 10)
+            def forward(self, x):
+                x = self.conv(x)
+                x = torch.flatten(x, 1)
+                return self.fc(x)
+        """,
+    "pkg/train.py": """
+        import torch
+        from pkg.net import Net
+
+        y = Net()(torch.randn(1, 3, 32, 32))
+        """,
+}
+
+
+def test_size_checks_ask_the_project_for_an_input_only_where_one_could_matter(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from torchlint.rules.tensors import size_screens
+
+    asked: list[str] = []
+    real = size_screens.project_inputs
+
+    def spy(project, files, name):  # type: ignore[no-untyped-def]
+        asked.append(name)
+        return real(project, files, name)
+
+    monkeypatch.setattr(size_screens, "project_inputs", spy)
+    _write(tmp_path, IMAGES_MODEL)
+    # 32x32 images give 16x28x28 features, not 16x5x5: the input stated in train.py matters
+    assert size_screens.may_flag_tl511(_facts(tmp_path, "pkg/net.py"), Options())
+    assert asked == ["Net"]
+    assert _findings(tmp_path, "pkg/net.py", "TL511")
+    # what any input could make the chain find is found already (by a class before it):
+    # the project is not asked, and the answers are those it would give
+    asked.clear()
+    net = tmp_path / "pkg" / "net.py"
+    net.write_text(net.read_text().replace("return self.fc(x)", "return x").replace(
+        "class Net(", BAD_FIRST + "class Net("))
+    facts = _facts(tmp_path, "pkg/net.py")
+    assert size_screens.may_flag_tl510(facts, Options())
+    assert size_screens.may_flag_tl512(facts, Options())
+    assert not size_screens.may_flag_tl511(facts, Options())
+    assert asked == []
+    assert not _findings(tmp_path, "pkg/net.py", "TL511")
+
+
+# a class whose layers surely disagree, in size and in rank
+BAD_FIRST = """class Bad(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Sequential(nn.Linear(8, 16), nn.Linear(32, 2))
+        self.b = nn.Sequential(nn.Conv2d(3, 16, 3), nn.BatchNorm1d(16))
+
+"""

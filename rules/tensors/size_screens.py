@@ -751,8 +751,26 @@ class _Mirror:
             flow.run(forward.body)
             if stated is not None:
                 _Flow(self, local, stated).run(forward.body)
-            elif flow.first_images and flow.flattens and self.inputs_elsewhere(cls.name):
-                _Flow(self, local, _ANY).run(forward.body)
+            elif flow.first_images and flow.flattens:
+                # from any input, the chain may find what it has not: only then does an
+                # input stated elsewhere matter (asking the project reads its files)
+                more = self.found_from_any(local, forward) - self.kinds
+                if more and self.inputs_elsewhere(cls.name):
+                    for kind in sorted(more):
+                        self.found(kind)
+
+    def found_from_any(self, local: _Scope, forward: ast.FunctionDef) -> set[str]:
+        """The kinds the chain of ``forward`` finds from any input (found aside, not yet
+        counted)."""
+        kinds = self.kinds
+        self.kinds = set(kinds)
+        try:
+            _Flow(self, local, _ANY).run(forward.body)
+        except _AllFound:
+            pass
+        finally:
+            trial, self.kinds = self.kinds, kinds
+        return trial
 
     def inputs_elsewhere(self, name: str) -> bool:
         """May another file of the project state an input for the model class ``name``
