@@ -12,6 +12,8 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
+from test_screens_tensors import FLATTENED
+
 from torchlint.analysis.options import Options
 from torchlint.analysis.project import Project
 from torchlint.config.file_settings import FileSettings
@@ -139,20 +141,7 @@ def test_a_class_of_the_project_or_of_another_library_makes_no_tensor(tmp_path: 
 # project states; the project is asked only when some input could make the chain disagree
 IMAGES_MODEL = {
     "pkg/__init__.py": "",
-    "pkg/net.py": """
-        import torch
-        from torch import nn
-
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = nn.Conv2d(3, 16, 5)
-                self.fc = nn.Linear(16 * 5 * 5, 10)
-            def forward(self, x):
-                x = self.conv(x)
-                x = torch.flatten(x, 1)
-                return self.fc(x)
-        """,
+    "pkg/net.py": FLATTENED,  # a chain on images, flattened before a Linear
     "pkg/train.py": """
         import torch
         from pkg.net import Net
