@@ -307,7 +307,7 @@ class _Walker:
             chain = _chain(node)
             if chain is not None:
                 self.chains.append(chain)
-                self._note_below(node.value)  # type: ignore[attr-defined]
+                self._note_dotted(node.value)  # type: ignore[attr-defined]
                 return
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
@@ -344,19 +344,10 @@ class _Walker:
             # without reading its chain again
             if chain is None:
                 self.walk(func, function, klass)
-            elif type(func) is ast.Name:
-                self.name_nodes.append(func)
-                self.names.add(func.id)
             else:
-                found = self.index.get(ast.Attribute)
-                if found is None:
-                    self.index[ast.Attribute] = [func]
-                else:
-                    found.append(func)
-                self.attributes.add(func.attr)
-                self.names.add(func.attr)
-                self.chains.append(chain)
-                self._note_below(func.value)
+                if type(func) is ast.Attribute:
+                    self.chains.append(chain)
+                self._note_dotted(func)
             for item in node.args:  # type: ignore[attr-defined]
                 if type(item) in _ENTERED:
                     self.walk(item, function, klass)
@@ -472,9 +463,10 @@ class _Walker:
             elif child in _WALKED:
                 self.walk(value, function, klass)  # type: ignore[arg-type]
 
-    def _note_below(self, value: ast.expr) -> None:
-        """The rest of a dotted name noted whole (``a.b`` of ``a.b.c``): its attributes and
-        its head, as the walk would note them one by one."""
+    def _note_dotted(self, value: ast.expr) -> None:
+        """A dotted name noted whole (a callee ``a.b.c``, or the ``a.b`` below an attribute
+        the walk has met): its attributes and its head, as the walk would note them one by
+        one."""
         while type(value) is ast.Attribute:
             found = self.index.get(ast.Attribute)
             if found is None:
