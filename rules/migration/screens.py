@@ -125,7 +125,7 @@ def may_flag_tl703(facts: FileFacts, options: Options) -> bool:
 
 
 def _surely_fallback(facts: FileFacts, call: ast.AST) -> bool:
-    scopes = facts.once("tl703 scopes", lambda: list(facts.nodes(*_SCOPES)))
+    scopes = _scopes(facts)
     for switch in facts.nodes(*_SWITCHES):
         if not _inside(call, switch) or any(
                 _inside(scope, switch) and _inside(call, scope) for scope in scopes):
@@ -133,6 +133,11 @@ def _surely_fallback(facts: FileFacts, call: ast.AST) -> bool:
         if any(_surely_new_api(facts, node) for node in ast.walk(switch)):
             return True
     return False
+
+
+def _scopes(facts: FileFacts) -> list[ast.AST]:
+    """The file's defs, classes and lambdas (once per file)."""
+    return facts.once("tl703 scopes", lambda: list(facts.nodes(*_SCOPES)))
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
@@ -160,7 +165,7 @@ def _only_imported(facts: FileFacts, name: str) -> bool:
     def find() -> bool:
         if name in facts.aliases or name not in facts.bindings:
             return False
-        scopes = list(facts.nodes(*_SCOPES))
+        scopes = _scopes(facts)
         for node in facts.nodes(ast.Import, ast.ImportFrom):
             if any((a.asname or a.name.split(".", 1)[0]) == name  # type: ignore[attr-defined]
                    for a in node.names) and any(  # type: ignore[attr-defined]
