@@ -123,8 +123,7 @@ def _star_stand_ins(text: str, project: FileProject) -> str | None:
     ``__init__`` re-exporting its modules has no module parsed). Empty when they bind
     nothing; None when CPython cannot parse the text or a name is no dotted identifier."""
     facts = triage(text)
-    outside = outside_names(text)
-    if facts is None or outside is None:
+    if facts is None:
         return None
     bound: dict[str, set[str]] = {}
     packages: set[str] = set()
@@ -135,6 +134,10 @@ def _star_stand_ins(text: str, project: FileProject) -> str | None:
         if module is None:
             continue
         packages |= project.star_packages(module)
+        # (symtable's analysis only once a module of the project is star-imported)
+        outside = outside_names(text)
+        if outside is None:
+            return None
         if not outside:
             continue  # (it reads no name the import may bind)
         for name, qual in project.star_names(module).items():
