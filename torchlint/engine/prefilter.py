@@ -225,6 +225,12 @@ def preview_shapes(rules: Sequence[R], facts: FileFacts, options: Options) -> li
         return []
     from torchlint.engine.triage import rules_out_preview_shapes
 
-    shown = replace(options, preview=True)
+    shown = _in_preview(options)
     return [r for r in rules if r.requires is not None and rules_out_preview_shapes(
         r.requires) and r.requires.holds(facts, shown)]
+
+
+@lru_cache(maxsize=8)
+def _in_preview(options: Options) -> Options:
+    """``options`` with preview on (made once per run's options, not per file)."""
+    return replace(options, preview=True)
